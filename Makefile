@@ -1,0 +1,34 @@
+# heta-eval: two commands for a new user
+#   make eval DATASET=scifact     install (once) and run the main job
+#   make test                     run the test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DATASET ?= scifact
+MODES ?= keyword_search,vector_search,hybrid_search
+OUT ?= results/$(DATASET)
+
+.PHONY: install test lint eval repro bench bench-quick clean
+
+$(BIN)/heta-eval: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e '.[test,bench]'
+	touch $@
+
+install: $(BIN)/heta-eval
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check heta_eval adapters tests bench
+	$(BIN)/ruff format --check heta_eval adapters tests bench
+
+eval: install
+	$(BIN)/heta-eval run --dataset $(DATASET) --modes $(MODES) --output $(OUT)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,58 @@
+"""The ``heta-eval`` command line. Each sub-command lives in its own module and registers
+itself through ``add_parser(subparsers)``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+__all__ = ["main"]
+
+# Module names under heta_eval.cli; each defines add_parser(subparsers) -> None and sets
+# a ``handler`` default (a callable taking the parsed args and returning an exit code).
+_COMMANDS = ("run", "evaluate", "datasets", "compare", "check", "leaderboard")
+
+
+class CliError(Exception):
+    """A user-facing error: printed without a traceback, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="heta-eval",
+        description="Evaluate retrieval and RAG systems on BEIR and custom benchmarks.",
+        epilog="Example: heta-eval run --dataset scifact --modes keyword_search",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMANDS:
+        try:
+            module = import_module(f"heta_eval.cli.{name}")
+        except ModuleNotFoundError as error:
+            if error.name == f"heta_eval.cli.{name}":
+                continue  # command not built yet
+            raise
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except CliError as error:
+        print(f"heta-eval {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; finished work is kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
