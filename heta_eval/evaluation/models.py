@@ -205,4 +205,6 @@ class EvaluationScore(_Model):
     @classmethod
     def skip(cls, name: str, reason: str, **metadata: Any) -> EvaluationScore:
         """A score for a case the evaluator does not apply to, with the reason why."""
-        return cls(name=name, value=None, skipped=True, metadata={"skip_reason": reason, **metadata})
+        return cls(
+            name=name, value=None, skipped=True, metadata={"skip_reason": reason, **metadata}
+        )
