@@ -72,8 +72,9 @@ class Document(_Model):
 class GoldEvidence(_Model):
     """One piece of gold evidence: where it lives (``locator``) and/or what it says (``text``).
 
-    >>> GoldEvidence(locator={"document_id": "d1", "page_index": 3}, text="Paris is the capital.")
-    GoldEvidence(locator={'document_id': 'd1', 'page_index': 3}, reference_id=None, text='Paris is the capital.')
+    >>> gold = GoldEvidence(locator={"document_id": "d1", "page_index": 3}, text="Paris is big.")
+    >>> gold.locator["page_index"], gold.text
+    (3, 'Paris is big.')
     """
 
     locator: dict[str, Any] = Field(default_factory=dict)
@@ -181,8 +182,10 @@ class EvaluationScore(_Model):
     evaluator cannot score (no gold evidence, no judgments) is *skipped*: ``skipped=True``
     and ``value=None``, so it is never averaged in as a fake 0 or 1.
 
-    >>> EvaluationScore(name="evidence_recall@5", value=0.8, metadata={"matched": 4, "expected": 5})
-    EvaluationScore(name='evidence_recall@5', value=0.8, passed=None, metadata={'matched': 4, 'expected': 5}, skipped=False)
+    >>> score = EvaluationScore(name="evidence_recall@5", value=0.8,
+    ...                         metadata={"matched": 4, "expected": 5})
+    >>> score.value, score.passed, score.metadata["matched"]
+    (0.8, None, 4)
     >>> EvaluationScore.skip("answer_em", "case has no gold answers").skipped
     True
     """
