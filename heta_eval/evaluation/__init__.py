@@ -1,5 +1,14 @@
 """Evaluation: models, the evaluator protocol, and the built-in evaluators."""
 
+from .aggregate import (
+    EvaluationFailure,
+    EvaluationReport,
+    MetricSummary,
+    aevaluate_responses,
+    evaluate_responses,
+)
+from .answers import AnswerContains, AnswerExactMatch, AnswerF1
+from .evidence import EvidenceRecallAtK, locator_verdict
 from .models import (
     RECOGNISED_LOCATOR_FIELDS,
     BenchmarkCase,
@@ -10,7 +19,7 @@ from .models import (
     QueryResponse,
     QueryResult,
 )
-from .normalize import answer_tokens, normalize_answer
+from .normalize import answer_tokens, contains_tokens, normalize_answer
 from .protocol import BenchmarkEvaluatorProtocol
 from .retrieval import (
     BEIR_K_VALUES,
@@ -32,22 +41,33 @@ __all__ = [
     "METRICS",
     "RECOGNISED_LOCATOR_FIELDS",
     "AggregateValue",
+    "AnswerContains",
+    "AnswerExactMatch",
+    "AnswerF1",
     "BeirRetrievalMetric",
     "BenchmarkCase",
     "BenchmarkEvaluatorProtocol",
     "Document",
     "DocumentRanking",
+    "EvaluationFailure",
+    "EvaluationReport",
     "EvaluationScore",
+    "EvidenceRecallAtK",
     "ExpectedOutput",
     "GoldEvidence",
+    "MetricSummary",
     "QueryResponse",
     "QueryResult",
     "RunEvaluation",
+    "aevaluate_responses",
     "answer_tokens",
     "beir_default_metrics",
     "collapse_to_documents",
+    "contains_tokens",
     "default_document_resolver",
+    "evaluate_responses",
     "evaluate_run",
+    "locator_verdict",
     "measure_key",
     "normalize_answer",
     "parse_measure",

@@ -20,7 +20,7 @@ import re
 import sys
 import unicodedata
 
-__all__ = ["answer_tokens", "normalize_answer"]
+__all__ = ["answer_tokens", "contains_tokens", "normalize_answer"]
 
 _PUNCTUATION = "".join(
     chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")
@@ -54,3 +54,18 @@ def answer_tokens(text: str) -> list[str]:
     ['capital', 'is', '北', '京']
     """
     return _CJK.sub(r" \1 ", normalize_answer(text)).split()
+
+
+def contains_tokens(haystack: list[str], needle: list[str]) -> bool:
+    """True when ``needle`` occurs as a contiguous run of tokens in ``haystack``.
+
+    Token-level, so "cat" is not in "concatenate", while 北京 is in 首都是北京 because CJK
+    characters are tokens of their own.
+
+    >>> contains_tokens(answer_tokens("首都是北京"), answer_tokens("北京"))
+    True
+    >>> contains_tokens(answer_tokens("concatenate"), answer_tokens("cat"))
+    False
+    """
+    n = len(needle)
+    return n > 0 and any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))

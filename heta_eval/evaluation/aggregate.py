@@ -1,0 +1,347 @@
+"""Score collected responses and aggregate them, without a knowledge base.
+
+``evaluate_responses(cases, responses, evaluators)`` is the one aggregation function of the
+project; the benchmark runner calls it too. Retrieval metrics (``BeirRetrievalMetric``) are
+scored together in one pytrec_eval pass and aggregated the BEIR way and the strict way;
+other evaluators run per case with bounded concurrency and are aggregated by the type of
+their values: means for numbers, pass rates for booleans, counts for strings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .models import BenchmarkCase, EvaluationScore, QueryResponse
+from .protocol import BenchmarkEvaluatorProtocol
+from .retrieval import METRICS, BeirRetrievalMetric, DocumentRanking, evaluate_run
+
+__all__ = [
+    "EvaluationFailure",
+    "EvaluationReport",
+    "MetricSummary",
+    "aevaluate_responses",
+    "evaluate_responses",
+]
+
+
+class MetricSummary(BaseModel):
+    """One evaluator's aggregate over the cases.
+
+    ``value`` is the headline number: the BEIR mean (rounded to 5 decimals) for retrieval
+    metrics, the mean for numeric scores, the pass rate for booleans, None for strings
+    (see ``counts``). ``partial`` is True when some case failed or had no response.
+    """
+
+    name: str
+    kind: Literal["retrieval", "numeric", "boolean", "categorical", "empty"]
+    value: float | None
+    beir: float | None = None
+    beir_unrounded: float | None = None
+    strict: float | None = None
+    strict_unrounded: float | None = None
+    mean: float | None = None
+    pass_rate: float | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+    scored: int = 0
+    skipped: int = 0
+    failed: int = 0
+    missing: int = 0
+    partial: bool = False
+
+
+class EvaluationFailure(BaseModel):
+    """An evaluator that raised or timed out on one case."""
+
+    case_id: str
+    evaluator: str
+    error: str
+
+
+class EvaluationReport(BaseModel):
+    """Aggregates per evaluator, every per-case score, and the failures."""
+
+    metrics: dict[str, MetricSummary]
+    scores: dict[str, dict[str, EvaluationScore]] = Field(default_factory=dict)
+    failures: list[EvaluationFailure] = Field(default_factory=list)
+    cases: int = 0
+    responses: int = 0
+
+    @property
+    def partial(self) -> bool:
+        return any(summary.partial for summary in self.metrics.values())
+
+    def table(self) -> str:
+        """A markdown table of the aggregates."""
+        lines = [
+            "| evaluator | value | BEIR | strict | scored | skipped | failed | missing |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for s in self.metrics.values():
+            value = _fmt(s.value) if s.kind != "categorical" else _fmt_counts(s.counts)
+            lines.append(
+                f"| {s.name}{' (partial)' if s.partial else ''} | {value} | {_fmt(s.beir)} | "
+                f"{_fmt(s.strict)} | {s.scored} | {s.skipped} | {s.failed} | {s.missing} |"
+            )
+        return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.5f}"
+
+
+def _fmt_counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{key}: {count}" for key, count in counts.items()) or "–"
+
+
+def _align(
+    cases: Sequence[BenchmarkCase],
+    responses: Mapping[str, QueryResponse | None] | Sequence[QueryResponse | None],
+) -> dict[str, QueryResponse]:
+    ids = [case.id for case in cases]
+    duplicated = [cid for cid, n in Counter(ids).items() if n > 1]
+    if duplicated:
+        raise ValueError(f"case ids must be unique; repeated: {duplicated[:5]}")
+    if isinstance(responses, Mapping):
+        unknown = [cid for cid in responses if cid not in set(ids)]
+        if unknown:
+            raise ValueError(f"responses given for unknown case ids: {unknown[:5]}")
+        pairs = {cid: responses.get(cid) for cid in ids}
+    else:
+        if len(responses) != len(cases):
+            raise ValueError(
+                f"got {len(responses)} responses for {len(cases)} cases; pass a sequence "
+                "aligned with the cases or a mapping {case id: response}"
+            )
+        pairs = dict(zip(ids, responses, strict=True))
+    aligned: dict[str, QueryResponse] = {}
+    for cid, response in pairs.items():
+        if response is None:
+            continue
+        if not isinstance(response, QueryResponse):
+            response = QueryResponse.model_validate(response)
+        aligned[cid] = response
+    return aligned
+
+
+def _score_retrieval(
+    metrics: Sequence[BeirRetrievalMetric],
+    cases: Sequence[BenchmarkCase],
+    responses: Mapping[str, QueryResponse],
+) -> tuple[dict[str, MetricSummary], dict[str, dict[str, EvaluationScore]]]:
+    """All retrieval metrics in one pytrec_eval pass per document-mapping configuration."""
+    summaries: dict[str, MetricSummary] = {}
+    scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
+    groups: dict[tuple[Any, ...], list[BeirRetrievalMetric]] = defaultdict(list)
+    for metric in metrics:
+        groups[metric.config].append(metric)
+    judged = [case for case in cases if case.expected.relevance]
+    for group in groups.values():
+        collapser = group[0]
+        qrels = {case.id: case.expected.relevance for case in judged}
+        rankings: dict[str, DocumentRanking] = {}
+        for case in judged:
+            response = responses.get(case.id)
+            if response is not None:
+                rankings[case.id] = collapser.collapse(case, response)
+        run = {cid: ranking.scores for cid, ranking in rankings.items()}
+        k_values = sorted({m.k for m in group})
+        names = [name for name in METRICS if any(m.metric == name for m in group)]
+        evaluation = evaluate_run(qrels, run, k_values, metrics=names, ignore_identical_ids=False)
+        for metric in group:
+            aggregate = evaluation.aggregates[metric.key]
+            for case in cases:
+                if not case.expected.relevance:
+                    scores[case.id][metric.name] = EvaluationScore.skip(
+                        metric.name, "case has no relevance judgments"
+                    )
+                elif case.id in rankings:
+                    value = evaluation.per_query[case.id][metric.key]
+                    scores[case.id][metric.name] = metric.score_from(value, rankings[case.id])
+            missing = len(judged) - len(rankings)
+            summaries[metric.name] = MetricSummary(
+                name=metric.name,
+                kind="retrieval",
+                value=aggregate.beir,
+                beir=aggregate.beir,
+                beir_unrounded=aggregate.beir_unrounded,
+                strict=aggregate.strict,
+                strict_unrounded=aggregate.strict_unrounded,
+                scored=len(rankings),
+                skipped=len(cases) - len(judged),
+                missing=missing,
+                partial=missing > 0,
+            )
+    return summaries, scores
+
+
+def _summarize(
+    name: str,
+    case_scores: list[EvaluationScore],
+    *,
+    failed: int,
+    missing: int,
+) -> MetricSummary:
+    scored = [score for score in case_scores if not score.skipped]
+    skipped = len(case_scores) - len(scored)
+    values = [score.value for score in scored]
+    passes = [score.passed for score in scored if score.passed is not None]
+    pass_rate = sum(passes) / len(passes) if passes else None
+    common = {
+        "name": name,
+        "scored": len(scored),
+        "skipped": skipped,
+        "failed": failed,
+        "missing": missing,
+        "partial": failed > 0 or missing > 0,
+        "pass_rate": pass_rate,
+    }
+    if not values:
+        return MetricSummary(kind="empty", value=None, **common)
+    if all(isinstance(value, bool) for value in values):
+        rate = sum(values) / len(values)  # type: ignore[arg-type]
+        return MetricSummary(kind="boolean", value=rate, mean=rate, **{**common, "pass_rate": rate})
+    if all(isinstance(value, (int, float)) for value in values):
+        total = 0.0
+        for value in values:
+            total += float(value)  # type: ignore[arg-type]
+        mean = total / len(values)
+        return MetricSummary(kind="numeric", value=mean, mean=mean, **common)
+    counts = Counter(str(value) for value in values)
+    return MetricSummary(kind="categorical", value=None, counts=dict(counts), **common)
+
+
+async def aevaluate_responses(
+    cases: Iterable[BenchmarkCase],
+    responses: Mapping[str, QueryResponse | None] | Sequence[QueryResponse | None],
+    evaluators: Iterable[BenchmarkEvaluatorProtocol],
+    *,
+    concurrency: int = 16,
+    timeout: float | None = None,
+) -> EvaluationReport:
+    """Async :func:`evaluate_responses`."""
+    cases = [c if isinstance(c, BenchmarkCase) else BenchmarkCase.model_validate(c) for c in cases]
+    evaluators = list(evaluators)
+    names = [evaluator.name for evaluator in evaluators]
+    repeated = [name for name, n in Counter(names).items() if n > 1]
+    if repeated:
+        raise ValueError(f"evaluator names must be unique; repeated: {repeated}")
+    aligned = _align(cases, responses)
+
+    retrieval = [e for e in evaluators if isinstance(e, BeirRetrievalMetric)]
+    others = [e for e in evaluators if not isinstance(e, BeirRetrievalMetric)]
+    summaries, scores = _score_retrieval(retrieval, cases, aligned)
+    failures: list[EvaluationFailure] = []
+
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+
+    async def run_one(
+        evaluator: BenchmarkEvaluatorProtocol, case: BenchmarkCase, response: QueryResponse
+    ) -> EvaluationScore | EvaluationFailure:
+        async with semaphore:
+            try:
+                result = await asyncio.wait_for(
+                    evaluator.evaluate(case=case, response=response), timeout
+                )
+            except asyncio.TimeoutError:
+                return EvaluationFailure(
+                    case_id=case.id, evaluator=evaluator.name, error=f"timed out after {timeout}s"
+                )
+            except Exception as error:  # any evaluator bug is recorded against its case
+                return EvaluationFailure(
+                    case_id=case.id,
+                    evaluator=evaluator.name,
+                    error=f"{type(error).__name__}: {error}",
+                )
+        if not isinstance(result, EvaluationScore):
+            try:
+                result = EvaluationScore.model_validate(result)
+            except Exception as error:
+                return EvaluationFailure(
+                    case_id=case.id,
+                    evaluator=evaluator.name,
+                    error=f"returned {type(result).__name__}, not an EvaluationScore: {error}",
+                )
+        return result
+
+    for evaluator in others:
+        pending = [case for case in cases if case.id in aligned]
+        outcomes = await asyncio.gather(*(run_one(evaluator, c, aligned[c.id]) for c in pending))
+        case_scores: list[EvaluationScore] = []
+        failed = 0
+        for case, outcome in zip(pending, outcomes, strict=True):
+            if isinstance(outcome, EvaluationFailure):
+                failures.append(outcome)
+                failed += 1
+            else:
+                case_scores.append(outcome)
+                scores[case.id][evaluator.name] = outcome
+        summaries[evaluator.name] = _summarize(
+            evaluator.name, case_scores, failed=failed, missing=len(cases) - len(pending)
+        )
+
+    ordered_scores = {case.id: scores[case.id] for case in cases if case.id in scores}
+    return EvaluationReport(
+        metrics={name: summaries[name] for name in names},
+        scores=ordered_scores,
+        failures=failures,
+        cases=len(cases),
+        responses=len(aligned),
+    )
+
+
+def evaluate_responses(
+    cases: Iterable[BenchmarkCase],
+    responses: Mapping[str, QueryResponse | None] | Sequence[QueryResponse | None],
+    evaluators: Iterable[BenchmarkEvaluatorProtocol],
+    *,
+    concurrency: int = 16,
+    timeout: float | None = None,
+) -> EvaluationReport:
+    """Score responses to cases with evaluators and aggregate the scores.
+
+    ``responses`` is a mapping ``{case id: QueryResponse}`` (a case without a response, e.g.
+    a failed query, is *missing*: BEIR's mean drops it, the strict mean counts it as 0) or a
+    sequence aligned with ``cases``. Plain dicts are validated into models. Safe to call
+    where an event loop is already running (a notebook): it then runs in a worker thread.
+
+    >>> from heta_eval.evaluation import beir_default_metrics
+    >>> cases = [BenchmarkCase(id="q1", query="?", expected={"relevance": {"d1": 1}})]
+    >>> responses = {"q1": {"query": "?", "results": [
+    ...     {"score": 2.0, "source": {"document_id": "d2"}},
+    ...     {"score": 1.0, "source": {"document_id": "d1"}}]}}
+    >>> report = evaluate_responses(cases, responses, beir_default_metrics())
+    >>> report.metrics["ndcg@10"].beir, report.metrics["mrr@10"].beir
+    (0.63093, 0.5)
+    """
+    coroutine = aevaluate_responses(
+        cases, responses, evaluators, concurrency=concurrency, timeout=timeout
+    )
+    return run_sync(coroutine)
+
+
+def run_sync(coroutine: Any) -> Any:
+    """Run a coroutine to completion, also from inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(coroutine)
+        except BaseException as error:  # re-raised in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, name="heta-eval-sync")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
