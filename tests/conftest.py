@@ -1,0 +1,32 @@
+"""Shared fixtures: the real data under ../shared/datasets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared; skips the test when it is absent, except in CI where it fails."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        message = f"real data not found at {path} (see ../shared/datasets/README.md)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def scifact_dir() -> Path:
+    return shared_path("datasets", "beir", "scifact")
+
+
+@pytest.fixture(scope="session")
+def scifact_run_file() -> Path:
+    return shared_path("datasets", "runs", "scifact-test.reranked.trec")
