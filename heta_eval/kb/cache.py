@@ -1,0 +1,114 @@
+"""On-disk cache of built indexes and embeddings, keyed by recipe settings and corpus.
+
+Entries are directories ``<root>/<kind>-<key>/`` written to a temporary directory and renamed
+into place (atomic), under a file lock so concurrent builds of the same entry do the work
+once. Arrays are stored as ``.npy`` without pickle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock
+
+from ..evaluation.models import Document
+
+__all__ = [
+    "ArtifactCache",
+    "cache_key",
+    "corpus_fingerprint",
+    "default_cache_dir",
+    "load_array",
+    "save_array",
+]
+
+_DONE = "COMPLETE"
+
+
+def default_cache_dir() -> Path:
+    """``$HETA_EVAL_CACHE_DIR`` or ``~/.cache/heta-eval/kb``.
+
+    >>> isinstance(default_cache_dir(), Path)
+    True
+    """
+    env = os.environ.get("HETA_EVAL_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "heta-eval" / "kb"
+
+
+def corpus_fingerprint(documents: Iterable[Document]) -> str:
+    """SHA-256 over every document's id, title, text, sentence and page spans, in order.
+
+    >>> a = corpus_fingerprint([Document(id="1", text="x")])
+    >>> a == corpus_fingerprint([Document(id="1", text="y")])
+    False
+    """
+    digest = hashlib.sha256()
+    for doc in documents:
+        record = [doc.id, doc.title, doc.text, doc.sentences, doc.pages]
+        digest.update(json.dumps(record, ensure_ascii=False).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def cache_key(*parts: Any) -> str:
+    """A short stable hash of JSON-serializable parts.
+
+    >>> cache_key({"a": 1}, "x") == cache_key({"a": 1}, "x")
+    True
+    """
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    """Save a numeric array as ``.npy`` without pickle."""
+    np.save(path, np.ascontiguousarray(array), allow_pickle=False)
+
+
+def load_array(path: Path) -> np.ndarray:
+    """Load an ``.npy`` array, refusing pickled objects."""
+    return np.load(path, allow_pickle=False)
+
+
+class ArtifactCache:
+    """Directories of cached artifacts under ``root``.
+
+    >>> import tempfile
+    >>> cache = ArtifactCache(tempfile.mkdtemp())
+    >>> path, reused = cache.get_or_build("demo", "k1", lambda d: (d / "x.txt").write_text("1"))
+    >>> reused, cache.get_or_build("demo", "k1", lambda d: None)[1]
+    (False, True)
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def get_or_build(self, kind: str, key: str, build: Callable[[Path], Any]) -> tuple[Path, bool]:
+        """The entry's directory and whether it was reused; ``build(tmpdir)`` fills a new one."""
+        final = self.root / f"{kind}-{key}"
+        if (final / _DONE).exists():
+            return final, True
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root / f"{kind}-{key}.lock")):
+            # Another process may have finished it while we waited for the lock.
+            if (final / _DONE).exists():
+                return final, True
+            tmp = self.root / f".tmp-{kind}-{key}-{uuid.uuid4().hex}"
+            tmp.mkdir()
+            try:
+                build(tmp)
+                (tmp / _DONE).write_text("ok\n")
+                if final.exists():  # a half-written entry from a crashed run
+                    shutil.rmtree(final)
+                os.replace(tmp, final)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return final, False

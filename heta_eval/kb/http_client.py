@@ -1,0 +1,92 @@
+"""A knowledge base served over HTTP: POST a query, receive ``QueryResponse`` JSON."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from ..evaluation.models import QueryResponse
+from ..llm import RemoteCallError, RetryPolicy, post_json
+
+__all__ = ["HttpKnowledgeBase", "HttpKnowledgeBaseError"]
+
+
+class HttpKnowledgeBaseError(RemoteCallError):
+    """The knowledge base service failed or replied with something unusable."""
+
+
+class HttpKnowledgeBase:
+    """Evaluates a deployed RAG service.
+
+    Each query is ``POST url`` with JSON ``{"query": ..., "mode": ..., "top_k": ...}``; the
+    reply must validate as :class:`~heta_eval.evaluation.models.QueryResponse`. Timeouts,
+    connection errors, 429 and 5xx are retried with exponential backoff; at most
+    ``max_concurrency`` requests are in flight at once.
+
+    >>> kb = HttpKnowledgeBase("http://127.0.0.1:8000/query", modes=("hybrid_search",),
+    ...                        timeout=10, max_attempts=3)
+    >>> kb.modes
+    ('hybrid_search',)
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        modes: tuple[str, ...] = ("default",),
+        timeout: float = 30.0,
+        max_attempts: int = 3,
+        backoff: float = 0.5,
+        max_concurrency: int = 8,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.url = url
+        self.modes = tuple(modes)
+        self.policy = RetryPolicy(max_attempts=max_attempts, backoff=backoff, timeout=timeout)
+        self.max_concurrency = max_concurrency
+        self.headers = headers
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._clients: dict[int, httpx.AsyncClient] = {}
+
+    def __repr__(self) -> str:
+        return f"HttpKnowledgeBase({self.url!r}, modes={self.modes})"
+
+    def _loop_state(self) -> tuple[asyncio.Semaphore, httpx.AsyncClient]:
+        # Semaphores and connection pools belong to one event loop; keep one per loop.
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._semaphores:
+            self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
+            self._clients[loop] = httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=self.max_concurrency)
+            )
+        return self._semaphores[loop], self._clients[loop]
+
+    async def query(self, text: str, *, mode: str = "default", top_k: int = 10) -> QueryResponse:
+        """POST the query and return the validated response."""
+        semaphore, client = self._loop_state()
+        payload: dict[str, Any] = {"query": text, "mode": mode, "top_k": top_k}
+        async with semaphore:
+            data = await post_json(
+                client,
+                self.url,
+                payload,
+                policy=self.policy,
+                headers=self.headers,
+                error=HttpKnowledgeBaseError,
+            )
+        try:
+            return QueryResponse.model_validate(data)
+        except ValidationError as exc:
+            raise HttpKnowledgeBaseError(
+                self.url, f"reply is not a valid QueryResponse: {exc}"
+            ) from None
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the running event loop."""
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        self._semaphores.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.aclose()

@@ -1,0 +1,195 @@
+"""Recipes: declarative, serializable descriptions of how a knowledge base is built."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..evaluation.models import Document
+from .cache import (
+    ArtifactCache,
+    cache_key,
+    corpus_fingerprint,
+    default_cache_dir,
+    load_array,
+    save_array,
+)
+from .dense import DEFAULT_MODEL
+
+__all__ = ["AnswererSpec", "BM25Spec", "ChunkingSpec", "DenseSpec", "Recipe"]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkingSpec(_Spec):
+    """How documents are cut: ``size`` (``None``: never split) and ``overlap`` in ``unit``."""
+
+    size: int | None = Field(default=512, gt=0)
+    overlap: int = Field(default=0, ge=0)
+    unit: Literal["tokens", "chars"] = "tokens"
+
+
+class BM25Spec(_Spec):
+    """BM25 settings; the defaults are Pyserini's (Lucene BM25, k1=0.9, b=0.4)."""
+
+    method: str = "lucene"
+    k1: float = 0.9
+    b: float = 0.4
+    language: str = "english"
+
+
+class DenseSpec(_Spec):
+    """Embedding model (a name or local path) and the precision it runs in."""
+
+    model: str = DEFAULT_MODEL
+    precision: Literal["float32", "bfloat16"] = "float32"
+    batch_size: int = Field(default=64, gt=0)
+
+
+class AnswererSpec(_Spec):
+    """``extractive`` (best sentence of the top chunks, no LLM), ``llm`` (OpenAI-compatible
+    chat completions configured from ``HETA_EVAL_LLM_*`` env vars) or ``none``."""
+
+    kind: Literal["extractive", "llm", "none"] = "extractive"
+    top_chunks: int = Field(default=3, gt=0)
+    model: str | None = None  # llm only; default from HETA_EVAL_LLM_MODEL
+    base_url: str | None = None  # llm only; default from HETA_EVAL_LLM_BASE_URL
+
+
+class Recipe(_Spec):
+    """How a knowledge base is built from a benchmark's documents.
+
+    Indexes and embeddings are cached on disk, keyed by the settings that shape them and a
+    fingerprint of the corpus: the same recipe on the same documents reuses them; a changed
+    chunking, BM25 or embedding setting, or a changed corpus, rebuilds.
+
+    >>> recipe = Recipe(chunking={"size": 256, "overlap": 32}, modes=["keyword_search"])
+    >>> Recipe.model_validate_json(recipe.model_dump_json()) == recipe
+    True
+    >>> kb = recipe.build("demo", [Document(id="d1", text="Cats purr.")], cache_dir=False,
+    ...                   progress=False)
+    >>> kb.modes
+    ('keyword_search',)
+    """
+
+    name: str = "reference"
+    modes: list[Literal["keyword_search", "vector_search", "hybrid_search"]] = Field(
+        default_factory=lambda: ["keyword_search", "vector_search", "hybrid_search"], min_length=1
+    )
+    chunking: ChunkingSpec = Field(default_factory=ChunkingSpec)
+    bm25: BM25Spec = Field(default_factory=BM25Spec)
+    dense: DenseSpec = Field(default_factory=DenseSpec)
+    answerer: AnswererSpec = Field(default_factory=AnswererSpec)
+    rrf_k: int = Field(default=60, gt=0)
+    rrf_depth: int = Field(default=100, gt=0)
+    distinct_documents: bool = True
+    overfetch: int = Field(default=3, ge=1)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> Recipe:
+        if self.chunking.size is not None and self.chunking.overlap >= self.chunking.size:
+            raise ValueError("chunking.overlap must be smaller than chunking.size")
+        return self
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Recipe:
+        """Load a recipe from a JSON file (validated; unknown keys are errors)."""
+        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
+
+    def to_file(self, path: str | Path) -> None:
+        """Write the recipe as JSON."""
+        Path(path).write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+    def build(
+        self,
+        name: str,
+        documents: Sequence[Document],
+        *,
+        cache_dir: str | Path | Literal[False] | None = None,
+        progress: bool = True,
+    ):  # -> ReferenceKnowledgeBase (import cycle)
+        """Build the knowledge base ``name`` over ``documents``.
+
+        ``cache_dir=None`` uses :func:`default_cache_dir`; ``False`` disables the cache.
+        """
+        from .answerers import make_answerer
+        from .bm25 import BM25Index
+        from .chunking import chunk_documents
+        from .dense import DenseEncoder
+        from .reference import ReferenceKnowledgeBase
+
+        documents = list(documents)
+        if not documents:
+            raise ValueError(f"cannot build knowledge base {name!r} from an empty corpus")
+        started = time.perf_counter()
+        info: dict = {
+            "cache_dir": False if cache_dir is False else str(cache_dir or default_cache_dir())
+        }
+        cache = None if cache_dir is False else ArtifactCache(cache_dir or default_cache_dir())
+        fingerprint = corpus_fingerprint(documents)
+        c = self.chunking
+        chunks = chunk_documents(documents, size=c.size, overlap=c.overlap, unit=c.unit)
+        # BM25 indexes title + text, like Pyserini's BEIR indexes; the dense text is BEIR's.
+        texts = [f"{ch.title} {ch.text}".strip() for ch in chunks]
+
+        bm25 = None
+        if "keyword_search" in self.modes or "hybrid_search" in self.modes:
+            b = self.bm25
+
+            def build_bm25() -> BM25Index:
+                return BM25Index.build(
+                    texts, k1=b.k1, b=b.b, method=b.method, language=b.language, progress=progress
+                )
+
+            t = time.perf_counter()
+            if cache is None:
+                bm25, info["bm25"] = build_bm25(), "built"
+            else:
+                key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint)
+                path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
+                bm25, info["bm25"] = (
+                    BM25Index.load(path, language=b.language),
+                    ("cache" if reused else "built"),
+                )
+                info["bm25_path"] = str(path)
+            info["bm25_seconds"] = round(time.perf_counter() - t, 3)
+
+        encoder = embeddings = None
+        if "vector_search" in self.modes or "hybrid_search" in self.modes:
+            d = self.dense
+            encoder = DenseEncoder(d.model, precision=d.precision, batch_size=d.batch_size)
+            t = time.perf_counter()
+            if cache is None:
+                embeddings, info["embeddings"] = encoder.encode(texts, progress=progress), "built"
+            else:
+                key = cache_key("dense", c.model_dump(), d.model, d.precision, fingerprint)
+                path, reused = cache.get_or_build(
+                    "dense",
+                    key,
+                    lambda p: save_array(
+                        p / "embeddings.npy", encoder.encode(texts, progress=progress)
+                    ),
+                )
+                embeddings = load_array(path / "embeddings.npy")
+                info["embeddings"] = "cache" if reused else "built"
+                info["embeddings_path"] = str(path)
+            info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
+
+        info["seconds"] = round(time.perf_counter() - started, 3)
+        return ReferenceKnowledgeBase(
+            name,
+            recipe=self,
+            documents=documents,
+            chunks=chunks,
+            bm25=bm25,
+            embeddings=embeddings,
+            encoder=encoder,
+            answerer=make_answerer(self.answerer),
+            build_info=info,
+        )

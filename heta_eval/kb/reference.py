@@ -1,0 +1,187 @@
+"""The reference knowledge base: chunks + BM25 + dense vectors + RRF, with an answerer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..evaluation.models import Document, QueryResponse, QueryResult
+from .bm25 import BM25Index, top_indices
+from .chunking import Chunk
+from .dense import DenseEncoder
+from .hybrid import reciprocal_rank_fusion
+
+if TYPE_CHECKING:
+    from .answerers import Answerer
+    from .recipe import Recipe
+
+__all__ = ["MODES", "ReferenceKnowledgeBase"]
+
+MODES: tuple[str, ...] = ("keyword_search", "vector_search", "hybrid_search")
+
+Ranker = Callable[[int], tuple[np.ndarray, np.ndarray]]
+
+
+class ReferenceKnowledgeBase:
+    """Searches chunks by BM25 (``keyword_search``), dense vectors (``vector_search``) or
+    their RRF fusion (``hybrid_search``). Build one with :meth:`Recipe.build`.
+
+    With ``distinct_documents=True`` (the default) results hold the best chunk of each of
+    the ``top_k`` best documents: chunks are over-fetched until ``top_k`` distinct documents
+    are found or the corpus is exhausted.
+
+    >>> import asyncio
+    >>> from heta_eval.kb.recipe import Recipe
+    >>> kb = Recipe(modes=["keyword_search"]).build(
+    ...     "demo", [Document(id="d1", text="Paris is in France."),
+    ...              Document(id="d2", text="Rome is in Italy.")], cache_dir=False, progress=False)
+    >>> response = asyncio.run(kb.query("Italy", mode="keyword_search", top_k=1))
+    >>> response.results[0].source["document_id"]
+    'd2'
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        recipe: Recipe,
+        documents: Sequence[Document],
+        chunks: list[Chunk],
+        bm25: BM25Index | None,
+        embeddings: np.ndarray | None,
+        encoder: DenseEncoder | None,
+        answerer: Answerer | None,
+        build_info: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.recipe = recipe
+        self.documents = list(documents)
+        self.chunks = chunks
+        self.bm25 = bm25
+        self.embeddings = embeddings
+        self.encoder = encoder
+        self.answerer = answerer
+        #: How each artifact was obtained: ``{"bm25": "built" | "cache", ...}`` and timings.
+        self.build_info = build_info or {}
+        self.modes: tuple[str, ...] = tuple(m for m in MODES if m in recipe.modes)
+
+    def __repr__(self) -> str:
+        return (
+            f"ReferenceKnowledgeBase(name={self.name!r}, documents={len(self.documents)}, "
+            f"chunks={len(self.chunks)}, modes={self.modes})"
+        )
+
+    # -- ingestion -------------------------------------------------------------------------
+    async def ingest(self, documents: Sequence[Document]) -> None:
+        """Add documents and rebuild the indexes (cached artifacts are reused when possible)."""
+        rebuilt = await asyncio.to_thread(
+            self.recipe.build,
+            self.name,
+            [*self.documents, *documents],
+            progress=False,
+            cache_dir=self.build_info.get("cache_dir", False),
+        )
+        self.__dict__.update(rebuilt.__dict__)
+
+    # -- search ----------------------------------------------------------------------------
+    def search(
+        self, queries: Sequence[str], *, mode: str, top_k: int = 10
+    ) -> list[list[QueryResult]]:
+        """Synchronous batch search (query vectors are encoded in one batch)."""
+        if mode not in self.modes:
+            raise ValueError(
+                f"unknown mode {mode!r} for knowledge base {self.name!r}; "
+                f"available modes: {', '.join(self.modes)}"
+            )
+        if top_k <= 0:
+            return [[] for _ in queries]
+        query_vectors = None
+        if mode in ("vector_search", "hybrid_search"):
+            assert self.encoder is not None and self.embeddings is not None
+            query_vectors = self.encoder.encode(list(queries))
+        out = []
+        for i, query in enumerate(queries):
+            if mode == "keyword_search":
+                # Like Lucene, BM25 returns only chunks that match at least one query term.
+                ranker = self._score_ranker(self._bm25_scores(query), positive_only=True)
+            elif mode == "vector_search":
+                ranker = self._score_ranker(self.embeddings @ query_vectors[i])  # type: ignore[operator, index]
+            else:
+                ranker = self._rrf_ranker(
+                    self._bm25_scores(query), self.embeddings @ query_vectors[i]
+                )  # type: ignore[operator, index]
+            out.append([self._result(idx, score) for idx, score in self._collect(ranker, top_k)])
+        return out
+
+    async def query(
+        self, text: str, *, mode: str = "hybrid_search", top_k: int = 10
+    ) -> QueryResponse:
+        """Search ``text`` in ``mode`` and answer it from the top results."""
+        results = (await asyncio.to_thread(self.search, [text], mode=mode, top_k=top_k))[0]
+        answer = await self.answerer.answer(text, results) if self.answerer is not None else None
+        return QueryResponse(query=text, mode=mode, results=results, answer=answer)
+
+    def _bm25_scores(self, query: str) -> np.ndarray:
+        assert self.bm25 is not None
+        return self.bm25.scores(query)
+
+    @staticmethod
+    def _score_ranker(scores: np.ndarray, *, positive_only: bool = False) -> Ranker:
+        def ranked(n: int) -> tuple[np.ndarray, np.ndarray]:
+            idx = top_indices(scores, n)
+            if positive_only:
+                idx = idx[scores[idx] > 0]
+            return idx, scores[idx]
+
+        return ranked
+
+    def _rrf_ranker(self, keyword: np.ndarray, dense: np.ndarray) -> Ranker:
+        def ranked(n: int) -> tuple[np.ndarray, np.ndarray]:
+            # Each list is fused at depth max(n, rrf_depth) so shallow top_k still fuse fairly.
+            depth = max(n, self.recipe.rrf_depth)
+            # Chunks sharing no term with the query get no BM25 rank (as in keyword_search).
+            keyword_top = top_indices(keyword, depth)
+            fused = reciprocal_rank_fusion(
+                [
+                    keyword_top[keyword[keyword_top] > 0].tolist(),
+                    top_indices(dense, depth).tolist(),
+                ],
+                k=self.recipe.rrf_k,
+            )[:n]
+            return (
+                np.array([i for i, _ in fused], dtype=np.int64),
+                np.array([s for _, s in fused], dtype=np.float64),
+            )
+
+        return ranked
+
+    def _collect(self, ranked: Ranker, top_k: int) -> list[tuple[int, float]]:
+        total = len(self.chunks)
+        if not self.recipe.distinct_documents:
+            idx, scores = ranked(min(top_k, total))
+            return list(zip(idx.tolist(), scores.tolist(), strict=False))
+        # Over-fetch chunks, doubling until top_k distinct documents (or the whole corpus).
+        n = min(total, top_k * self.recipe.overfetch)
+        while True:
+            idx, scores = ranked(n)
+            seen: set[str] = set()
+            out: list[tuple[int, float]] = []
+            for i, s in zip(idx.tolist(), scores.tolist(), strict=False):
+                doc = self.chunks[i].document_id
+                if doc not in seen:
+                    seen.add(doc)
+                    out.append((i, s))
+                    if len(out) == top_k:
+                        return out
+            if n >= total:
+                return out
+            n = min(total, n * 2)
+
+    def _result(self, index: int, score: float) -> QueryResult:
+        chunk = self.chunks[index]
+        return QueryResult(
+            text=chunk.text, score=float(score), reference_id=chunk.chunk_id, source=chunk.source()
+        )
