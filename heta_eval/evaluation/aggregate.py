@@ -27,6 +27,9 @@ __all__ = [
     "MetricSummary",
     "aevaluate_responses",
     "evaluate_responses",
+    "score_case",
+    "score_retrieval_batch",
+    "summarize_scores",
 ]
 
 
@@ -129,13 +132,12 @@ def _align(
     return aligned
 
 
-def _score_retrieval(
+def score_retrieval_batch(
     metrics: Sequence[BeirRetrievalMetric],
     cases: Sequence[BenchmarkCase],
     responses: Mapping[str, QueryResponse],
-) -> tuple[dict[str, MetricSummary], dict[str, dict[str, EvaluationScore]]]:
-    """All retrieval metrics in one pytrec_eval pass per document-mapping configuration."""
-    summaries: dict[str, MetricSummary] = {}
+) -> dict[str, dict[str, EvaluationScore]]:
+    """Per-case scores of all retrieval metrics, one pytrec_eval pass per document mapping."""
     scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
     groups: dict[tuple[Any, ...], list[BeirRetrievalMetric]] = defaultdict(list)
     for metric in metrics:
@@ -153,9 +155,8 @@ def _score_retrieval(
         k_values = sorted({m.k for m in group})
         names = [name for name in METRICS if any(m.metric == name for m in group)]
         evaluation = evaluate_run(qrels, run, k_values, metrics=names, ignore_identical_ids=False)
-        for metric in group:
-            aggregate = evaluation.aggregates[metric.key]
-            for case in cases:
+        for case in cases:
+            for metric in group:
                 if not case.expected.relevance:
                     scores[case.id][metric.name] = EvaluationScore.skip(
                         metric.name, "case has no relevance judgments"
@@ -163,21 +164,45 @@ def _score_retrieval(
                 elif case.id in rankings:
                     value = evaluation.per_query[case.id][metric.key]
                     scores[case.id][metric.name] = metric.score_from(value, rankings[case.id])
-            missing = len(judged) - len(rankings)
-            summaries[metric.name] = MetricSummary(
-                name=metric.name,
-                kind="retrieval",
-                value=aggregate.beir,
-                beir=aggregate.beir,
-                beir_unrounded=aggregate.beir_unrounded,
-                strict=aggregate.strict,
-                strict_unrounded=aggregate.strict_unrounded,
-                scored=len(rankings),
-                skipped=len(cases) - len(judged),
-                missing=missing,
-                partial=missing > 0,
-            )
-    return summaries, scores
+    return scores
+
+
+def _retrieval_summary(
+    metric: BeirRetrievalMetric,
+    cases: Sequence[BenchmarkCase],
+    scores: Mapping[str, Mapping[str, EvaluationScore]],
+    *,
+    failed: int,
+) -> MetricSummary:
+    # The same sums as evaluate_run, in case order (= run order), so the numbers are BEIR's:
+    # evaluate() divides by the evaluated queries, BEIR's mrr by all judged queries; the
+    # strict mean always by all judged queries.
+    judged = [case for case in cases if case.expected.relevance]
+    total = 0.0
+    evaluated = 0
+    for case in judged:
+        score = scores.get(case.id, {}).get(metric.name)
+        if score is not None and not score.skipped:
+            total += float(score.value)  # type: ignore[arg-type]
+            evaluated += 1
+    denominator = len(judged) if metric.metric == "mrr" else evaluated
+    beir = total / denominator if denominator else None
+    strict = total / len(judged) if judged else None
+    missing = len(judged) - evaluated - failed
+    return MetricSummary(
+        name=metric.name,
+        kind="retrieval",
+        value=None if beir is None else round(beir, 5),
+        beir=None if beir is None else round(beir, 5),
+        beir_unrounded=beir,
+        strict=None if strict is None else round(strict, 5),
+        strict_unrounded=strict,
+        scored=evaluated,
+        skipped=len(cases) - len(judged),
+        failed=failed,
+        missing=missing,
+        partial=missing > 0 or failed > 0,
+    )
 
 
 def _summarize(
@@ -216,6 +241,34 @@ def _summarize(
     return MetricSummary(kind="categorical", value=None, counts=dict(counts), **common)
 
 
+def summarize_scores(
+    evaluators: Sequence[BenchmarkEvaluatorProtocol],
+    cases: Sequence[BenchmarkCase],
+    scores: Mapping[str, Mapping[str, EvaluationScore]],
+    failures: Sequence[EvaluationFailure] = (),
+    *,
+    responded: Iterable[str] | None = None,
+) -> dict[str, MetricSummary]:
+    """Aggregate per-case scores (``{case id: {evaluator name: score}}``) per evaluator.
+
+    ``responded`` lists the cases that got a response (default: those with any score);
+    the others count as *missing*. The benchmark runner aggregates through this function.
+    """
+    answered = set(responded) if responded is not None else set(scores)
+    failed_per_evaluator = Counter(failure.evaluator for failure in failures)
+    summaries: dict[str, MetricSummary] = {}
+    for evaluator in evaluators:
+        name = evaluator.name
+        failed = failed_per_evaluator[name]
+        if isinstance(evaluator, BeirRetrievalMetric):
+            summaries[name] = _retrieval_summary(evaluator, cases, scores, failed=failed)
+            continue
+        case_scores = [scores[case.id][name] for case in cases if name in scores.get(case.id, {})]
+        missing = sum(1 for case in cases if case.id not in answered)
+        summaries[name] = _summarize(name, case_scores, failed=failed, missing=missing)
+    return summaries
+
+
 async def aevaluate_responses(
     cases: Iterable[BenchmarkCase],
     responses: Mapping[str, QueryResponse | None] | Sequence[QueryResponse | None],
@@ -235,64 +288,63 @@ async def aevaluate_responses(
 
     retrieval = [e for e in evaluators if isinstance(e, BeirRetrievalMetric)]
     others = [e for e in evaluators if not isinstance(e, BeirRetrievalMetric)]
-    summaries, scores = _score_retrieval(retrieval, cases, aligned)
+    scores = score_retrieval_batch(retrieval, cases, aligned)
     failures: list[EvaluationFailure] = []
-
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
     async def run_one(
         evaluator: BenchmarkEvaluatorProtocol, case: BenchmarkCase, response: QueryResponse
     ) -> EvaluationScore | EvaluationFailure:
         async with semaphore:
-            try:
-                result = await asyncio.wait_for(
-                    evaluator.evaluate(case=case, response=response), timeout
-                )
-            except asyncio.TimeoutError:
-                return EvaluationFailure(
-                    case_id=case.id, evaluator=evaluator.name, error=f"timed out after {timeout}s"
-                )
-            except Exception as error:  # any evaluator bug is recorded against its case
-                return EvaluationFailure(
-                    case_id=case.id,
-                    evaluator=evaluator.name,
-                    error=f"{type(error).__name__}: {error}",
-                )
-        if not isinstance(result, EvaluationScore):
-            try:
-                result = EvaluationScore.model_validate(result)
-            except Exception as error:
-                return EvaluationFailure(
-                    case_id=case.id,
-                    evaluator=evaluator.name,
-                    error=f"returned {type(result).__name__}, not an EvaluationScore: {error}",
-                )
-        return result
+            return await score_case(evaluator, case, response, timeout=timeout)
 
+    pending = [case for case in cases if case.id in aligned]
     for evaluator in others:
-        pending = [case for case in cases if case.id in aligned]
         outcomes = await asyncio.gather(*(run_one(evaluator, c, aligned[c.id]) for c in pending))
-        case_scores: list[EvaluationScore] = []
-        failed = 0
         for case, outcome in zip(pending, outcomes, strict=True):
             if isinstance(outcome, EvaluationFailure):
                 failures.append(outcome)
-                failed += 1
             else:
-                case_scores.append(outcome)
                 scores[case.id][evaluator.name] = outcome
-        summaries[evaluator.name] = _summarize(
-            evaluator.name, case_scores, failed=failed, missing=len(cases) - len(pending)
-        )
 
     ordered_scores = {case.id: scores[case.id] for case in cases if case.id in scores}
     return EvaluationReport(
-        metrics={name: summaries[name] for name in names},
+        metrics=summarize_scores(evaluators, cases, ordered_scores, failures, responded=aligned),
         scores=ordered_scores,
         failures=failures,
         cases=len(cases),
         responses=len(aligned),
     )
+
+
+async def score_case(
+    evaluator: BenchmarkEvaluatorProtocol,
+    case: BenchmarkCase,
+    response: QueryResponse,
+    *,
+    timeout: float | None = None,
+) -> EvaluationScore | EvaluationFailure:
+    """Run one evaluator on one case; an exception or timeout becomes an EvaluationFailure."""
+    try:
+        result = await asyncio.wait_for(evaluator.evaluate(case=case, response=response), timeout)
+    except asyncio.TimeoutError:
+        return EvaluationFailure(
+            case_id=case.id, evaluator=evaluator.name, error=f"timed out after {timeout}s"
+        )
+    except Exception as error:  # any evaluator bug is recorded against its case
+        return EvaluationFailure(
+            case_id=case.id, evaluator=evaluator.name, error=f"{type(error).__name__}: {error}"
+        )
+    if isinstance(result, EvaluationScore):
+        return result
+    try:
+        return EvaluationScore.model_validate(result)
+    except Exception as error:
+        return EvaluationFailure(
+            case_id=case.id,
+            evaluator=evaluator.name,
+            error=f"returned {type(result).__name__}, not an EvaluationScore: {error}",
+        )
 
 
 def evaluate_responses(
