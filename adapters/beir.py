@@ -1,0 +1,123 @@
+"""BEIR datasets as heta-eval benchmarks.
+
+>>> bench = BeirBenchmark("scifact", data_dir="../shared/datasets/beir")  # doctest: +SKIP
+>>> cases = bench.cases()  # doctest: +SKIP
+>>> len(cases), cases[0].id, cases[0].expected.relevance  # doctest: +SKIP
+(300, '1', {'31715818': 1})
+>>> next(bench.documents()).id  # doctest: +SKIP
+'4983'
+>>> [b.name for b in BeirBenchmark("cqadupstack", download=False).sub_benchmarks()][:2]
+['cqadupstack/android', 'cqadupstack/english']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+
+from heta_eval.data.beir_loader import BeirDataset, load_beir
+from heta_eval.data.download import DownloadError, download_dataset
+from heta_eval.data.locate import DatasetNotFoundError, dataset_dir, find_dataset, how_to_get
+from heta_eval.data.registry import DatasetInfo, get_dataset
+from heta_eval.evaluation.models import BenchmarkCase, Document, ExpectedOutput
+from heta_eval.evaluation.retrieval import beir_default_metrics
+
+__all__ = ["BEIR_ADAPTER_K_VALUES", "BeirBenchmark"]
+
+#: k values of :meth:`BeirBenchmark.evaluators` (BEIR's defaults without 1000: the runner
+#: retrieves 100 hits per query).
+BEIR_ADAPTER_K_VALUES = (1, 3, 5, 10, 100)
+
+
+class BeirBenchmark:
+    """A BEIR dataset: documents (streamed), cases (one per judged query) and evaluators.
+
+    ``name`` is a registry name (``scifact``, ``cqadupstack/android``). Data is looked up in
+    ``data_dir``, else ``$HETA_EVAL_DATA``, else the cache, and downloaded (verified) when
+    missing and ``download`` is True. ``split`` defaults to the registry's evaluation split
+    (``dev`` for msmarco).
+
+    Scoring policy: ``ignore_identical_ids`` (self-hits removed, as BEIR does for every
+    dataset) and ``aggregate`` (``"mean"`` for cqadupstack: the reported number is the
+    unweighted mean of :meth:`sub_benchmarks`, each scored on its own).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        split: str | None = None,
+        download: bool = True,
+    ) -> None:
+        self.info: DatasetInfo = get_dataset(name)
+        self.name = name
+        self.data_dir = data_dir
+        self.split = split or self.info.split
+        self.download = download
+        self.ignore_identical_ids = self.info.ignore_identical_ids
+        self.aggregate = self.info.aggregate
+
+    def __repr__(self) -> str:
+        return f"BeirBenchmark({self.name!r}, split={self.split!r})"
+
+    # ------------------------------------------------------------------ data
+    def sub_benchmarks(self) -> list[BeirBenchmark]:
+        """One benchmark per sub-forum (cqadupstack); empty for ordinary datasets."""
+        return [
+            BeirBenchmark(f"{self.name}/{sub}", data_dir=self.data_dir, split=self.split,
+                          download=self.download)
+            for sub in self.info.subsets
+        ]
+
+    @cached_property
+    def folder(self) -> Path:
+        """The dataset folder on disk (downloaded first if needed and allowed)."""
+        if self.info.subsets:
+            raise ValueError(
+                f"{self.name} is scored as the mean of its sub-forums; use sub_benchmarks() "
+                f"({', '.join(f'{self.name}/{s}' for s in self.info.subsets[:3])}, ...)"
+            )
+        try:
+            return find_dataset(self.name, self.data_dir)
+        except DatasetNotFoundError:
+            if not self.download:
+                raise
+        try:
+            return download_dataset(self.name, data_dir=self.data_dir)
+        except DownloadError as error:
+            target = dataset_dir(self.name, self.data_dir)
+            raise DatasetNotFoundError(f"{error}\n{how_to_get(self.name, target)}") from error
+
+    @cached_property
+    def dataset(self) -> BeirDataset:
+        """Queries and qrels of the split (BEIR loader semantics)."""
+        return load_beir(self.folder, self.split)
+
+    @property
+    def qrels(self) -> dict[str, dict[str, int]]:
+        return self.dataset.qrels
+
+    def documents(self) -> Iterator[Document]:
+        """Stream the corpus: one :class:`Document` per line, ``id`` = the BEIR ``_id``."""
+        return self.dataset.corpus()
+
+    def cases(self) -> list[BenchmarkCase]:
+        """One case per judged query, in qrels order; ``expected.relevance`` = its qrels."""
+        dataset = self.dataset
+        return [
+            BenchmarkCase(
+                id=qid,
+                query=text,
+                expected=ExpectedOutput(relevance=dict(dataset.qrels[qid])),
+            )
+            for qid, text in dataset.queries.items()
+        ]
+
+    def evaluators(self):  # -> tuple[BeirRetrievalMetric, ...]
+        """``beir_default_metrics`` at k = 1, 3, 5, 10, 100 with this dataset's policy."""
+        return beir_default_metrics(
+            k_values=BEIR_ADAPTER_K_VALUES, ignore_identical_ids=self.ignore_identical_ids
+        )

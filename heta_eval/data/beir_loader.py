@@ -1,0 +1,183 @@
+"""Loader for the BEIR layout with BEIR's exact semantics (beir 2.2.0 ``GenericDataLoader``).
+
+``<folder>/corpus.jsonl``, ``<folder>/queries.jsonl`` and ``<folder>/qrels/<split>.tsv``:
+
+* qrels: tab-separated, read with :mod:`csv` like BEIR; the **first line is always skipped**
+  (BEIR treats it as the header even when it is data); labels are parsed with ``int()``
+  (``"1.0"`` is an error); extra columns are ignored; a repeated (query, doc) pair: the
+  **last line wins**; zero labels and zero-only queries are kept.
+* queries: ``_id`` → ``text``, last line wins, then restricted to the judged queries, in
+  qrels first-appearance order. A judged query missing from queries.jsonl is an error.
+* corpus: **streamed** — :func:`iter_corpus` yields one :class:`Document` per line, so an
+  8.8M-passage corpus never sits in memory. ``title``/``text`` missing → ``""`` (BEIR: None).
+  Other fields (``metadata``) are dropped, as BEIR does. Unlike BEIR's dict, a duplicated
+  ``_id`` is yielded twice; ``heta-eval datasets validate`` reports duplicates (none of the
+  official BEIR corpora has one as far as we know).
+
+>>> ds = load_beir("../shared/datasets/beir/scifact", split="test")  # doctest: +SKIP
+>>> len(ds.queries), len(ds.qrels), next(ds.corpus()).id  # doctest: +SKIP
+(300, 300, '4983')
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from heta_eval.evaluation.models import Document
+
+__all__ = [
+    "BeirDataset",
+    "DatasetFormatError",
+    "count_lines",
+    "iter_corpus",
+    "load_beir",
+    "load_qrels",
+    "load_queries",
+]
+
+PathLike = str | os.PathLike[str]
+
+
+class DatasetFormatError(ValueError):
+    """A dataset file is malformed; the message names the file and line."""
+
+    def __init__(self, message: str, path: PathLike | None = None, line: int | None = None):
+        where = f"{path}:{line}: " if path is not None and line is not None else (
+            f"{path}: " if path is not None else ""
+        )
+        super().__init__(where + message)
+        self.path = None if path is None else Path(path)
+        self.line = line
+
+
+def load_qrels(path: PathLike) -> dict[str, dict[str, int]]:
+    """A BEIR qrels tsv as ``{qid: {docid: int}}`` (first line skipped; last duplicate wins).
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "test.tsv"
+    >>> _ = f.write_text("query-id\\tcorpus-id\\tscore\\n"
+    ...                  "q1\\td1\\t1\\nq1\\td2\\t0\\nq1\\td1\\t2\\n")
+    >>> load_qrels(f)
+    {'q1': {'d1': 2, 'd2': 0}}
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL)
+        try:
+            next(reader)  # BEIR skips the first line unconditionally
+            for row in reader:
+                if len(row) < 3:
+                    raise DatasetFormatError(
+                        f"expected 3 tab-separated columns (query-id, corpus-id, score), "
+                        f"got {len(row)}: {row!r}",
+                        path,
+                        reader.line_num,
+                    )
+                try:
+                    label = int(row[2])
+                except ValueError:
+                    raise DatasetFormatError(
+                        f"relevance label {row[2]!r} is not an integer", path, reader.line_num
+                    ) from None
+                qrels.setdefault(row[0], {})[row[1]] = label
+        except StopIteration:
+            pass
+        except UnicodeDecodeError as error:
+            raise DatasetFormatError(
+                f"not UTF-8 ({error.reason} at byte {error.start} of a read block)", path
+            ) from None
+    return qrels
+
+
+def _iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                obj = json.loads(raw)
+            except UnicodeDecodeError:
+                raise DatasetFormatError("not UTF-8", path, number) from None
+            except json.JSONDecodeError as error:
+                what = "empty line" if not raw.strip() else f"invalid JSON ({error.msg})"
+                raise DatasetFormatError(what, path, number) from None
+            if not isinstance(obj, dict) or "_id" not in obj:
+                raise DatasetFormatError('expected a JSON object with an "_id"', path, number)
+            yield number, obj
+
+
+def load_queries(path: PathLike, qrels: dict[str, dict[str, int]] | None = None) -> dict[str, str]:
+    """``{qid: text}`` from queries.jsonl; with ``qrels``, only judged queries, in qrels order
+    (BEIR's filtering). A judged query missing from the file raises :class:`DatasetFormatError`."""
+    queries: dict[str, str] = {}
+    for _, obj in _iter_jsonl(path):
+        queries[str(obj["_id"])] = obj.get("text") or ""
+    if qrels is None:
+        return queries
+    missing = [qid for qid in qrels if qid not in queries]
+    if missing:
+        raise DatasetFormatError(
+            f"{len(missing)} judged queries are missing from this file (first: "
+            f"{', '.join(map(repr, missing[:5]))}); run `heta-eval datasets validate`",
+            path,
+        )
+    return {qid: queries[qid] for qid in qrels}
+
+
+def iter_corpus(path: PathLike, *, keep_metadata: bool = False) -> Iterator[Document]:
+    """Stream corpus.jsonl as :class:`Document` objects (id = BEIR ``_id``), one line at a time."""
+    for _, obj in _iter_jsonl(path):
+        yield Document(
+            id=str(obj["_id"]),
+            title=obj.get("title") or "",
+            text=obj.get("text") or "",
+            metadata=(obj.get("metadata") or {}) if keep_metadata else {},
+        )
+
+
+def count_lines(path: PathLike) -> int:
+    """Number of non-empty lines (cheap: counts bytes, parses nothing)."""
+    count = 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                count += 1
+    return count
+
+
+@dataclass
+class BeirDataset:
+    """A loaded BEIR split: queries and qrels in memory, the corpus streamed from disk."""
+
+    folder: Path
+    split: str
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+    @property
+    def corpus_path(self) -> Path:
+        return self.folder / "corpus.jsonl"
+
+    def corpus(self, *, keep_metadata: bool = False) -> Iterator[Document]:
+        """A fresh generator over the corpus each call."""
+        return iter_corpus(self.corpus_path, keep_metadata=keep_metadata)
+
+
+def load_beir(folder: PathLike, split: str = "test") -> BeirDataset:
+    """Load ``folder``'s queries and ``qrels/<split>.tsv`` with BEIR semantics.
+
+    Missing files raise :class:`FileNotFoundError` naming the path (BEIR: ``ValueError``).
+    """
+    folder = Path(folder)
+    paths = [folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"]
+    for path in paths:
+        if not path.is_file():
+            available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+            hint = f" (available splits: {', '.join(available)})" if available else ""
+            raise FileNotFoundError(f"{path} does not exist{hint}")
+    qrels = load_qrels(paths[2])
+    queries = load_queries(paths[1], qrels)
+    return BeirDataset(folder=folder, split=split, queries=queries, qrels=qrels)
