@@ -1,1 +1,30 @@
+"""Benchmark adapters: turn a dataset into documents, cases and a scoring policy."""
 
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = ["load_benchmark"]
+
+
+def load_benchmark(
+    name: str, *, data_dir: str | os.PathLike[str] | None = None, split: str | None = None
+) -> Any:
+    """The benchmark for a registered dataset name, by the adapter its registry entry names
+    (``beir`` unless the entry says otherwise).
+
+    >>> load_benchmark("cqadupstack").aggregate
+    'mean'
+    """
+    from heta_eval.data.registry import get_dataset
+
+    info = get_dataset(name)
+    adapter = getattr(info, "adapter", None) or "beir"
+    if adapter == "scifact-claims":
+        from .scifact_claims import SciFactClaimsBenchmark
+
+        return SciFactClaimsBenchmark(data_dir=data_dir)
+    from .beir import BeirBenchmark
+
+    return BeirBenchmark(name, data_dir=data_dir, split=split)

@@ -6,6 +6,7 @@ from .aggregate import (
     MetricSummary,
     aevaluate_responses,
     evaluate_responses,
+    summarize_scores,
 )
 from .answers import AnswerContains, AnswerExactMatch, AnswerF1
 from .evidence import EvidenceRecallAtK, locator_verdict
@@ -68,6 +69,7 @@ __all__ = [
     "evaluate_responses",
     "evaluate_run",
     "locator_verdict",
+    "summarize_scores",
     "measure_key",
     "normalize_answer",
     "parse_measure",

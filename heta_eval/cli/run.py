@@ -1,0 +1,205 @@
+"""``heta-eval run``: evaluate a knowledge base on a dataset or on your own benchmark file."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import CliError
+
+EXAMPLE = """\
+examples:
+  heta-eval run --dataset scifact --modes keyword_search
+  heta-eval run --dataset scifact --modes keyword_search,vector_search,hybrid_search \\
+      --output results/scifact --k 1,10,100
+  heta-eval run --benchmark cases.jsonl --documents docs/ --modes hybrid_search
+  heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search
+
+A rerun with the same arguments continues where an interrupted run stopped.
+"""
+
+ALL_MODES = "keyword_search,vector_search,hybrid_search"
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a benchmark against a knowledge base and score it",
+        description="Build (or reuse) a knowledge base from a benchmark's documents, query "
+        "every case in every mode, score with the benchmark's evaluators and write a results "
+        "folder (summary.json, per_query.jsonl, runs/<mode>.trec, table.md).",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = parser.add_argument_group("what to evaluate on")
+    source.add_argument("--dataset", help="a registered dataset (see `heta-eval datasets list`)")
+    source.add_argument("--benchmark", type=Path, help="a JSONL file of BenchmarkCase records")
+    source.add_argument(
+        "--documents", type=Path, help="with --benchmark: a folder of .txt/.md or a JSONL file"
+    )
+    source.add_argument("--data-dir", help="where datasets live (default: $HETA_EVAL_DATA)")
+    source.add_argument("--split", help="dataset split (default: the dataset's evaluation split)")
+    system = parser.add_argument_group("the system under test")
+    system.add_argument("--recipe", type=Path, help="a recipe JSON file (default: the reference)")
+    system.add_argument("--kb-url", help="evaluate a deployed service: its query endpoint URL")
+    system.add_argument("--kb-name", default="kb", help="knowledge base name (default: kb)")
+    system.add_argument(
+        "--modes", default=ALL_MODES, help=f"comma-separated (default: {ALL_MODES})"
+    )
+    system.add_argument("--chunk-size", type=int, help="override the recipe's chunk size")
+    system.add_argument("--chunk-overlap", type=int, help="override the recipe's chunk overlap")
+    system.add_argument("--no-cache", action="store_true", help="rebuild indexes, cache nothing")
+    run = parser.add_argument_group("the run")
+    run.add_argument("--k", help="k values of the retrieval metrics, e.g. 1,3,5,10,100")
+    run.add_argument("--top-k", type=int, default=100, help="hits per query (default: 100)")
+    run.add_argument("--output", type=Path, help="results folder (default: results/<name>)")
+    run.add_argument("--concurrency", type=int, default=8, help="queries in flight (default: 8)")
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds per query")
+    run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(handler=handle)
+
+
+def _parse_k(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise CliError(f"--k must be comma-separated integers, got {text!r}") from None
+    if not values or any(k < 1 for k in values):
+        raise CliError(f"--k must list positive integers, got {text!r}")
+    return values
+
+
+def _benchmarks(args: argparse.Namespace) -> list[Any]:
+    if bool(args.dataset) == bool(args.benchmark):
+        raise CliError("give either --dataset NAME or --benchmark CASES.jsonl --documents PATH")
+    if args.benchmark:
+        from ..runner import JsonlBenchmark
+
+        if not args.documents:
+            raise CliError("--benchmark needs --documents (a folder or a JSONL of documents)")
+        for path in (args.benchmark, args.documents):
+            if not path.exists():
+                raise CliError(f"{path} does not exist")
+        return [JsonlBenchmark(args.benchmark, args.documents)]
+    from adapters import load_benchmark
+
+    from ..data.registry import RegistryError
+
+    try:
+        benchmark = load_benchmark(args.dataset, data_dir=args.data_dir, split=args.split)
+    except (RegistryError, KeyError) as error:
+        raise CliError(str(error).strip("'\"")) from None
+    subs = benchmark.sub_benchmarks() if hasattr(benchmark, "sub_benchmarks") else []
+    return subs or [benchmark]
+
+
+def _evaluators(benchmark: Any, k_values: tuple[int, ...] | None) -> Any:
+    if k_values is None:
+        return None
+    from ..evaluation import BeirRetrievalMetric, beir_default_metrics
+
+    own = list(benchmark.evaluators())
+    retrieval = [e for e in own if isinstance(e, BeirRetrievalMetric)]
+    policy = retrieval[0].ignore_identical_ids if retrieval else True
+    others = [e for e in own if not isinstance(e, BeirRetrievalMetric)]
+    return [*beir_default_metrics(k_values, ignore_identical_ids=policy), *others]
+
+
+def _recipe(args: argparse.Namespace, modes: list[str]) -> Any:
+    from pydantic import ValidationError
+
+    from ..kb import Recipe
+
+    try:
+        recipe = Recipe.from_file(args.recipe) if args.recipe else Recipe(modes=modes)
+        if args.chunk_size is not None or args.chunk_overlap is not None:
+            chunking = recipe.chunking.model_copy(update={
+                key: value for key, value in
+                (("size", args.chunk_size), ("overlap", args.chunk_overlap)) if value is not None
+            })  # fmt: skip
+            recipe = Recipe.model_validate(
+                {**recipe.model_dump(), "chunking": chunking.model_dump()}
+            )
+    except FileNotFoundError:
+        raise CliError(f"recipe file {args.recipe} does not exist") from None
+    except ValidationError as error:
+        raise CliError(f"invalid recipe: {error}") from None
+    missing = [mode for mode in modes if mode not in recipe.modes]
+    if missing:
+        raise CliError(f"the recipe does not build mode {missing[0]!r}; it has {recipe.modes}")
+    return recipe
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..data.locate import DatasetNotFoundError
+    from ..runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
+
+    modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
+    if not modes:
+        raise CliError("--modes is empty")
+    k_values = _parse_k(args.k)
+    knowledge_base = recipe = None
+    if args.kb_url:
+        from ..kb import HttpKnowledgeBase
+
+        knowledge_base = HttpKnowledgeBase(args.kb_url, modes=tuple(modes))
+    else:
+        recipe = _recipe(args, modes)
+    name = args.dataset or args.benchmark.stem
+    output = args.output or Path("results") / name.replace("/", "-")
+    runner = BenchmarkRunner(
+        top_k=args.top_k, concurrency=args.concurrency, query_timeout=args.timeout,
+        progress=not args.quiet,
+    )  # fmt: skip
+    all_results = []
+    try:
+        benchmarks = _benchmarks(args)
+        for benchmark in benchmarks:
+            folder = output / benchmark.name.split("/")[-1] if len(benchmarks) > 1 else output
+            if args.fresh and folder.exists():
+                shutil.rmtree(folder)
+            print(f"== {benchmark.name}: modes {', '.join(modes)} -> {folder}", file=sys.stderr)
+            results = runner.run(
+                benchmark=benchmark, recipe=recipe, knowledge_base_name=args.kb_name,
+                query_modes=tuple(modes), evaluators=_evaluators(benchmark, k_values),
+                knowledge_base=knowledge_base, output_dir=folder,
+                cache_dir=False if args.no_cache else None,
+            )  # fmt: skip
+            all_results.append(results)
+            print(f"\n## {benchmark.name}\n\n{results.table()}\n")
+            print(f"results: {folder}", file=sys.stderr)
+    except (DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError) as error:
+        raise CliError(str(error)) from None
+    if len(all_results) > 1:
+        print(_macro_table(name, all_results))
+    if any(results.partial for results in all_results):
+        print("warning: some cases failed or are missing; aggregates are partial", file=sys.stderr)
+    return 0
+
+
+def _macro_table(name: str, all_results: list[Any]) -> str:
+    """The unweighted mean over sub-benchmarks (how CQADupStack is reported)."""
+    first = all_results[0].summary
+    modes = list(first.modes)
+    lines = [
+        f"## {name}: unweighted mean of {len(all_results)} sub-benchmarks",
+        "",
+        "| evaluator | " + " | ".join(modes) + " |",
+        "|---|" + "---:|" * len(modes),
+    ]
+    for evaluator in first.evaluators:
+        cells = []
+        for mode in modes:
+            values = [r.summary.modes[mode].metrics[evaluator].value for r in all_results]
+            numeric = [v for v in values if isinstance(v, float)]
+            cells.append(
+                f"{sum(numeric) / len(numeric):.5f}" if len(numeric) == len(values) else "–"
+            )
+        lines.append(f"| {evaluator} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,27 @@
+"""The benchmark runner: benchmarks, the runner, and its results."""
+
+from .benchmark import Benchmark, BenchmarkFormatError, JsonlBenchmark, default_evaluators
+from .results import (
+    BenchmarkResults,
+    ModeSummary,
+    QueryRecord,
+    ResultsFormatError,
+    RunSummary,
+    load_results,
+)
+from .runner import BenchmarkRunner, RunConfigurationError
+
+__all__ = [
+    "Benchmark",
+    "BenchmarkFormatError",
+    "BenchmarkResults",
+    "BenchmarkRunner",
+    "JsonlBenchmark",
+    "ModeSummary",
+    "QueryRecord",
+    "ResultsFormatError",
+    "RunConfigurationError",
+    "RunSummary",
+    "default_evaluators",
+    "load_results",
+]

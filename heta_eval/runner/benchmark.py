@@ -1,0 +1,182 @@
+"""The benchmark protocol, and a benchmark loaded from your own files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import ValidationError
+
+from ..evaluation import (
+    AnswerContains,
+    AnswerExactMatch,
+    AnswerF1,
+    BenchmarkCase,
+    BenchmarkEvaluatorProtocol,
+    Document,
+    EvidenceRecallAtK,
+    beir_default_metrics,
+)
+
+__all__ = ["Benchmark", "BenchmarkFormatError", "JsonlBenchmark", "default_evaluators"]
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """A benchmark: a name, its documents, its cases and its scoring policy.
+
+    >>> class Tiny:
+    ...     name = "tiny"
+    ...     def documents(self): return [Document(id="d1", text="Cats purr.")]
+    ...     def cases(self): return [BenchmarkCase(id="q1", query="cats?",
+    ...                                            expected={"relevance": {"d1": 1}})]
+    ...     def evaluators(self): return beir_default_metrics(k_values=(1, 10))
+    >>> isinstance(Tiny(), Benchmark)
+    True
+    """
+
+    name: str
+
+    def documents(self) -> Iterable[Document]: ...
+
+    def cases(self) -> Sequence[BenchmarkCase]: ...
+
+    def evaluators(self) -> Sequence[BenchmarkEvaluatorProtocol]: ...
+
+
+class BenchmarkFormatError(ValueError):
+    """A benchmark file that cannot be read; the message names the file, line and field."""
+
+
+def default_evaluators(cases: Sequence[BenchmarkCase]) -> tuple[BenchmarkEvaluatorProtocol, ...]:
+    """What a user-defined benchmark is scored with, by what its cases carry: BEIR metrics
+    when cases have relevance judgments, evidence recall at 1/3/5/10 when they have gold
+    evidence, answer contains / exact match / F1 when they have gold answers.
+
+    >>> [e.name for e in default_evaluators([BenchmarkCase(id="1", query="?",
+    ...                                      expected={"answers": ["x"]})])]
+    ['answer_contains', 'answer_exact_match', 'answer_f1']
+    """
+    evaluators: list[BenchmarkEvaluatorProtocol] = []
+    if any(case.expected.relevance for case in cases):
+        evaluators.extend(beir_default_metrics())
+    if any(case.expected.evidence for case in cases):
+        evaluators.extend(EvidenceRecallAtK(k) for k in (1, 3, 5, 10))
+    if any(case.expected.answers for case in cases):
+        evaluators.extend([AnswerContains(), AnswerExactMatch(), AnswerF1()])
+    return tuple(evaluators)
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as error:
+        raise BenchmarkFormatError(f"{path}: cannot open: {error.strerror}") from error
+    with handle:
+        try:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise BenchmarkFormatError(f"{path}:{number}: invalid JSON: {error}") from None
+                if not isinstance(row, dict):
+                    raise BenchmarkFormatError(f"{path}:{number}: expected a JSON object")
+                yield number, row
+        except UnicodeDecodeError as error:
+            raise BenchmarkFormatError(f"{path}: not UTF-8 text: {error}") from None
+
+
+def _validation_message(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "(record)"
+        parts.append(f"field {field}: {item['msg']}")
+    return "; ".join(parts)
+
+
+class JsonlBenchmark:
+    """A benchmark from your own files: a JSONL of cases and a folder (or JSONL) of documents.
+
+    Each case line is a ``BenchmarkCase``: ``{"id", "query", "expected": {"answers",
+    "evidence", "relevance"}, "metadata"}``. Documents are either a JSONL file of
+    ``Document`` records (``{"id", "text", "title"}``) or a folder whose ``.txt`` / ``.md``
+    files become documents (id = path relative to the folder, without the suffix).
+    Evaluators default to :func:`default_evaluators`.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> (folder / "docs").mkdir()
+    >>> _ = (folder / "docs" / "paris.txt").write_text("Paris is in France.")
+    >>> _ = (folder / "cases.jsonl").write_text(
+    ...     '{"id": "q1", "query": "Where is Paris?", "expected": {"relevance": {"paris": 1}}}\\n')
+    >>> bench = JsonlBenchmark(folder / "cases.jsonl", folder / "docs")
+    >>> bench.name, [d.id for d in bench.documents()], len(bench.evaluators())
+    ('cases', ['paris'], 25)
+    """
+
+    def __init__(
+        self,
+        cases_path: str | Path,
+        documents_path: str | Path,
+        *,
+        name: str | None = None,
+        evaluators: Sequence[BenchmarkEvaluatorProtocol] | None = None,
+    ) -> None:
+        self.cases_path = Path(cases_path)
+        self.documents_path = Path(documents_path)
+        self.name = name or self.cases_path.stem
+        self._evaluators = tuple(evaluators) if evaluators is not None else None
+        self._cases: list[BenchmarkCase] | None = None
+
+    def cases(self) -> list[BenchmarkCase]:
+        if self._cases is None:
+            cases: list[BenchmarkCase] = []
+            seen: dict[str, int] = {}
+            for number, row in _read_jsonl(self.cases_path):
+                try:
+                    case = BenchmarkCase.model_validate(row)
+                except ValidationError as error:
+                    message = _validation_message(error)
+                    raise BenchmarkFormatError(f"{self.cases_path}:{number}: {message}") from None
+                if case.id in seen:
+                    raise BenchmarkFormatError(
+                        f"{self.cases_path}:{number}: duplicate case id {case.id!r} "
+                        f"(first on line {seen[case.id]})"
+                    )
+                seen[case.id] = number
+                cases.append(case)
+            if not cases:
+                raise BenchmarkFormatError(f"{self.cases_path}: no cases")
+            self._cases = cases
+        return self._cases
+
+    def documents(self) -> Iterator[Document]:
+        path = self.documents_path
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix in {".txt", ".md"})
+            if not files:
+                raise BenchmarkFormatError(f"{path}: no .txt or .md documents in this folder")
+            for file in files:
+                try:
+                    text = file.read_text(encoding="utf-8")
+                except UnicodeDecodeError as error:
+                    raise BenchmarkFormatError(f"{file}: not UTF-8 text: {error}") from None
+                doc_id = file.relative_to(path).with_suffix("").as_posix()
+                yield Document(id=doc_id, text=text, metadata={"path": str(file)})
+            return
+        for number, row in _read_jsonl(path):
+            try:
+                yield Document.model_validate(row)
+            except ValidationError as error:
+                raise BenchmarkFormatError(
+                    f"{path}:{number}: {_validation_message(error)}"
+                ) from None
+
+    def evaluators(self) -> tuple[BenchmarkEvaluatorProtocol, ...]:
+        if self._evaluators is not None:
+            return self._evaluators
+        return default_evaluators(self.cases())

@@ -1,0 +1,329 @@
+"""Results of a benchmark run: the per-query journal, the summary, and the results folder.
+
+A results folder holds:
+
+* ``run.json``: what was run (benchmark, knowledge base, recipe, modes, evaluators, top_k);
+  a rerun into the same folder must match it, and then resumes;
+* ``per_query.jsonl``: one line per case and mode (query, retrieved document ids and scores,
+  answer, every evaluator's score and metadata, the query error if it failed), appended as
+  each case finishes, so a killed run loses nothing it finished;
+* ``summary.json``: per mode and evaluator the aggregates (BEIR and strict for retrieval
+  metrics), counts and timings;
+* ``runs/<mode>.trec``: a TREC run per mode (real ranks, the system's order);
+* ``table.md``: the markdown table printed at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..evaluation import EvaluationFailure, EvaluationScore, MetricSummary
+
+__all__ = [
+    "BenchmarkResults",
+    "Journal",
+    "ModeSummary",
+    "QueryRecord",
+    "ResultsFormatError",
+    "RunSummary",
+    "latency_summary",
+    "load_results",
+]
+
+
+class ResultsFormatError(ValueError):
+    """A results folder that cannot be read; the message names the file and line."""
+
+
+class QueryRecord(BaseModel):
+    """One case answered in one mode, with every evaluator's score."""
+
+    case_id: str
+    mode: str
+    query: str
+    documents: list[tuple[str, float]] = Field(default_factory=list)
+    answer: str | None = None
+    scores: dict[str, EvaluationScore] = Field(default_factory=dict)
+    failures: list[EvaluationFailure] = Field(default_factory=list)
+    error: str | None = None
+    latency_ms: float | None = None
+    evaluation_ms: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the query itself succeeded (evaluators may still have failed)."""
+        return self.error is None
+
+
+class ModeSummary(BaseModel):
+    """Aggregates, counts and timings of one query mode."""
+
+    mode: str
+    metrics: dict[str, MetricSummary]
+    cases: int
+    answered: int
+    failed_queries: int
+    evaluator_failures: int
+    partial: bool
+    timings: dict[str, float | None] = Field(default_factory=dict)
+
+
+class RunSummary(BaseModel):
+    """Everything ``summary.json`` holds."""
+
+    benchmark: str
+    knowledge_base: str
+    recipe: dict[str, Any] | None = None
+    evaluators: list[str]
+    top_k: int
+    modes: dict[str, ModeSummary]
+    timings: dict[str, float | None] = Field(default_factory=dict)
+    build: dict[str, Any] = Field(default_factory=dict)
+    created_at: str = ""
+    heta_eval_version: str = ""
+
+    @property
+    def partial(self) -> bool:
+        return any(mode.partial for mode in self.modes.values())
+
+
+def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float | None]:
+    """Mean and p50 / p90 / p99 of query latencies in milliseconds.
+
+    >>> latency_summary([10.0, 20.0, 30.0, 40.0])["latency_p50_ms"]
+    25.0
+    """
+    if not latencies_ms:
+        return {key: None for key in ("latency_mean_ms", "latency_p50_ms", "latency_p90_ms",
+                                      "latency_p99_ms")}  # fmt: skip
+    values = sorted(latencies_ms)
+    if len(values) == 1:
+        p50 = p90 = p99 = values[0]
+    else:
+        cuts = statistics.quantiles(values, n=100, method="inclusive")
+        p50, p90, p99 = cuts[49], cuts[89], cuts[98]
+    return {
+        "latency_mean_ms": round(statistics.fmean(values), 3),
+        "latency_p50_ms": round(p50, 3),
+        "latency_p90_ms": round(p90, 3),
+        "latency_p99_ms": round(p99, 3),
+    }
+
+
+class Journal:
+    """The append-only per-query file: one JSON record per line, flushed as it is written.
+
+    A line cut short by a killed process is ignored when the journal is read back; for the
+    same (case, mode) the last record wins, so a query retried after a failure replaces it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: Any = None
+
+    def read(self) -> dict[tuple[str, str], QueryRecord]:
+        records: dict[tuple[str, str], QueryRecord] = {}
+        for record in _read_records(self.path, tolerate_truncated_tail=True):
+            records[(record.case_id, record.mode)] = record
+        return records
+
+    def append(self, record: QueryRecord) -> None:
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._repair_tail()
+            self._handle = self.path.open("a", encoding="utf-8")
+        self._handle.write(record.model_dump_json() + "\n")
+        self._handle.flush()  # in the kernel's hands now: survives a killed process
+
+    def _repair_tail(self) -> None:
+        # A killed writer can leave a partial last line; cut it so new lines start clean.
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with self.path.open("rb+") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) == b"\n":
+                return
+            data = self.path.read_bytes()
+            handle.truncate(data.rfind(b"\n") + 1)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def rewrite(self, records: Iterable[QueryRecord]) -> None:
+        """Replace the journal with ``records`` (compacted, in order), atomically."""
+        self.close()
+        temporary = self.path.with_suffix(".jsonl.tmp")
+        with temporary.open("w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(record.model_dump_json() + "\n")
+        os.replace(temporary, self.path)
+
+
+def _read_records(path: Path, *, tolerate_truncated_tail: bool) -> Iterator[QueryRecord]:
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield QueryRecord.model_validate_json(line)
+        except ValidationError as error:
+            last = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
+            if tolerate_truncated_tail and last and not line.endswith("}"):
+                return  # the process was killed while writing this line
+            raise ResultsFormatError(f"{path}:{number}: not a per-query record: {error}") from None
+
+
+class BenchmarkResults:
+    """A finished (or partial) run: the summary and every per-query record.
+
+    Load a results folder with :func:`load_results`; ``table()`` gives the markdown table,
+    ``to_dataframe()`` one row per case, mode and evaluator.
+    """
+
+    def __init__(
+        self, summary: RunSummary, records: Sequence[QueryRecord], path: Path | None = None
+    ) -> None:
+        self.summary = summary
+        self.records = list(records)
+        self.path = path
+
+    def __repr__(self) -> str:
+        modes = ", ".join(self.summary.modes)
+        return f"BenchmarkResults(benchmark={self.summary.benchmark!r}, modes=[{modes}])"
+
+    @property
+    def partial(self) -> bool:
+        return self.summary.partial
+
+    def metric(self, mode: str, evaluator: str) -> MetricSummary:
+        """The aggregate of one evaluator in one mode."""
+        try:
+            return self.summary.modes[mode].metrics[evaluator]
+        except KeyError:
+            raise KeyError(
+                f"no {evaluator!r} in mode {mode!r}; modes: {list(self.summary.modes)}, "
+                f"evaluators: {self.summary.evaluators}"
+            ) from None
+
+    def per_query_values(self, mode: str, evaluator: str) -> dict[str, float]:
+        """``{case id: value}`` of one evaluator in one mode (skipped cases left out)."""
+        values: dict[str, float] = {}
+        for record in self.records:
+            score = record.scores.get(evaluator)
+            if record.mode == mode and score is not None and not score.skipped:
+                values[record.case_id] = float(score.value)  # type: ignore[arg-type]
+        return values
+
+    def run(self, mode: str) -> dict[str, dict[str, float]]:
+        """The document-level run of one mode, ``{case id: {doc id: score}}``."""
+        return {
+            record.case_id: dict(record.documents)
+            for record in self.records
+            if record.mode == mode and record.ok
+        }
+
+    def table(self) -> str:
+        """Markdown: one row per evaluator, per mode the headline value (BEIR for retrieval)
+        and the strict value where it differs."""
+        modes = list(self.summary.modes)
+        header = "| evaluator | " + " | ".join(modes) + " |"
+        lines = [header, "|---|" + "---:|" * len(modes)]
+        for name in self.summary.evaluators:
+            cells = []
+            for mode in modes:
+                summary = self.summary.modes[mode].metrics.get(name)
+                cells.append(_cell(summary))
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        notes = []
+        for mode, mode_summary in self.summary.modes.items():
+            timing = mode_summary.timings
+            notes.append(
+                f"{mode}: {mode_summary.answered}/{mode_summary.cases} answered, "
+                f"{mode_summary.failed_queries} failed queries, "
+                f"{mode_summary.evaluator_failures} evaluator failures, "
+                f"p50 latency {_ms(timing.get('latency_p50_ms'))}"
+                + (" — PARTIAL" if mode_summary.partial else "")
+            )
+        return "\n".join(lines) + "\n\n" + "\n".join(f"- {note}" for note in notes)
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, one row per case, mode and evaluator."""
+        import pandas as pd
+
+        rows = []
+        for record in self.records:
+            for name, score in record.scores.items():
+                rows.append({
+                    "case_id": record.case_id, "mode": record.mode, "evaluator": name,
+                    "value": score.value, "passed": score.passed, "skipped": score.skipped,
+                    "latency_ms": record.latency_ms,
+                })  # fmt: skip
+        return pd.DataFrame(rows, columns=["case_id", "mode", "evaluator", "value", "passed",
+                                           "skipped", "latency_ms"])  # fmt: skip
+
+    def write(self, folder: Path) -> None:
+        """Write ``summary.json``, ``runs/<mode>.trec`` and ``table.md`` (the journal is
+        written as the run goes)."""
+        from ..trec import write_run
+
+        folder.mkdir(parents=True, exist_ok=True)
+        _atomic_write(folder / "summary.json", self.summary.model_dump_json(indent=2) + "\n")
+        (folder / "runs").mkdir(exist_ok=True)
+        for mode in self.summary.modes:
+            write_run(self.run(mode), folder / "runs" / f"{mode}.trec", tag=mode, sort=False)
+        _atomic_write(folder / "table.md", self.table() + "\n")
+
+
+def _cell(summary: MetricSummary | None) -> str:
+    if summary is None or summary.kind == "empty":
+        return "–"
+    if summary.kind == "categorical":
+        return ", ".join(f"{k}: {v}" for k, v in summary.counts.items())
+    text = f"{summary.value:.5f}" if summary.value is not None else "–"
+    if summary.kind == "retrieval" and summary.strict != summary.beir:
+        text += f" (strict {summary.strict:.5f})" if summary.strict is not None else ""
+    if summary.partial:
+        text += "*"
+    return text
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f} ms"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def load_results(path: str | Path) -> BenchmarkResults:
+    """Load a results folder written by the runner.
+
+    A folder that is not one gets a clear error (``+ELLIPSIS`` below only shortens it):
+
+    >>> load_results("/nonexistent")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    heta_eval.runner.results.ResultsFormatError: /nonexistent: no summary.json here; ...
+    """
+    folder = Path(path)
+    summary_path = folder / "summary.json"
+    if not summary_path.exists():
+        raise ResultsFormatError(f"{folder}: no summary.json here; is this a results folder?")
+    try:
+        summary = RunSummary.model_validate_json(summary_path.read_text(encoding="utf-8"))
+    except ValidationError as error:
+        raise ResultsFormatError(f"{summary_path}: not a heta-eval summary: {error}") from None
+    records = list(_read_records(folder / "per_query.jsonl", tolerate_truncated_tail=False))
+    return BenchmarkResults(summary, records, folder)

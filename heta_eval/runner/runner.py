@@ -1,0 +1,380 @@
+"""BenchmarkRunner: build (or reuse) a knowledge base, query every case in every mode, score
+and aggregate, and keep every finished case on disk so an interrupted run resumes."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from ..evaluation import (
+    BeirRetrievalMetric,
+    BenchmarkCase,
+    BenchmarkEvaluatorProtocol,
+    EvaluationFailure,
+    QueryResponse,
+    collapse_to_documents,
+    summarize_scores,
+)
+from ..evaluation.aggregate import run_sync, score_case
+from .benchmark import Benchmark
+from .results import (
+    BenchmarkResults,
+    Journal,
+    ModeSummary,
+    QueryRecord,
+    RunSummary,
+    latency_summary,
+)
+
+__all__ = ["BenchmarkRunner", "RunConfigurationError"]
+
+
+class RunConfigurationError(ValueError):
+    """The run cannot start as asked (unknown mode, a results folder of another run, ...)."""
+
+
+class BenchmarkRunner:
+    """Runs a benchmark against a knowledge base built from a recipe (or one you pass).
+
+    >>> from heta_eval.evaluation import Document, BenchmarkCase, beir_default_metrics
+    >>> class Tiny:
+    ...     name = "tiny"
+    ...     def documents(self):
+    ...         return [Document(id="cats", text="Cats purr and sleep."),
+    ...                 Document(id="dogs", text="Dogs bark at the mail carrier.")]
+    ...     def cases(self):
+    ...         return [BenchmarkCase(id="q1", query="why do dogs bark",
+    ...                               expected={"relevance": {"dogs": 1}})]
+    ...     def evaluators(self): return beir_default_metrics(k_values=(1, 10))
+    >>> from heta_eval.kb import Recipe
+    >>> results = BenchmarkRunner(progress=False).run(
+    ...     benchmark=Tiny(), recipe=Recipe(modes=["keyword_search"]),
+    ...     knowledge_base_name="kb", query_modes=("keyword_search",), cache_dir=False)
+    >>> results.metric("keyword_search", "ndcg@10").beir
+    1.0
+    """
+
+    def __init__(
+        self,
+        *,
+        top_k: int = 100,
+        concurrency: int = 8,
+        query_timeout: float | None = 120.0,
+        evaluation_timeout: float | None = 300.0,
+        progress: bool = True,
+    ) -> None:
+        if top_k < 1:
+            raise ValueError(f"top_k must be positive, got {top_k}")
+        self.top_k = top_k
+        self.concurrency = max(1, concurrency)
+        self.query_timeout = query_timeout
+        self.evaluation_timeout = evaluation_timeout
+        self.progress = progress
+
+    def run(
+        self,
+        *,
+        benchmark: Benchmark,
+        recipe: Any = None,
+        knowledge_base_name: str = "kb",
+        query_modes: Sequence[str] = ("vector_search",),
+        evaluators: Sequence[BenchmarkEvaluatorProtocol] | None = None,
+        knowledge_base: Any = None,
+        output_dir: str | Path | None = None,
+        cache_dir: str | Path | bool | None = None,
+    ) -> BenchmarkResults:
+        """Run synchronously; safe where an event loop is already running (a notebook).
+
+        ``evaluators`` overrides the benchmark's own scoring policy. Pass either a
+        ``recipe`` (the knowledge base is built, or reused from the cache) or a ready
+        ``knowledge_base`` (e.g. an ``HttpKnowledgeBase``). With ``output_dir`` every
+        finished case is kept on disk and a rerun continues where the last one stopped.
+        """
+        return run_sync(
+            self.arun(
+                benchmark=benchmark,
+                recipe=recipe,
+                knowledge_base_name=knowledge_base_name,
+                query_modes=query_modes,
+                evaluators=evaluators,
+                knowledge_base=knowledge_base,
+                output_dir=output_dir,
+                cache_dir=cache_dir,
+            )
+        )
+
+    async def arun(
+        self,
+        *,
+        benchmark: Benchmark,
+        recipe: Any = None,
+        knowledge_base_name: str = "kb",
+        query_modes: Sequence[str] = ("vector_search",),
+        evaluators: Sequence[BenchmarkEvaluatorProtocol] | None = None,
+        knowledge_base: Any = None,
+        output_dir: str | Path | None = None,
+        cache_dir: str | Path | bool | None = None,
+    ) -> BenchmarkResults:
+        """The async variant of :meth:`run`."""
+        if recipe is None and knowledge_base is None:
+            from ..kb import Recipe
+
+            recipe = Recipe(modes=list(query_modes))
+        modes = tuple(dict.fromkeys(query_modes))
+        if not modes:
+            raise RunConfigurationError("query_modes is empty: name at least one mode")
+        cases = list(benchmark.cases())
+        chosen = tuple(evaluators) if evaluators is not None else tuple(benchmark.evaluators())
+        names = [e.name for e in chosen]
+        repeated = [n for n, count in Counter(names).items() if count > 1]
+        if repeated:
+            raise RunConfigurationError(f"evaluator names must be unique; repeated: {repeated}")
+        retrieval = [e for e in chosen if isinstance(e, BeirRetrievalMetric)]
+        # Ask for one extra hit: a self-hit removed by the metrics must not cost a rank at k.
+        top_k = max([self.top_k, *(m.k for m in retrieval)]) + 1
+
+        folder = Path(output_dir) if output_dir is not None else None
+        recipe_dump = recipe.model_dump(mode="json") if recipe is not None else None
+        journal = Journal(folder / "per_query.jsonl") if folder else None
+        done: dict[tuple[str, str], QueryRecord] = {}
+        if folder is not None:
+            self._claim_folder(
+                folder,
+                {
+                    "benchmark": benchmark.name,
+                    "knowledge_base": knowledge_base_name,
+                    "recipe": recipe_dump,
+                    "modes": list(modes),
+                    "evaluators": names,
+                    "top_k": top_k,
+                    "cases": _fingerprint([c.model_dump_json() for c in cases]),
+                },
+            )
+            assert journal is not None
+            done = {key: r for key, r in journal.read().items() if r.ok}
+
+        pending = {mode: [case for case in cases if (case.id, mode) not in done] for mode in modes}
+        build_info: dict[str, Any] = {}
+        build_seconds: float | None = None
+        kb = knowledge_base
+        if kb is None and any(pending.values()):
+            started = time.perf_counter()
+            kb = recipe.build(
+                knowledge_base_name,
+                benchmark.documents(),
+                cache_dir=None if cache_dir is True else cache_dir,
+                progress=self.progress,
+            )
+            build_seconds = round(time.perf_counter() - started, 3)
+            build_info = dict(getattr(kb, "build_info", {}) or {})
+        if kb is not None and any(pending.values()):
+            unknown = [mode for mode in modes if mode not in getattr(kb, "modes", modes)]
+            if unknown:
+                raise RunConfigurationError(
+                    f"knowledge base {knowledge_base_name!r} has no mode {unknown[0]!r}; "
+                    f"its modes are {list(kb.modes)}"
+                )
+
+        records = dict(done)
+        mode_seconds: dict[str, float] = {}
+        try:
+            for mode in modes:
+                started = time.perf_counter()
+                for record in await self._run_mode(
+                    kb, mode, cases, pending[mode], len(cases) - len(pending[mode]), chosen,
+                    retrieval, top_k, journal,
+                ):  # fmt: skip
+                    records[(record.case_id, mode)] = record
+                mode_seconds[mode] = round(time.perf_counter() - started, 3)
+        finally:
+            if journal is not None:
+                journal.close()
+
+        ordered = [records[(c.id, m)] for m in modes for c in cases if (c.id, m) in records]
+        summary = RunSummary(
+            benchmark=benchmark.name,
+            knowledge_base=knowledge_base_name,
+            recipe=recipe_dump,
+            evaluators=names,
+            top_k=top_k,
+            modes={
+                mode: self._summarize_mode(mode, cases, chosen, records, mode_seconds.get(mode))
+                for mode in modes
+            },
+            timings={"build_s": build_seconds},
+            build=build_info,
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            heta_eval_version=_version(),
+        )
+        results = BenchmarkResults(summary, ordered, folder)
+        if folder is not None and journal is not None:
+            journal.rewrite(ordered)
+            results.write(folder)
+        return results
+
+    # ----------------------------------------------------------------------------------
+
+    def _claim_folder(self, folder: Path, identity: dict[str, Any]) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "run.json"
+        if path.exists():
+            previous = json.loads(path.read_text(encoding="utf-8"))
+            if previous != identity:
+                changed = sorted(k for k in identity if previous.get(k) != identity[k])
+                raise RunConfigurationError(
+                    f"{folder} holds results of a different run (changed: {', '.join(changed)}); "
+                    "choose another output folder or delete this one to start over"
+                )
+            return
+        path.write_text(json.dumps(identity, indent=2) + "\n", encoding="utf-8")
+
+    async def _run_mode(
+        self,
+        kb: Any,
+        mode: str,
+        cases: Sequence[BenchmarkCase],
+        pending: Sequence[BenchmarkCase],
+        already_done: int,
+        evaluators: Sequence[BenchmarkEvaluatorProtocol],
+        retrieval: Sequence[BeirRetrievalMetric],
+        top_k: int,
+        journal: Journal | None,
+    ) -> list[QueryRecord]:
+        if not pending:
+            return []
+        semaphore = asyncio.Semaphore(self.concurrency)
+        bar = tqdm(
+            total=len(cases), initial=already_done, desc=mode, unit="case",
+            disable=not self.progress, dynamic_ncols=True,
+        )  # fmt: skip
+        finished: list[QueryRecord] = []
+
+        async def one(case: BenchmarkCase) -> None:
+            async with semaphore:
+                record = await self._query_and_score(kb, mode, case, evaluators, retrieval, top_k)
+            if journal is not None:
+                journal.append(record)
+            finished.append(record)
+            bar.update(1)
+
+        try:
+            await asyncio.gather(*(one(case) for case in pending))
+        finally:
+            bar.close()
+        return finished
+
+    async def _query_and_score(
+        self,
+        kb: Any,
+        mode: str,
+        case: BenchmarkCase,
+        evaluators: Sequence[BenchmarkEvaluatorProtocol],
+        retrieval: Sequence[BeirRetrievalMetric],
+        top_k: int,
+    ) -> QueryRecord:
+        started = time.perf_counter()
+        try:
+            raw = await asyncio.wait_for(
+                kb.query(case.query, mode=mode, top_k=top_k), self.query_timeout
+            )
+            response = raw if isinstance(raw, QueryResponse) else QueryResponse.model_validate(raw)
+        except asyncio.TimeoutError:
+            return QueryRecord(
+                case_id=case.id, mode=mode, query=case.query,
+                error=f"query timed out after {self.query_timeout}s",
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            )  # fmt: skip
+        except Exception as error:  # any knowledge-base failure is recorded against its case
+            return QueryRecord(
+                case_id=case.id, mode=mode, query=case.query,
+                error=f"{type(error).__name__}: {error}",
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            )  # fmt: skip
+        latency_ms = round((time.perf_counter() - started) * 1000, 3)
+
+        started = time.perf_counter()
+        scores = {}
+        failures: list[EvaluationFailure] = []
+        for evaluator in evaluators:
+            outcome = await score_case(evaluator, case, response, timeout=self.evaluation_timeout)
+            if isinstance(outcome, EvaluationFailure):
+                failures.append(outcome)
+            else:
+                scores[evaluator.name] = outcome
+        # The documents kept for the TREC run: the system's own output, self-hits included
+        # (the metrics remove them), mapped like the first retrieval metric maps them.
+        ranking = collapse_to_documents(
+            response,
+            query_id=case.id,
+            resolver=retrieval[0].resolver if retrieval else None,
+            ignore_identical_ids=False,
+        )
+        return QueryRecord(
+            case_id=case.id,
+            mode=mode,
+            query=case.query,
+            documents=list(ranking.scores.items()),
+            answer=response.answer,
+            scores=scores,
+            failures=failures,
+            latency_ms=latency_ms,
+            evaluation_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    def _summarize_mode(
+        self,
+        mode: str,
+        cases: Sequence[BenchmarkCase],
+        evaluators: Sequence[BenchmarkEvaluatorProtocol],
+        records: dict[tuple[str, str], QueryRecord],
+        wall_seconds: float | None,
+    ) -> ModeSummary:
+        mine = [records[(c.id, mode)] for c in cases if (c.id, mode) in records]
+        answered = [r for r in mine if r.ok]
+        failures = [f for r in answered for f in r.failures]
+        metrics = summarize_scores(
+            evaluators,
+            cases,
+            {r.case_id: r.scores for r in answered},
+            failures,
+            responded=[r.case_id for r in answered],
+        )
+        failed_queries = len(mine) - len(answered)
+        timings: dict[str, float | None] = {
+            **latency_summary([r.latency_ms for r in answered if r.latency_ms is not None]),
+            "evaluation_s": round(sum(r.evaluation_ms or 0.0 for r in answered) / 1000, 3),
+            "wall_s": wall_seconds,
+        }
+        return ModeSummary(
+            mode=mode,
+            metrics=metrics,
+            cases=len(cases),
+            answered=len(answered),
+            failed_queries=failed_queries,
+            evaluator_failures=len(failures),
+            partial=len(answered) < len(cases) or any(m.partial for m in metrics.values()),
+            timings=timings,
+        )
+
+
+def _fingerprint(items: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(item.encode("utf-8"))
+        digest.update(b"\0")
+    return f"{len(items)}:{digest.hexdigest()[:16]}"
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
