@@ -1,0 +1,78 @@
+"""``heta-eval datasets list | download | validate``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from test_data_download import Server, beir_zip
+
+from heta_eval.cli import main
+
+
+def test_list_shows_every_dataset_with_md5(capsys):
+    assert main(["datasets", "list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("msmarco", "scifact", "cqadupstack", "webis-touche2020"):
+        assert name in out
+    assert "5f7d1de60b170fc8027bb7898e2efca1" in out
+    assert "cqadupstack/tex" not in out
+    assert main(["datasets", "list", "--all"]) == 0
+    assert "cqadupstack/tex" in capsys.readouterr().out
+
+
+def test_validate_real_scifact(scifact_dir, capsys):
+    assert main(["datasets", "validate", "scifact", "--data-dir", str(scifact_dir.parent)]) == 0
+    out = capsys.readouterr().out
+    assert "corpus documents: 5,183" in out and "OK: 0 errors, 0 warnings" in out
+
+
+def test_validate_reports_errors_with_exit_1(tmp_path, capsys):
+    folder = tmp_path / "scifact"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text('{"_id": "d"}\n{bad\n', encoding="utf-8")
+    (folder / "queries.jsonl").write_text('{"_id": "q", "text": "x"}\n', encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("h\th\th\nq\td\t1\n", encoding="utf-8")
+    assert main(["datasets", "validate", "scifact", "--data-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "corpus.jsonl:2: invalid JSON" in out and "INVALID" in out
+
+
+def test_validate_missing_dataset_is_a_clean_error(tmp_path, capsys):
+    assert main(["datasets", "validate", "scifact", "--data-dir", str(tmp_path)]) == 2
+    assert "heta-eval datasets download scifact" in capsys.readouterr().err
+
+
+def test_download_from_a_mirror(tmp_path, capsys):
+    server = Server()
+    try:
+        data = beir_zip()
+        server.files["/mirror/scifact.zip"] = data
+        argv = ["datasets", "download", "scifact", "--data-dir", str(tmp_path), "--url",
+                server.url("/mirror/scifact.zip"), "--md5", hashlib.md5(data).hexdigest()]
+        assert main(argv) == 0
+        assert "ready at" in capsys.readouterr().out
+        assert (tmp_path / "scifact" / "corpus.jsonl").exists()
+        marker = json.loads((tmp_path / "scifact" / ".heta-eval-complete").read_text())
+        assert marker["url"].endswith("/mirror/scifact.zip")
+        # Wrong checksum: a clean error naming expected and actual values.
+        server.files["/mirror/nfcorpus.zip"] = data
+        argv = ["datasets", "download", "nfcorpus", "--data-dir", str(tmp_path), "--url",
+                server.url("/mirror/nfcorpus.zip"), "--md5", "0" * 32, "--retries", "0"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "expected md5:" + "0" * 32 in err and "Traceback" not in err
+    finally:
+        server.close()
+
+
+def test_unknown_dataset(capsys):
+    assert main(["datasets", "download", "nope"]) == 2
+    assert "unknown dataset 'nope'" in capsys.readouterr().err
+
+
+def test_help_has_examples(capsys):
+    with pytest.raises(SystemExit):
+        main(["datasets", "--help"])
+    assert "heta-eval datasets download scifact" in capsys.readouterr().out

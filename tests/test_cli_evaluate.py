@@ -1,0 +1,108 @@
+"""``heta-eval evaluate`` on the real SciFact run: trec_eval's figures and beir's numbers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from beir.datasets.data_loader import GenericDataLoader
+from beir_reference import beir_numbers
+
+from heta_eval.cli import main
+from heta_eval.trec import read_run
+
+K = (1, 3, 5, 10, 100)
+
+
+@pytest.fixture(scope="module")
+def evaluate_json(scifact_dir, scifact_run_file):
+    def run(*extra: str) -> dict:
+        argv = ["evaluate", "--run", str(scifact_run_file), *extra, "--json"]
+        proc = subprocess.run([sys.executable, "-m", "heta_eval", *argv], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    return run
+
+
+def test_scifact_run_prints_trec_eval_figures_and_equals_beir(
+    scifact_dir, scifact_run_file, evaluate_json
+):
+    out = evaluate_json("--dataset", "scifact", "--data-dir", str(scifact_dir.parent))
+    # ../shared/datasets/README.md: trec_eval -m ndcg_cut.10 -m recall.100 -m map_cut.10 -m P.10
+    for section in (out, out["strict"]):
+        assert round(section["ndcg"]["NDCG@10"], 4) == 0.5701
+        assert round(section["recall"]["Recall@100"], 4) == 0.8523
+        assert round(section["map"]["MAP@10"], 4) == 0.5165
+        assert round(section["precision"]["P@10"], 4) == 0.0783
+    # All 300 test queries are in the run, so BEIR's mean and trec_eval -c coincide.
+    assert out["counts"]["judged_queries"] == out["counts"]["evaluated_queries"] == 300
+    assert out["counts"]["unjudged_queries"] == 809
+    _, _, qrels = GenericDataLoader(str(scifact_dir)).load("test")
+    expected = beir_numbers(qrels, read_run(scifact_run_file), K)
+    ours = {key: value for name in ("ndcg", "map", "recall", "precision", "mrr")
+            for key, value in out[name].items()}
+    assert ours == expected
+
+
+def test_qrels_file_gives_the_same_numbers(scifact_dir, evaluate_json):
+    by_file = evaluate_json("--qrels", str(scifact_dir / "qrels" / "test.tsv"))
+    by_name = evaluate_json("--dataset", "scifact", "--data-dir", str(scifact_dir))
+    for key in ("ndcg", "map", "recall", "precision", "mrr", "strict"):
+        assert by_file[key] == by_name[key]
+
+
+def test_table_output_and_custom_k(scifact_dir, scifact_run_file, capsys):
+    code = main(["evaluate", "--run", str(scifact_run_file), "--qrels",
+                 str(scifact_dir / "qrels" / "test.tsv"), "--k", "10,100"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| NDCG@10 | 0.57013 | 0.57013 |" in out
+    assert "| Recall@100 | 0.85233 | 0.85233 |" in out
+    assert "NDCG@1 " not in out
+
+
+def test_missing_queries_make_beir_and_strict_differ(tmp_path, scifact_dir, capsys):
+    run = tmp_path / "run.trec"
+    run.write_text("1 Q0 31715818 1 1.0 t\n3 Q0 0 1 1.0 t\n", encoding="utf-8")
+    main(["evaluate", "--run", str(run), "--qrels", str(scifact_dir / "qrels" / "test.tsv"),
+          "--k", "10", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["ndcg"]["NDCG@10"] == 0.5  # BEIR: mean over the 2 evaluated queries
+    assert out["strict"]["ndcg"]["NDCG@10"] == round(1 / 300, 5)  # trec_eval -c: over 300
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("1 Q0 d 1 1.0\n", "run.trec:1: expected 6 columns"),
+     ("1 Q0 d 1 nan t\n", "run.trec:1: score 'nan' is not finite"),
+     ("", "empty file")],
+)
+def test_bad_run_is_a_clean_error(tmp_path, scifact_dir, capsys, content, message):
+    run = tmp_path / "run.trec"
+    run.write_text(content, encoding="utf-8")
+    code = main(["evaluate", "--run", str(run), "--qrels", str(scifact_dir / "qrels/test.tsv")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_usage_errors(tmp_path, scifact_dir, capsys):
+    qrels = str(scifact_dir / "qrels" / "test.tsv")
+    assert main(["evaluate", "--run", qrels, "--qrels", qrels, "--k", "0,5"]) == 2
+    assert "--k" in capsys.readouterr().err
+    assert main(["evaluate", "--run", "x", "--dataset", "nope"]) == 2
+    assert "unknown dataset 'nope'" in capsys.readouterr().err
+    assert main(["evaluate", "--run", "x", "--dataset", "scifact", "--data-dir",
+                 str(tmp_path)]) == 2
+    assert "heta-eval datasets download scifact" in capsys.readouterr().err
+    assert main(["evaluate", "--run", "x", "--dataset", "cqadupstack"]) == 2
+    assert "cqadupstack/android" in capsys.readouterr().err
+
+
+def test_help_has_an_example(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    assert "heta-eval evaluate --run run.trec --dataset scifact" in capsys.readouterr().out
