@@ -67,8 +67,12 @@ class BeirBenchmark:
     def sub_benchmarks(self) -> list[BeirBenchmark]:
         """One benchmark per sub-forum (cqadupstack); empty for ordinary datasets."""
         return [
-            BeirBenchmark(f"{self.name}/{sub}", data_dir=self.data_dir, split=self.split,
-                          download=self.download)
+            BeirBenchmark(
+                f"{self.name}/{sub}",
+                data_dir=self.data_dir,
+                split=self.split,
+                download=self.download,
+            )
             for sub in self.info.subsets
         ]
 

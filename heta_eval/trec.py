@@ -126,8 +126,12 @@ def _read_run_arrow(path: Path, delimiter: str, duplicates: Duplicates) -> Run:
             ),
             convert_options=pcsv.ConvertOptions(
                 column_types={
-                    "qid": pa.string(), "q0": pa.string(), "docid": pa.string(),
-                    "rank": pa.string(), "score": pa.float64(), "tag": pa.string(),
+                    "qid": pa.string(),
+                    "q0": pa.string(),
+                    "docid": pa.string(),
+                    "rank": pa.string(),
+                    "score": pa.float64(),
+                    "tag": pa.string(),
                 },
                 null_values=[],
                 strings_can_be_null=False,
@@ -194,7 +198,8 @@ def _read_run_lines(path: Path, duplicates: Duplicates) -> Run:
             except UnicodeDecodeError as error:
                 raise TrecFormatError(
                     f"not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1})",
-                    path, number,
+                    path,
+                    number,
                 ) from None
             fields = line.split()
             if not fields:
@@ -202,7 +207,9 @@ def _read_run_lines(path: Path, duplicates: Duplicates) -> Run:
             if len(fields) != 6:
                 raise TrecFormatError(
                     f"expected 6 columns 'qid Q0 docid rank score tag', got {len(fields)}: "
-                    f"{line.rstrip()!r}", path, number,
+                    f"{line.rstrip()!r}",
+                    path,
+                    number,
                 )
             qid, _, docid, _, score_text, _ = fields
             score = _parse_score(score_text, path, number)
@@ -212,7 +219,8 @@ def _read_run_lines(path: Path, duplicates: Duplicates) -> Run:
                     raise TrecFormatError(
                         f"duplicate (query, doc) pair ({qid!r}, {docid!r}), first on line "
                         f"{first}; pass duplicates='last' for BEIR's rule (last line wins)",
-                        path, number,
+                        path,
+                        number,
                     )
             run.setdefault(qid, {})[docid] = score
     if not run:
@@ -244,8 +252,9 @@ def _read_run_json(path: Path, duplicates: Duplicates) -> Run:
         scores: dict[str, float] = {}
         for docid, score in docs.items():
             if isinstance(score, bool) or not isinstance(score, (int, float)):
-                raise TrecFormatError(f"query {qid!r}, doc {docid!r}: score {score!r} is not a "
-                                      "number", path)
+                raise TrecFormatError(
+                    f"query {qid!r}, doc {docid!r}: score {score!r} is not a number", path
+                )
             if not math.isfinite(score):
                 raise TrecFormatError(f"query {qid!r}, doc {docid!r}: score is not finite", path)
             scores[docid] = float(score)
@@ -323,8 +332,9 @@ def read_qrels(path: PathLike, *, duplicates: Duplicates = "error") -> Qrels:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise TrecFormatError(f"not UTF-8 (at column {error.start + 1})", path,
-                                      number) from None
+                raise TrecFormatError(
+                    f"not UTF-8 (at column {error.start + 1})", path, number
+                ) from None
             if beir_tsv is None:
                 fields = line.rstrip("\r\n").split("\t")
                 beir_tsv = len(fields) == 3
@@ -333,26 +343,32 @@ def read_qrels(path: PathLike, *, duplicates: Duplicates = "error") -> Qrels:
             if beir_tsv:
                 fields = line.rstrip("\r\n").split("\t")
                 if len(fields) < 3:
-                    raise TrecFormatError(_columns_message(line, 3, "query-id corpus-id score"),
-                                          path, number)
+                    raise TrecFormatError(
+                        _columns_message(line, 3, "query-id corpus-id score"), path, number
+                    )
                 qid, docid, label_text = fields[0], fields[1], fields[2]
             else:
                 fields = line.split()
                 if len(fields) != 4:
-                    raise TrecFormatError(_columns_message(line, 4, "qid 0 docid rel"), path,
-                                          number)
+                    raise TrecFormatError(
+                        _columns_message(line, 4, "qid 0 docid rel"), path, number
+                    )
                 qid, _, docid, label_text = fields
             try:
                 label = int(label_text)
             except ValueError:
-                raise TrecFormatError(f"relevance label {label_text!r} is not an integer", path,
-                                      number) from None
+                raise TrecFormatError(
+                    f"relevance label {label_text!r} is not an integer", path, number
+                ) from None
             if duplicates == "error":
                 first = seen.setdefault((qid, docid), number)
                 if first != number:
                     raise TrecFormatError(
                         f"duplicate judgment ({qid!r}, {docid!r}), first on line {first}; pass "
-                        "duplicates='last' for BEIR's rule (last line wins)", path, number)
+                        "duplicates='last' for BEIR's rule (last line wins)",
+                        path,
+                        number,
+                    )
             qrels.setdefault(qid, {})[docid] = label
     if not qrels:
         raise TrecFormatError("empty file: no judgments", path)

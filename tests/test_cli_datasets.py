@@ -49,8 +49,17 @@ def test_download_from_a_mirror(tmp_path, capsys):
     try:
         data = beir_zip()
         server.files["/mirror/scifact.zip"] = data
-        argv = ["datasets", "download", "scifact", "--data-dir", str(tmp_path), "--url",
-                server.url("/mirror/scifact.zip"), "--md5", hashlib.md5(data).hexdigest()]
+        argv = [
+            "datasets",
+            "download",
+            "scifact",
+            "--data-dir",
+            str(tmp_path),
+            "--url",
+            server.url("/mirror/scifact.zip"),
+            "--md5",
+            hashlib.md5(data).hexdigest(),
+        ]
         assert main(argv) == 0
         assert "ready at" in capsys.readouterr().out
         assert (tmp_path / "scifact" / "corpus.jsonl").exists()
@@ -58,8 +67,19 @@ def test_download_from_a_mirror(tmp_path, capsys):
         assert marker["url"].endswith("/mirror/scifact.zip")
         # Wrong checksum: a clean error naming expected and actual values.
         server.files["/mirror/nfcorpus.zip"] = data
-        argv = ["datasets", "download", "nfcorpus", "--data-dir", str(tmp_path), "--url",
-                server.url("/mirror/nfcorpus.zip"), "--md5", "0" * 32, "--retries", "0"]
+        argv = [
+            "datasets",
+            "download",
+            "nfcorpus",
+            "--data-dir",
+            str(tmp_path),
+            "--url",
+            server.url("/mirror/nfcorpus.zip"),
+            "--md5",
+            "0" * 32,
+            "--retries",
+            "0",
+        ]
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "expected md5:" + "0" * 32 in err and "Traceback" not in err

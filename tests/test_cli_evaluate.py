@@ -20,8 +20,9 @@ K = (1, 3, 5, 10, 100)
 def evaluate_json(scifact_dir, scifact_run_file):
     def run(*extra: str) -> dict:
         argv = ["evaluate", "--run", str(scifact_run_file), *extra, "--json"]
-        proc = subprocess.run([sys.executable, "-m", "heta_eval", *argv], capture_output=True,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "heta_eval", *argv], capture_output=True, text=True, timeout=120
+        )
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 
@@ -43,8 +44,11 @@ def test_scifact_run_prints_trec_eval_figures_and_equals_beir(
     assert out["counts"]["unjudged_queries"] == 809
     _, _, qrels = GenericDataLoader(str(scifact_dir)).load("test")
     expected = beir_numbers(qrels, read_run(scifact_run_file), K)
-    ours = {key: value for name in ("ndcg", "map", "recall", "precision", "mrr")
-            for key, value in out[name].items()}
+    ours = {
+        key: value
+        for name in ("ndcg", "map", "recall", "precision", "mrr")
+        for key, value in out[name].items()
+    }
     assert ours == expected
 
 
@@ -56,8 +60,17 @@ def test_qrels_file_gives_the_same_numbers(scifact_dir, evaluate_json):
 
 
 def test_table_output_and_custom_k(scifact_dir, scifact_run_file, capsys):
-    code = main(["evaluate", "--run", str(scifact_run_file), "--qrels",
-                 str(scifact_dir / "qrels" / "test.tsv"), "--k", "10,100"])
+    code = main(
+        [
+            "evaluate",
+            "--run",
+            str(scifact_run_file),
+            "--qrels",
+            str(scifact_dir / "qrels" / "test.tsv"),
+            "--k",
+            "10,100",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "| NDCG@10 | 0.57013 | 0.57013 |" in out
@@ -68,8 +81,18 @@ def test_table_output_and_custom_k(scifact_dir, scifact_run_file, capsys):
 def test_missing_queries_make_beir_and_strict_differ(tmp_path, scifact_dir, capsys):
     run = tmp_path / "run.trec"
     run.write_text("1 Q0 31715818 1 1.0 t\n3 Q0 0 1 1.0 t\n", encoding="utf-8")
-    main(["evaluate", "--run", str(run), "--qrels", str(scifact_dir / "qrels" / "test.tsv"),
-          "--k", "10", "--json"])
+    main(
+        [
+            "evaluate",
+            "--run",
+            str(run),
+            "--qrels",
+            str(scifact_dir / "qrels" / "test.tsv"),
+            "--k",
+            "10",
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["ndcg"]["NDCG@10"] == 0.5  # BEIR: mean over the 2 evaluated queries
     assert out["strict"]["ndcg"]["NDCG@10"] == round(1 / 300, 5)  # trec_eval -c: over 300
@@ -77,9 +100,11 @@ def test_missing_queries_make_beir_and_strict_differ(tmp_path, scifact_dir, caps
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("1 Q0 d 1 1.0\n", "run.trec:1: expected 6 columns"),
-     ("1 Q0 d 1 nan t\n", "run.trec:1: score 'nan' is not finite"),
-     ("", "empty file")],
+    [
+        ("1 Q0 d 1 1.0\n", "run.trec:1: expected 6 columns"),
+        ("1 Q0 d 1 nan t\n", "run.trec:1: score 'nan' is not finite"),
+        ("", "empty file"),
+    ],
 )
 def test_bad_run_is_a_clean_error(tmp_path, scifact_dir, capsys, content, message):
     run = tmp_path / "run.trec"
@@ -95,8 +120,9 @@ def test_usage_errors(tmp_path, scifact_dir, capsys):
     assert "--k" in capsys.readouterr().err
     assert main(["evaluate", "--run", "x", "--dataset", "nope"]) == 2
     assert "unknown dataset 'nope'" in capsys.readouterr().err
-    assert main(["evaluate", "--run", "x", "--dataset", "scifact", "--data-dir",
-                 str(tmp_path)]) == 2
+    assert (
+        main(["evaluate", "--run", "x", "--dataset", "scifact", "--data-dir", str(tmp_path)]) == 2
+    )
     assert "heta-eval datasets download scifact" in capsys.readouterr().err
     assert main(["evaluate", "--run", "x", "--dataset", "cqadupstack"]) == 2
     assert "cqadupstack/android" in capsys.readouterr().err

@@ -27,8 +27,9 @@ from heta_eval.data.download import (
     safe_extract,
 )
 
-CORPUS = ('{"_id": "d1", "title": "A", "text": "alpha"}\n'
-          '{"_id": "d2", "title": "B", "text": "beta"}\n')
+CORPUS = (
+    '{"_id": "d1", "title": "A", "text": "alpha"}\n{"_id": "d2", "title": "B", "text": "beta"}\n'
+)
 QUERIES = '{"_id": "q1", "text": "first"}\n'
 QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
 
@@ -217,8 +218,9 @@ def test_lock_across_processes(server, tmp_path):
         "progress=False, timeout=5, retries=0))"
     )
     args = [sys.executable, "-c", code, str(tmp_path), server.url("/scifact.zip"), md5(data)]
-    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert server.hits["/scifact.zip"] == 1
@@ -282,8 +284,11 @@ def tar_with(member: tarfile.TarInfo, data: bytes = b"") -> bytes:
 
 @pytest.mark.parametrize(
     ("kind", "link"),
-    [(tarfile.SYMTYPE, "../../outside"), (tarfile.SYMTYPE, "/etc/passwd"),
-     (tarfile.LNKTYPE, "../outside")],
+    [
+        (tarfile.SYMTYPE, "../../outside"),
+        (tarfile.SYMTYPE, "/etc/passwd"),
+        (tarfile.LNKTYPE, "../outside"),
+    ],
 )
 def test_tar_links_escaping_the_target_are_rejected(tmp_path, kind, link):
     member = tarfile.TarInfo("scifact/link")
@@ -311,8 +316,20 @@ def test_tar_link_inside_the_target_is_fine(tmp_path):
 
 def test_unknown_md5_is_pinned_on_first_download(server, tmp_path, monkeypatch):
     registry = tmp_path / "registry.json"
-    registry.write_text(json.dumps({"datasets": {"scifact": {
-        "kind": "custom", "url": server.url("/scifact.zip"), "md5": None, "split": "test"}}}))
+    registry.write_text(
+        json.dumps(
+            {
+                "datasets": {
+                    "scifact": {
+                        "kind": "custom",
+                        "url": server.url("/scifact.zip"),
+                        "md5": None,
+                        "split": "test",
+                    }
+                }
+            }
+        )
+    )
     monkeypatch.setenv("HETA_EVAL_REGISTRY", str(registry))
     first = beir_zip()
     server.files["/scifact.zip"] = first

@@ -47,7 +47,7 @@ def test_beir_semantics_on_edge_cases(tmp_path):
         tmp_path,
         corpus='{"_id": "d1", "text": "one", "metadata": {"a": 1}}\n{"_id": "d2", "title": "T"}\n',
         queries='{"_id": "q0", "text": "unjudged"}\n{"_id": "q2", "text": "two"}\n'
-                '{"_id": "q1", "text": "old"}\n{"_id": "q1", "text": "one"}\n',
+        '{"_id": "q1", "text": "old"}\n{"_id": "q1", "text": "one"}\n',
         # The first line is data here: BEIR drops it anyway.
         qrels="q0\td1\t1\nq2\td2\t0\nq1\td1\t1\nq1\td2\t1\nq1\td1\t2\n",
     )
@@ -74,8 +74,12 @@ def test_non_integer_label_names_file_and_line(tmp_path):
 
 
 def test_judged_query_missing_from_queries_is_an_error(tmp_path):
-    folder = make_dataset(tmp_path, corpus='{"_id": "d"}\n', queries='{"_id": "q1", "text": "x"}\n',
-                          qrels="h\th\th\nq1\td\t1\nq9\td\t1\n")
+    folder = make_dataset(
+        tmp_path,
+        corpus='{"_id": "d"}\n',
+        queries='{"_id": "q1", "text": "x"}\n',
+        qrels="h\th\th\nq1\td\t1\nq9\td\t1\n",
+    )
     with pytest.raises(DatasetFormatError, match="'q9'"):
         load_beir(folder)
 

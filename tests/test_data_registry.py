@@ -35,7 +35,10 @@ def test_every_downloadable_beir_dataset_with_readme_md5():
     for name, md5 in BEIR_README_MD5.items():
         info = entries[name]
         assert info.md5 == md5
-        assert info.url == f"https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{name}.zip"
+        assert (
+            info.url
+            == f"https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{name}.zip"
+        )
         assert info.ignore_identical_ids is True
         assert info.queries and info.corpus
         assert info.split == ("dev" if name == "msmarco" else "test")
@@ -77,9 +80,19 @@ def write_registry(tmp_path: Path, datasets: dict) -> Path:
 
 
 def test_null_md5_and_custom_entries_are_allowed(tmp_path, monkeypatch):
-    path = write_registry(tmp_path, {"scifact-claims": {
-        "kind": "custom", "url": "https://example.org/c.zip", "md5": None, "split": "dev",
-        "queries": 300, "corpus": 5183}})
+    path = write_registry(
+        tmp_path,
+        {
+            "scifact-claims": {
+                "kind": "custom",
+                "url": "https://example.org/c.zip",
+                "md5": None,
+                "split": "dev",
+                "queries": 300,
+                "corpus": 5183,
+            }
+        },
+    )
     monkeypatch.setenv("HETA_EVAL_REGISTRY", str(path))
     info = get_dataset("scifact-claims")
     assert info.md5 is None and info.kind == "custom"
@@ -91,8 +104,16 @@ def test_null_md5_and_custom_entries_are_allowed(tmp_path, monkeypatch):
         ({"kind": "beir", "url": "u", "md5": "XYZ", "split": "test"}, "md5"),
         ({"kind": "other", "url": "u", "md5": None, "split": "test"}, "kind"),
         ({"kind": "beir", "url": "u", "md5": None}, "lacks 'split'"),
-        ({"kind": "beir", "url": "u", "md5": None, "split": "test",
-          "policy": {"aggregate": "mean"}}, "needs 'subsets'"),
+        (
+            {
+                "kind": "beir",
+                "url": "u",
+                "md5": None,
+                "split": "test",
+                "policy": {"aggregate": "mean"},
+            },
+            "needs 'subsets'",
+        ),
     ],
 )
 def test_malformed_registry_entries_are_rejected(tmp_path, monkeypatch, entry, message):

@@ -18,29 +18,39 @@ def make(root: Path, corpus: str, queries: str, qrels: str) -> Path:
 def test_real_scifact_is_valid(scifact_dir):
     report = validate_dataset(scifact_dir, "test")
     assert report.ok and report.issues == []
-    assert report.stats == {"corpus_documents": 5183, "queries_in_file": 1109,
-                            "judged_queries": 300, "judgments": 339, "zero_only_queries": 0}
+    assert report.stats == {
+        "corpus_documents": 5183,
+        "queries_in_file": 1109,
+        "judged_queries": 300,
+        "judgments": 339,
+        "zero_only_queries": 0,
+    }
     assert "OK: 0 errors, 0 warnings" in report.format()
 
 
 def test_every_defect_is_reported_with_its_line(tmp_path):
     folder = make(
         tmp_path,
-        corpus=('{"_id": "d1", "text": "a"}\n'
-                "\n"
-                '{"_id": "d2", "text": \n'
-                '{"_id": "d1", "text": "again"}\n'
-                '{"text": "no id"}\n'
-                '{"_id": "d3"}\n'),
-        queries=('{"_id": "q1", "text": "x"}\n{"_id": "q1", "text": "y"}\n'
-                 '{"_id": "q2", "text": "z"}\n'),
-        qrels=("query-id\tcorpus-id\tscore\n"
-               "q1\td1\t1\n"
-               "q1\td9\t1\n"
-               "q2\td1\t1.0\n"
-               "q3\td1\t1\n"
-               "q1\td1\t2\n"
-               "q2\n"),
+        corpus=(
+            '{"_id": "d1", "text": "a"}\n'
+            "\n"
+            '{"_id": "d2", "text": \n'
+            '{"_id": "d1", "text": "again"}\n'
+            '{"text": "no id"}\n'
+            '{"_id": "d3"}\n'
+        ),
+        queries=(
+            '{"_id": "q1", "text": "x"}\n{"_id": "q1", "text": "y"}\n{"_id": "q2", "text": "z"}\n'
+        ),
+        qrels=(
+            "query-id\tcorpus-id\tscore\n"
+            "q1\td1\t1\n"
+            "q1\td9\t1\n"
+            "q2\td1\t1.0\n"
+            "q3\td1\t1\n"
+            "q1\td1\t2\n"
+            "q2\n"
+        ),
     )
     report = validate_dataset(folder, "test")
     assert not report.ok
@@ -67,8 +77,12 @@ def test_every_defect_is_reported_with_its_line(tmp_path):
 def test_known_defect_is_a_warning_not_a_crash(tmp_path):
     # ArguAna's qrels name a document that is not in its corpus (BEIR #101).
     missing = "test-free-speech-debate-yfsdfkhbwu-con03b"
-    folder = make(tmp_path, '{"_id": "a", "text": "t"}\n', '{"_id": "q", "text": "x"}\n',
-                  f"query-id\tcorpus-id\tscore\nq\ta\t1\nq\t{missing}\t1\n")
+    folder = make(
+        tmp_path,
+        '{"_id": "a", "text": "t"}\n',
+        '{"_id": "q", "text": "x"}\n',
+        f"query-id\tcorpus-id\tscore\nq\ta\t1\nq\t{missing}\t1\n",
+    )
     report = validate_dataset(folder, known_defects={"qrels_docs_missing_from_corpus": [missing]})
     assert report.ok
     [issue] = report.warnings
@@ -77,8 +91,9 @@ def test_known_defect_is_a_warning_not_a_crash(tmp_path):
 
 
 def test_first_qrels_line_that_is_data_is_flagged(tmp_path):
-    folder = make(tmp_path, '{"_id": "a", "text": "t"}\n', '{"_id": "q", "text": "x"}\n',
-                  "q\ta\t1\nq\ta\t1\n")
+    folder = make(
+        tmp_path, '{"_id": "a", "text": "t"}\n', '{"_id": "q", "text": "x"}\n', "q\ta\t1\nq\ta\t1\n"
+    )
     report = validate_dataset(folder)
     assert [i.kind for i in report.warnings] == ["qrels_header"]
 
@@ -86,8 +101,7 @@ def test_first_qrels_line_that_is_data_is_flagged(tmp_path):
 def test_missing_files_and_many_issues_are_summarised(tmp_path):
     report = validate_dataset(tmp_path)
     assert {i.kind for i in report.errors} == {"missing_file"}
-    folder = make(tmp_path / "many", "\n" * 50, '{"_id": "q", "text": "x"}\n',
-                  "h\th\th\nq\ta\t1\n")
+    folder = make(tmp_path / "many", "\n" * 50, '{"_id": "q", "text": "x"}\n', "h\th\th\nq\ta\t1\n")
     report = validate_dataset(folder)
     assert len([i for i in report.issues if i.kind == "empty_corpus_line"]) == 20
     assert "and 30 more empty corpus line" in report.format()

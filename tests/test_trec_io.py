@@ -31,8 +31,9 @@ def write(tmp_path: Path, text: str | bytes, name: str = "run.trec") -> Path:
 def test_reads_space_and_tab_separated_runs(tmp_path):
     expected = {"q1": {"d1": 2.5, "d2": 1.0}, "q2": {"d1": -3.0}}
     spaces = write(tmp_path, "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1 t\nq2 Q0 d1 1 -3e0 t\n", "a")
-    tabs = write(tmp_path, "q1\tQ0\td1\t1\t2.5\tt\nq1\tQ0\td2\t2\t1\tt\n"
-                 "q2\tQ0\td1\t1\t-3\tt\n", "b")
+    tabs = write(
+        tmp_path, "q1\tQ0\td1\t1\t2.5\tt\nq1\tQ0\td2\t2\t1\tt\nq2\tQ0\td1\t1\t-3\tt\n", "b"
+    )
     mixed = write(tmp_path, "q1  Q0 d1\t1 2.5 t \r\nq1 Q0 d2 2 1 t\nq2 Q0 d1 1 -3 t", "c")
     for path in (spaces, tabs, mixed):
         run = read_run(path)
@@ -54,8 +55,15 @@ def test_fast_path_equals_line_by_line_pass_on_the_real_run(scifact_run_file):
 
 
 def test_scores_are_parsed_like_python_float(tmp_path):
-    texts = ["0.87277570", "1e-300", "123456789.123456789", "-0.0", "5", "0.1",
-             "2.2250738585072014e-308"]
+    texts = [
+        "0.87277570",
+        "1e-300",
+        "123456789.123456789",
+        "-0.0",
+        "5",
+        "0.1",
+        "2.2250738585072014e-308",
+    ]
     path = write(tmp_path, "".join(f"q Q0 d{i} {i} {t} x\n" for i, t in enumerate(texts)))
     run = read_run(path)["q"]
     assert [run[f"d{i}"] for i in range(len(texts))] == [float(t) for t in texts]
@@ -92,7 +100,8 @@ def test_duplicate_qrels_error_or_last_like_beir(tmp_path):
     folder = tmp_path / "ds"
     (folder / "qrels").mkdir(parents=True)
     (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq1\td1\t2\n", encoding="utf-8")
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq1\td1\t2\n", encoding="utf-8"
+    )
     (folder / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n', encoding="utf-8")
     (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "y"}\n', encoding="utf-8")
     qrels_path = folder / "qrels" / "test.tsv"
@@ -115,7 +124,7 @@ def test_duplicate_qrels_error_or_last_like_beir(tmp_path):
         ("q1 Q0 d1 1 inf t\n", 1, "not finite"),
         ("q1 Q0 d1 1 -Infinity t\n", 1, "not finite"),
         ("q1 Q0 d1 1 1 t\n\nq1 Q0 d2 2 1 t\n", 2, "empty line"),
-        ("q1 Q0 d1 1 1 t\nq1 Q0 d2 2 \"1\" t\n", 2, "not a number"),
+        ('q1 Q0 d1 1 1 t\nq1 Q0 d2 2 "1" t\n', 2, "not a number"),
     ],
 )
 def test_bad_run_lines_name_file_and_line(tmp_path, text, line, message):
@@ -161,8 +170,9 @@ def test_bad_json_runs(tmp_path):
 
 def test_reads_trec_and_beir_qrels(tmp_path):
     trec_path = write(tmp_path, "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n", "q.txt")
-    beir_path = write(tmp_path, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n",
-                      "q.tsv")
+    beir_path = write(
+        tmp_path, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n", "q.tsv"
+    )
     expected = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
     assert read_qrels(trec_path) == read_qrels(beir_path) == expected
     assert all(type(v) is int for d in read_qrels(trec_path).values() for v in d.values())
@@ -225,8 +235,11 @@ scores = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(ids, st.dictionaries(ids, scores, min_size=1, max_size=6), min_size=1,
-                       max_size=5))
+@given(
+    st.dictionaries(
+        ids, st.dictionaries(ids, scores, min_size=1, max_size=6), min_size=1, max_size=5
+    )
+)
 def test_write_then_read_is_lossless(tmp_path_factory, run):
     path = tmp_path_factory.mktemp("rt") / "run.trec"
     write_run(run, path)

@@ -30,8 +30,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     download = actions.add_parser("download", help="download and verify a dataset")
     download.add_argument("name")
-    download.add_argument("--data-dir", help="folder that holds <name>/ (default: $HETA_EVAL_DATA "
-                          "or the cache under datasets/)")
+    download.add_argument(
+        "--data-dir",
+        help="folder that holds <name>/ (default: $HETA_EVAL_DATA or the cache under datasets/)",
+    )
     download.add_argument("--url", help="download from this URL instead (a mirror)")
     download.add_argument("--md5", help="expected md5 of the archive (with --url)")
     download.add_argument("--retries", type=int, default=2)
@@ -55,10 +57,15 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"{'name':<28} {'split':<6} {'queries':>8} {'corpus':>10}  {'md5':<32}  on disk")
     for info in entries:
         folder = dataset_dir(info.name)
-        present = all(looks_like_beir(folder / s) for s in info.subsets) if info.subsets else (
-            looks_like_beir(folder))
-        print(f"{info.name:<28} {info.split:<6} {info.queries or 0:>8,} {info.corpus or 0:>10,}  "
-              f"{info.md5 or '(unknown)':<32}  {'yes' if present else 'no'}")
+        present = (
+            all(looks_like_beir(folder / s) for s in info.subsets)
+            if info.subsets
+            else (looks_like_beir(folder))
+        )
+        print(
+            f"{info.name:<28} {info.split:<6} {info.queries or 0:>8,} {info.corpus or 0:>10,}  "
+            f"{info.md5 or '(unknown)':<32}  {'yes' if present else 'no'}"
+        )
     return 0
 
 
@@ -67,8 +74,9 @@ def run_download(args: argparse.Namespace) -> int:
     from heta_eval.data.registry import RegistryError
 
     try:
-        folder = download_dataset(args.name, data_dir=args.data_dir, url=args.url, md5=args.md5,
-                                  retries=args.retries)
+        folder = download_dataset(
+            args.name, data_dir=args.data_dir, url=args.url, md5=args.md5, retries=args.retries
+        )
     except (RegistryError, DownloadError, UnsafeArchiveError) as error:
         raise CliError(str(error)) from None
     print(f"{args.name}: ready at {folder}")

@@ -33,12 +33,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument("--dataset", help="registry dataset name (uses its evaluation split)")
     parser.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset)")
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
-    parser.add_argument("--k", default="1,3,5,10,100",
-                        help="comma-separated cutoffs (default: 1,3,5,10,100)")
-    parser.add_argument("--duplicates", choices=("error", "last"), default="error",
-                        help="repeated (query, doc) pairs: error (default) or last wins (BEIR)")
-    parser.add_argument("--keep-self-hits", action="store_true",
-                        help="do not remove documents whose id equals the query id")
+    parser.add_argument(
+        "--k", default="1,3,5,10,100", help="comma-separated cutoffs (default: 1,3,5,10,100)"
+    )
+    parser.add_argument(
+        "--duplicates",
+        choices=("error", "last"),
+        default="error",
+        help="repeated (query, doc) pairs: error (default) or last wins (BEIR)",
+    )
+    parser.add_argument(
+        "--keep-self-hits",
+        action="store_true",
+        help="do not remove documents whose id equals the query id",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_evaluate)
 
@@ -70,8 +78,10 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
     try:
         info = get_dataset(args.dataset)
         if info.subsets:
-            raise CliError(f"{info.name} is scored per sub-forum: use --dataset "
-                           f"{info.name}/{info.subsets[0]} (and average the {len(info.subsets)})")
+            raise CliError(
+                f"{info.name} is scored per sub-forum: use --dataset "
+                f"{info.name}/{info.subsets[0]} (and average the {len(info.subsets)})"
+            )
         split = args.split or info.split
         folder = find_dataset(info.name, args.data_dir)
         return load_beir(folder, split).qrels, f"{info.name} ({split})", info.ignore_identical_ids
@@ -94,14 +104,21 @@ def run_evaluate(args: argparse.Namespace) -> int:
     result = evaluate_run(qrels, run, k_values=ks, ignore_identical_ids=ignore_identical_ids)
     counts = dict(result.counts)
     if args.json:
-        payload = {**result.beir_dict(), "strict": result.strict_dict(), "counts": counts,
-                   "run": args.run, "qrels": label}
+        payload = {
+            **result.beir_dict(),
+            "strict": result.strict_dict(),
+            "counts": counts,
+            "run": args.run,
+            "qrels": label,
+        }
         print(json.dumps(payload, indent=2))
         return 0
     print(f"run:   {args.run}")
     print(f"qrels: {label}")
-    print("queries: " + ", ".join(f"{key.replace('_', ' ')} {value:,}"
-                                  for key, value in counts.items()))
+    print(
+        "queries: "
+        + ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in counts.items())
+    )
     print()
     print(result.table())
     return 0

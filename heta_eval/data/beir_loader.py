@@ -47,8 +47,10 @@ class DatasetFormatError(ValueError):
     """A dataset file is malformed; the message names the file and line."""
 
     def __init__(self, message: str, path: PathLike | None = None, line: int | None = None):
-        where = f"{path}:{line}: " if path is not None and line is not None else (
-            f"{path}: " if path is not None else ""
+        where = (
+            f"{path}:{line}: "
+            if path is not None and line is not None
+            else (f"{path}: " if path is not None else "")
         )
         super().__init__(where + message)
         self.path = None if path is None else Path(path)

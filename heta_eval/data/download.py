@@ -274,8 +274,9 @@ def download_dataset(
         return wanted
     source = url or top.url
     if not source:
-        raise DownloadError(f"dataset {top.name!r} has no download URL; "
-                            + how_to_get(name, wanted))
+        raise DownloadError(
+            f"dataset {top.name!r} has no download URL; " + how_to_get(name, wanted)
+        )
     downloads = root / "_downloads" / top.name
     downloads.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(str(downloads) + ".lock", timeout=lock_timeout)

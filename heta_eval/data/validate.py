@@ -70,12 +70,18 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
-        return not self.errors and not any(
-            kind.startswith("error:") for kind in self.suppressed
-        )
+        return not self.errors and not any(kind.startswith("error:") for kind in self.suppressed)
 
-    def add(self, severity: Literal["error", "warning"], kind: str, file: Path, line: int | None,
-            message: str, *, known_defect: bool = False) -> None:
+    def add(
+        self,
+        severity: Literal["error", "warning"],
+        kind: str,
+        file: Path,
+        line: int | None,
+        message: str,
+        *,
+        known_defect: bool = False,
+    ) -> None:
         listed = sum(1 for i in self.issues if i.kind == kind)
         if listed >= MAX_PER_KIND:
             self.suppressed[f"{severity}:{kind}"] += 1
@@ -109,24 +115,29 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
                 report.add("error", f"bad_{what}_encoding", path, number, "not UTF-8")
                 continue
             except json.JSONDecodeError as error:
-                report.add("error", f"malformed_{what}_line", path, number,
-                           f"invalid JSON: {error.msg}")
+                report.add(
+                    "error", f"malformed_{what}_line", path, number, f"invalid JSON: {error.msg}"
+                )
                 continue
             if not isinstance(obj, dict) or "_id" not in obj:
                 report.add("error", f"malformed_{what}_line", path, number, 'no "_id" field')
                 continue
             doc_id = obj["_id"]
             if not isinstance(doc_id, str):
-                report.add("warning", f"non_string_{what}_id", path, number,
-                           f"_id {doc_id!r} is a {type(doc_id).__name__}, not a string "
-                           "(BEIR keeps it as is; qrels ids are strings)")
+                report.add(
+                    "warning",
+                    f"non_string_{what}_id",
+                    path,
+                    number,
+                    f"_id {doc_id!r} is a {type(doc_id).__name__}, not a string "
+                    "(BEIR keeps it as is; qrels ids are strings)",
+                )
                 doc_id = str(doc_id)
             if not isinstance(obj.get("text"), str) or not obj.get("text"):
-                report.add("warning", f"empty_{what}_text", path, number,
-                           f"{what} {doc_id!r} has no text")
+                report.add(
+                    "warning", f"empty_{what}_text", path, number, f"{what} {doc_id!r} has no text"
+                )
             yield number, doc_id
-
-
 
 
 def _read_qrels(path: Path, report: ValidationReport) -> dict[str, dict[str, tuple[int, int]]]:
@@ -139,29 +150,49 @@ def _read_qrels(path: Path, report: ValidationReport) -> dict[str, dict[str, tup
                 number = reader.line_num
                 if number == 1:
                     if len(row) >= 3 and row[2].strip().lstrip("-").isdigit():
-                        report.add("warning", "qrels_header", path, 1,
-                                   f"first line {row!r} looks like data; BEIR always skips "
-                                   "the first line as a header, so this judgment is lost")
+                        report.add(
+                            "warning",
+                            "qrels_header",
+                            path,
+                            1,
+                            f"first line {row!r} looks like data; BEIR always skips "
+                            "the first line as a header, so this judgment is lost",
+                        )
                     continue
                 if not row or not any(cell.strip() for cell in row):
                     report.add("error", "empty_qrels_line", path, number, "empty line")
                     continue
                 if len(row) < 3:
-                    report.add("error", "malformed_qrels_line", path, number,
-                               f"expected 3 tab-separated columns, got {len(row)}: {row!r}")
+                    report.add(
+                        "error",
+                        "malformed_qrels_line",
+                        path,
+                        number,
+                        f"expected 3 tab-separated columns, got {len(row)}: {row!r}",
+                    )
                     continue
                 try:
                     label = int(row[2])
                 except ValueError:
-                    report.add("error", "non_integer_label", path, number,
-                               f"relevance label {row[2]!r} is not an integer")
+                    report.add(
+                        "error",
+                        "non_integer_label",
+                        path,
+                        number,
+                        f"relevance label {row[2]!r} is not an integer",
+                    )
                     continue
                 qid, docid = row[0], row[1]
                 previous = qrels.setdefault(qid, {}).get(docid)
                 if previous is not None:
-                    report.add("warning", "duplicate_qrels_pair", path, number,
-                               f"({qid!r}, {docid!r}) already judged on line {previous[1]}; "
-                               "the last line wins (as in BEIR)")
+                    report.add(
+                        "warning",
+                        "duplicate_qrels_pair",
+                        path,
+                        number,
+                        f"({qid!r}, {docid!r}) already judged on line {previous[1]}; "
+                        "the last line wins (as in BEIR)",
+                    )
                 qrels[qid][docid] = (label, number)
     except UnicodeDecodeError as error:
         report.add("error", "bad_qrels_encoding", path, None, f"not UTF-8: {error.reason}")
@@ -194,16 +225,26 @@ def validate_dataset(
     query_lines: dict[str, int] = {}
     for number, qid in _scan_jsonl(queries_path, report, "query"):
         if qid in query_lines:
-            report.add("warning", "duplicate_query_id", queries_path, number,
-                       f"query id {qid!r} already on line {query_lines[qid]}; last line wins")
+            report.add(
+                "warning",
+                "duplicate_query_id",
+                queries_path,
+                number,
+                f"query id {qid!r} already on line {query_lines[qid]}; last line wins",
+            )
         else:
             query_lines[qid] = number
     for qid, docs in qrels.items():
         if qid not in query_lines:
             first_line = min(line for _, line in docs.values())
-            report.add("error", "judged_query_missing", qrels_path, first_line,
-                       f"judged query {qid!r} is not in {queries_path.name} "
-                       "(BEIR's loader raises KeyError)")
+            report.add(
+                "error",
+                "judged_query_missing",
+                qrels_path,
+                first_line,
+                f"judged query {qid!r} is not in {queries_path.name} "
+                "(BEIR's loader raises KeyError)",
+            )
 
     # Corpus: streamed; only ids that qrels judge and 8-byte id hashes are kept.
     hashes = array("q")
@@ -222,18 +263,29 @@ def validate_dataset(
         for number, doc_id in _scan_jsonl(corpus_path, ValidationReport(folder, split), "corpus"):
             if hash(doc_id) in dup_hashes:
                 if doc_id in first:
-                    report.add("warning", "duplicate_corpus_id", corpus_path, number,
-                               f"document id {doc_id!r} already on line {first[doc_id]}; "
-                               "BEIR keeps the last line")
+                    report.add(
+                        "warning",
+                        "duplicate_corpus_id",
+                        corpus_path,
+                        number,
+                        f"document id {doc_id!r} already on line {first[doc_id]}; "
+                        "BEIR keeps the last line",
+                    )
                 else:
                     first[doc_id] = number
     for qid, docs in qrels.items():
         for docid, (_, line) in docs.items():
             if docid not in found:
-                report.add("warning", "qrels_doc_missing", qrels_path, line,
-                           f"query {qid!r} judges document {docid!r}, which is not in "
-                           "corpus.jsonl (it counts in recall's denominator but can never "
-                           "be retrieved)", known_defect=docid in known_missing)
+                report.add(
+                    "warning",
+                    "qrels_doc_missing",
+                    qrels_path,
+                    line,
+                    f"query {qid!r} judges document {docid!r}, which is not in "
+                    "corpus.jsonl (it counts in recall's denominator but can never "
+                    "be retrieved)",
+                    known_defect=docid in known_missing,
+                )
 
     report.stats = {
         "corpus_documents": n_docs,
