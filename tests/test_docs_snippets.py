@@ -50,6 +50,25 @@ def test_evaluation_snippet_runs_as_written(index):
         exec(compile(snippet, f"<docs snippet {index}>", "exec"), namespace)
 
 
+def test_runner_snippet_runs_as_written(tmp_path, monkeypatch):
+    """The last snippet: BenchmarkRunner with a custom evaluator overriding the benchmark's."""
+    from kb_fixtures import AnimalBenchmark
+
+    from heta_eval import BenchmarkRunner, Recipe
+
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    namespace: dict = {"BenchmarkRunner": BenchmarkRunner}
+    exec(PRELUDE, namespace)
+    exec(snippets()[7], namespace)  # class MyEvaluator
+    namespace["benchmark"] = AnimalBenchmark(n_cases=4)
+    namespace["recipe"] = Recipe(modes=["vector_search"])
+    exec("results = " + snippets()[9], namespace)
+    results = namespace["results"]
+    summary = results.metric("vector_search", "my_score")
+    assert (summary.value, summary.scored) == (1.0, 4)
+    assert results.summary.evaluators == ["my_score"]
+
+
 def test_snippets_produce_working_evaluators():
     from heta_eval.evaluation import BenchmarkCase, BenchmarkEvaluatorProtocol, QueryResponse
 

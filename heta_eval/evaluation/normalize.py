@@ -16,16 +16,22 @@ do not put spaces between words.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import unicodedata
 
 __all__ = ["answer_tokens", "contains_tokens", "normalize_answer"]
 
-_PUNCTUATION = "".join(
-    chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")
-)
-_PUNCTUATION_TABLE = str.maketrans(dict.fromkeys(_PUNCTUATION, " "))
+
+@functools.cache
+def _punctuation_table() -> dict[int, str]:
+    # Built on first use: scanning every code point costs ~0.1 s, too much for import time.
+    return {
+        c: " " for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")
+    }
+
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _CJK = re.compile(
     r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff"
@@ -42,7 +48,7 @@ def normalize_answer(text: str) -> str:
     True
     """
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = text.translate(_PUNCTUATION_TABLE)
+    text = text.translate(_punctuation_table())
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
