@@ -1,0 +1,92 @@
+"""``heta-eval check``: compare scores with published reference numbers (OK / OKish / FAIL)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from heta_eval.cli import CliError
+from heta_eval.cli.compare import add_source_arguments, load_from_args
+
+EPILOG = """examples:
+  heta-eval check results/scifact --system bm25-flat
+  heta-eval check run.trec --dataset scifact --data-dir ../shared/datasets/beir --system bm25-flat
+  heta-eval check results/scifact --mode vector_search --system all-MiniLM-L6-v2
+
+Statuses: OK when |Δ| <= 1e-4; OKish when |Δ| <= 0.01 or the score is higher than the
+reference; FAIL otherwise. Pyserini references are trec_eval -c numbers and are checked
+against our strict aggregate; MTEB and BEIR-paper references against the BEIR aggregate.
+Reference systems: bm25-flat, bm25-multifield (Pyserini 2CR), all-MiniLM-L6-v2 (MTEB),
+bm25-beir-paper (BEIR paper Table 2). Without --system every reference is listed.
+Exit status 1 when --system is given and a check FAILs.
+"""
+
+REFERENCE_METRICS = ("ndcg@10", "recall@100", "recall@1000")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="check scores against reference numbers (Pyserini, MTEB, BEIR paper)",
+        description="Compare a run's scores with published reference numbers and print OK, "
+        "OKish or FAIL per dataset and metric, with the reference's source.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="result folders (summary.json) or TREC run files")
+    parser.add_argument("--system", help="reference system (default: all references)")
+    parser.add_argument("--metric", action="append", dest="metrics", metavar="METRIC",
+                        help="only these metrics (repeatable)")
+    add_source_arguments(parser, exclusive=False)
+    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.set_defaults(handler=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from heta_eval.compare.loading import canonical_metric
+    from heta_eval.compare.references import check, reference_systems
+
+    if args.system is not None and args.system not in reference_systems():
+        raise CliError(f"unknown --system {args.system!r}; known: "
+                       f"{', '.join(reference_systems())}")
+    systems = load_from_args(args, REFERENCE_METRICS)
+    wanted = {canonical_metric(m) for m in args.metrics} if args.metrics else None
+    results: list[tuple[str, Any]] = []
+    for system in systems:
+        dataset = args.dataset or system.dataset
+        if not dataset:
+            raise CliError(f"{system.name}: unknown dataset; give --dataset NAME")
+        observed = {
+            dataset: {
+                metric: values
+                for metric, values in system.aggregates.items()
+                if wanted is None or metric in wanted
+            }
+        }
+        found = check(observed, args.system)
+        if not found:
+            print(f"{system.name}: no reference for {dataset} "
+                  f"({', '.join(observed[dataset]) or 'no metrics'})", file=sys.stderr)
+        results += [(system.name, item) for item in found]
+    _print(results, args.format)
+    failed = any(item.status == "FAIL" for _, item in results)
+    return 1 if failed and args.system is not None else 0
+
+
+def _print(results: list[tuple[str, Any]], form: str) -> None:
+    if form == "json":
+        rows = [{"system": name, **vars(item)} for name, item in results]
+        print(json.dumps(rows, indent=2))
+    elif form == "markdown":
+        print("| system | dataset | metric | score | reference | Δ | status | source |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, r in results:
+            print(f"| {name} | {r.dataset} | {r.metric} | {r.observed:.4f} ({r.aggregate}) "
+                  f"| {r.expected:.4f} ({r.system}) | {r.delta:+.4f} | {r.status} "
+                  f"| {r.source} |")
+    else:
+        for name, r in results:
+            print(f"{name}: {r.line()}")

@@ -1,0 +1,200 @@
+"""``heta-eval compare``: paired significance tests between systems, query by query."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from heta_eval.cli import CliError
+
+EPILOG = """examples:
+  heta-eval compare results/scifact-bm25 results/scifact-dense
+  heta-eval compare results/scifact --mode keyword_search --mode vector_search --metric ndcg@10
+  heta-eval compare bm25.trec dense.trec --dataset scifact --data-dir ../shared/datasets/beir \\
+      --metric ndcg@10 --metric recall@100 --format latex
+
+A system is a (result folder, mode) pair, or a TREC run scored against --qrels/--dataset
+(every judged query counts; one missing from a run scores 0, as trec_eval -c). The first
+system is the baseline unless --baseline names another. Per metric: means, the paired
+difference (system - baseline), a percentile bootstrap CI, a two-sided paired t-test and a
+paired randomization test (sign flips, --seed), Holm-adjusted p-values over all comparisons,
+win/tie/loss counts, and the queries that changed most.
+"""
+
+DEFAULT_METRICS = ("ndcg@10", "recall@100")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare systems with paired significance tests",
+        description="Compare two or more systems query by query: paired t-test, randomization "
+        "test, bootstrap CI, Holm correction, win/tie/loss and per-query deltas.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="result folders (summary.json) or TREC run files")
+    parser.add_argument("--baseline", help="system (name, folder, or mode) to compare against")
+    parser.add_argument("--metric", action="append", dest="metrics", metavar="METRIC",
+                        help="metric to compare, repeatable (default: ndcg@10 and recall@100 "
+                        "where available, else every common metric)")
+    add_source_arguments(parser)
+    parser.add_argument("--format", choices=("markdown", "latex", "json"), default="markdown")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--resamples", type=int, default=10_000,
+                        help="permutation and bootstrap resamples (default 10000)")
+    parser.add_argument("--confidence", type=float, default=0.95,
+                        help="confidence level of the CI (default 0.95)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level for the * marker (default 0.05)")
+    parser.add_argument("--top", type=int, default=5,
+                        help="queries with the largest gains and losses to list (default 5)")
+    parser.add_argument("--missing", choices=("intersect", "zero"), default="intersect",
+                        help="queries scored by only one system: leave out (default) or count 0")
+    parser.add_argument("--output", "-o", help="write to this file instead of stdout")
+    parser.set_defaults(handler=run_compare)
+
+
+def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = True) -> None:
+    """Options shared by compare, check and leaderboard: modes and where qrels come from."""
+    parser.add_argument("--mode", action="append", dest="modes", metavar="MODE",
+                        help="only these modes of the result folders (repeatable)")
+    source: Any = parser.add_mutually_exclusive_group() if exclusive else parser
+    source.add_argument("--qrels", help="qrels for TREC run files (TREC or BEIR tsv)")
+    source.add_argument("--dataset", help="registry dataset for TREC run files (qrels, queries)")
+    parser.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset)")
+    parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
+
+
+def load_from_args(args: argparse.Namespace, metrics: Sequence[str]) -> list[Any]:
+    """The systems named on the command line, as ``SystemScores``; errors become CliError."""
+    from heta_eval.compare.loading import is_result_folder, load_systems
+
+    needs_qrels = [p for p in args.results if not is_result_folder(p) and Path(p).is_file()]
+    qrels = queries = None
+    dataset = getattr(args, "dataset", None)
+    ignore_identical_ids = True
+    if needs_qrels:
+        qrels, queries, ignore_identical_ids = _qrels_and_queries(args)
+    try:
+        return load_systems(
+            args.results, modes=args.modes, qrels=qrels, queries=queries,
+            metrics=metrics, dataset=dataset, ignore_identical_ids=ignore_identical_ids,
+        )  # fmt: skip
+    except (OSError, ValueError) as error:
+        raise CliError(str(error)) from None
+
+
+def _qrels_and_queries(
+    args: argparse.Namespace,
+) -> tuple[dict[str, dict[str, int]], dict[str, str] | None, bool]:
+    """qrels, query texts (with --dataset) and the self-hit policy for TREC run files."""
+    if args.qrels:
+        from heta_eval.trec import TrecFormatError, read_qrels
+
+        try:
+            return read_qrels(args.qrels, duplicates="last"), None, True
+        except (OSError, TrecFormatError) as error:
+            raise CliError(str(error)) from None
+    if not args.dataset:
+        raise CliError("TREC run files need --qrels FILE or --dataset NAME")
+    from heta_eval.data.beir_loader import DatasetFormatError, load_beir
+    from heta_eval.data.locate import DatasetNotFoundError, find_dataset
+    from heta_eval.data.registry import RegistryError, get_dataset
+
+    try:
+        info = get_dataset(args.dataset)
+        folder = find_dataset(info.name, args.data_dir)
+        data = load_beir(folder, args.split or info.split)
+        return data.qrels, data.queries, info.ignore_identical_ids
+    except (RegistryError, DatasetNotFoundError, DatasetFormatError, OSError) as error:
+        raise CliError(str(error)) from None
+
+
+def _resolve_baseline(name: str | None, systems: Sequence[Any]) -> str | None:
+    if name is None:
+        return None
+    for key in ("name", "source", "mode"):
+        matches = [s.name for s in systems if getattr(s, key) is not None
+                   and (getattr(s, key) == name or (key == "source"
+                        and Path(getattr(s, key)).resolve() == Path(name).resolve()))]
+        if len(matches) == 1:
+            return matches[0]
+    names = ", ".join(s.name for s in systems)
+    raise CliError(f"--baseline {name!r} matches none (or several) of the systems: {names}")
+
+
+def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> list[str]:
+    """The requested metrics, or the defaults every system has, or all common metrics."""
+    from heta_eval.compare.loading import canonical_metric
+
+    def has(system: Any, metric: str) -> bool:
+        return any(metric in values for values in system.per_query.values())
+
+    if requested:
+        chosen = [canonical_metric(m) for m in requested]
+        for metric in chosen:
+            lacking = [s.name for s in systems if not has(s, metric)]
+            if lacking:
+                raise CliError(f"no {metric!r} scores for {', '.join(lacking)}")
+        return chosen
+    defaults = [m for m in DEFAULT_METRICS if all(has(s, m) for s in systems)]
+    if defaults:
+        return defaults
+    common: dict[str, None] = {}
+    for values in systems[0].per_query.values():
+        for metric in values:
+            common.setdefault(metric, None)
+    chosen = [m for m in common if all(has(s, m) for s in systems[1:])]
+    if not chosen:
+        raise CliError("the systems have no metric in common")
+    return chosen
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from heta_eval.compare import compare
+    from heta_eval.compare.loading import canonical_metric
+
+    if args.resamples < 1 or args.top < 0 or not 0 < args.confidence < 1:
+        raise CliError("--resamples must be >= 1, --top >= 0 and --confidence in (0, 1)")
+    trec_metrics = [canonical_metric(m) for m in (args.metrics or DEFAULT_METRICS)]
+    try:
+        systems = load_from_args(args, trec_metrics)
+    except KeyError as error:
+        raise CliError(f"unknown metric: {error}") from None
+    if len(systems) < 2:
+        raise CliError(
+            f"need at least two systems, got {len(systems)} "
+            f"({', '.join(s.name for s in systems)}); give more folders, runs, or modes"
+        )
+    metrics = choose_metrics(args.metrics, systems)
+    queries: dict[str, str] = {}
+    for system in systems:
+        for qid, text in system.queries.items():
+            queries.setdefault(qid, text)
+    try:
+        result = compare(
+            {s.name: s.per_query for s in systems},
+            baseline=_resolve_baseline(args.baseline, systems),
+            metrics=metrics, queries=queries, n_resamples=args.resamples, seed=args.seed,
+            confidence=args.confidence, alpha=args.alpha, top_k=max(args.top, 1),
+            missing=args.missing,
+        )  # fmt: skip
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if args.format == "latex":
+        text = result.to_latex()
+    elif args.format == "json":
+        text = result.to_json()
+    else:
+        text = result.to_markdown(deltas=args.top)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

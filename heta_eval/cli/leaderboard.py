@@ -1,0 +1,97 @@
+"""``heta-eval leaderboard``: one metric over datasets × systems, as a table and a PNG plot."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from heta_eval.cli import CliError
+from heta_eval.cli.compare import add_source_arguments, load_from_args
+
+EPILOG = """examples:
+  heta-eval leaderboard results/scifact results/nfcorpus results/fiqa
+  heta-eval leaderboard results/* --metric recall@100 --format latex --plot leaderboard.png
+  heta-eval leaderboard results/scifact --reference bm25-flat --reference all-MiniLM-L6-v2
+
+Each result folder contributes one system per mode (named after the mode, or after the
+folder with --name-by folder) on its benchmark. TREC run files need --dataset, which also
+names their column. Rows are systems, columns datasets plus the average (only for systems
+with a score on every dataset, as in the BEIR paper); the best score per column is bold.
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard",
+        help="one table of a metric across datasets and systems (markdown, LaTeX, CSV, PNG)",
+        description="Tabulate one metric across datasets × systems, BEIR-style with an "
+        "average column, and optionally plot it.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="result folders (summary.json) or TREC run files")
+    parser.add_argument("--metric", default="ndcg@10", help="metric to tabulate (ndcg@10)")
+    parser.add_argument("--aggregate", choices=("beir", "strict", "value"), default="beir",
+                        help="which mean: BEIR's (default), strict trec_eval -c, or the "
+                        "evaluator's headline value")
+    parser.add_argument("--reference", action="append", default=[], metavar="SYSTEM",
+                        help="add a reference system's published numbers as a row (repeatable)")
+    parser.add_argument("--name-by", choices=("mode", "folder"), default="mode",
+                        help="name result-folder systems after their mode (default) or folder")
+    add_source_arguments(parser, exclusive=False)
+    parser.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
+    parser.add_argument("--plot", metavar="PNG", help="also write a bar chart to this PNG file")
+    parser.add_argument("--output", "-o", help="write the table to this file instead of stdout")
+    parser.set_defaults(handler=run_leaderboard)
+
+
+def run_leaderboard(args: argparse.Namespace) -> int:
+    from heta_eval.compare.leaderboard import leaderboard
+    from heta_eval.compare.loading import canonical_metric
+    from heta_eval.compare.references import dataset_key, load_references, reference_systems
+
+    metric = canonical_metric(args.metric)
+    systems = load_from_args(args, [metric])
+    scores: dict[str, dict[str, float | None]] = {}
+    for system in systems:
+        dataset = args.dataset or system.dataset
+        if not dataset:
+            raise CliError(f"{system.name}: unknown dataset; give --dataset NAME")
+        if args.name_by == "mode" and system.mode:
+            name = system.mode
+        else:
+            name = system.name.split(":")[0] if system.mode else system.name
+        value = system.aggregate(metric, args.aggregate)
+        if value is None:
+            value = system.aggregate(metric, "value")
+        row = scores.setdefault(name, {})
+        key = dataset_key(dataset)
+        if key in row:
+            raise CliError(f"two results for {name} on {key}; use --mode or --name-by folder")
+        row[key] = value
+    if not any(v is not None for row in scores.values() for v in row.values()):
+        raise CliError(f"no {metric!r} scores in {', '.join(args.results)}")
+    known = reference_systems()
+    datasets = {d for row in scores.values() for d in row}
+    for reference in args.reference:
+        if reference not in known:
+            raise CliError(f"unknown --reference {reference!r}; known: {', '.join(known)}")
+        scores[f"{reference} (ref.)"] = {
+            ref.dataset: ref.value
+            for ref in load_references()
+            if ref.system == reference and ref.metric == metric and ref.dataset in datasets
+        }
+    board = leaderboard(scores, metric)
+    text = {"markdown": board.to_markdown, "latex": board.to_latex, "csv": board.to_csv}[
+        args.format
+    ]()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if args.plot:
+        print(f"wrote {board.plot(args.plot)}", file=sys.stderr)
+    return 0

@@ -1,0 +1,60 @@
+"""Comparing systems: paired significance tests, confidence intervals, reference checks and
+leaderboards.
+
+>>> from heta_eval.compare import compare
+>>> result = compare({"a": {"q1": {"ndcg@10": 0.1}, "q2": {"ndcg@10": 0.4}},
+...                   "b": {"q1": {"ndcg@10": 0.3}, "q2": {"ndcg@10": 0.4}}})
+>>> round(result.row("b", "NDCG@10").diff, 6)
+0.1
+"""
+
+from .compare import Comparison, MetricComparison, QueryDelta, compare
+from .leaderboard import Leaderboard, leaderboard
+from .loading import (
+    SystemScores,
+    canonical_metric,
+    is_result_folder,
+    load_result_folder,
+    load_systems,
+    load_trec_system,
+)
+from .references import CheckResult, Reference, check, classify, dataset_key, load_references
+from .stats import (
+    BootstrapResult,
+    PermutationResult,
+    TTestResult,
+    bootstrap_ci,
+    holm,
+    paired_ttest,
+    permutation_test,
+    win_tie_loss,
+)
+
+__all__ = [
+    "BootstrapResult",
+    "CheckResult",
+    "Comparison",
+    "Leaderboard",
+    "MetricComparison",
+    "PermutationResult",
+    "QueryDelta",
+    "Reference",
+    "SystemScores",
+    "TTestResult",
+    "bootstrap_ci",
+    "canonical_metric",
+    "check",
+    "classify",
+    "compare",
+    "dataset_key",
+    "holm",
+    "is_result_folder",
+    "leaderboard",
+    "load_references",
+    "load_result_folder",
+    "load_systems",
+    "load_trec_system",
+    "paired_ttest",
+    "permutation_test",
+    "win_tie_loss",
+]

@@ -1,0 +1,378 @@
+"""Compare systems query by query: means, paired tests, a bootstrap CI, Holm, win/tie/loss.
+
+Every non-baseline system is compared with the baseline on every metric. Each comparison is
+paired over the queries both systems scored (or, with ``missing="zero"``, over the union with
+absent values counted as 0). The family for Holm's correction is all (system, metric)
+comparisons of one report, corrected separately for the t-test and the permutation test.
+
+>>> systems = {
+...     "bm25": {"q1": {"ndcg@10": 0.2}, "q2": {"ndcg@10": 0.5}, "q3": {"ndcg@10": 0.1}},
+...     "dense": {"q1": {"ndcg@10": 0.4}, "q2": {"ndcg@10": 0.6}, "q3": {"ndcg@10": 0.1}},
+... }
+>>> result = compare(systems, queries={"q1": "what is x?"})
+>>> row = result.rows[0]
+>>> row.system, row.baseline, round(row.diff, 3), (row.wins, row.ties, row.losses)
+('dense', 'bm25', 0.1, (2, 1, 0))
+>>> row.top_gains[0].qid, row.top_gains[0].query
+('q1', 'what is x?')
+>>> print(result.to_markdown(deltas=0).splitlines()[2][:62])
+| ndcg@10 | dense | 0.2667 | 0.3667 | +0.1000 | [+0.0000, +0.2
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from . import stats
+from .loading import canonical_metric
+
+__all__ = ["Comparison", "MetricComparison", "QueryDelta", "compare"]
+
+SystemsInput = Mapping[str, Mapping[str, Mapping[str, float]]]
+
+
+@dataclass(frozen=True)
+class QueryDelta:
+    """One query's values under the baseline and the system, and ``delta = system - baseline``."""
+
+    qid: str
+    baseline: float
+    system: float
+    delta: float
+    query: str | None = None
+
+
+@dataclass
+class MetricComparison:
+    """One system against the baseline on one metric, paired over ``n`` queries."""
+
+    metric: str
+    baseline: str
+    system: str
+    n: int
+    mean_baseline: float
+    mean_system: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    t_statistic: float
+    p_ttest: float
+    p_permutation: float
+    p_ttest_holm: float = float("nan")
+    p_permutation_holm: float = float("nan")
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+    unpaired: int = 0  # queries scored by only one of the two systems (left out)
+    top_gains: list[QueryDelta] = field(default_factory=list)
+    top_losses: list[QueryDelta] = field(default_factory=list)
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """True when the Holm-adjusted permutation p-value is below ``alpha``."""
+        return self.p_permutation_holm < alpha
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare`; render with ``to_markdown``, ``to_latex``, ``to_json``."""
+
+    baseline: str
+    systems: list[str]
+    metrics: list[str]
+    rows: list[MetricComparison]
+    settings: dict[str, Any]
+
+    def row(self, system: str, metric: str) -> MetricComparison:
+        """The comparison of ``system`` with the baseline on ``metric``."""
+        wanted = canonical_metric(metric)
+        for row in self.rows:
+            if row.system == system and row.metric == wanted:
+                return row
+        raise KeyError(f"no comparison of {system!r} on {metric!r}")
+
+    # -- rendering ---------------------------------------------------------------------
+
+    def _caption(self) -> str:
+        s = self.settings
+        level = round(100 * s["confidence"])
+        return (
+            f"Baseline: {self.baseline}. Δ = system − baseline, paired over queries; "
+            f"{level}% paired bootstrap CI ({s['n_resamples']} resamples), two-sided paired "
+            f"t-test and randomization test ({s['n_resamples']} sign flips, seed {s['seed']}); "
+            f"Holm-adjusted over {len(self.rows)} comparisons; W/T/L: queries where the system "
+            f"wins/ties/loses (tie tolerance {s['tie_tolerance']:g}); * Holm p (perm) < "
+            f"{s['alpha']:g}."
+        )
+
+    def to_markdown(self, deltas: int = 5) -> str:
+        """A markdown table, then (``deltas > 0``) the queries that changed most per row."""
+        header = (
+            "| metric | system | baseline | system mean | Δ | 95% CI | p (t) | p (perm) "
+            "| p Holm (t) | p Holm (perm) | W/T/L |"
+        )
+        if round(100 * self.settings["confidence"]) != 95:
+            header = header.replace("95%", f"{round(100 * self.settings['confidence'])}%")
+        lines = [header, "|" + "---|" * 11]
+        for r in self.rows:
+            mark = "*" if r.significant(self.settings["alpha"]) else ""
+            lines.append(
+                f"| {r.metric} | {r.system} | {_f(r.mean_baseline)} | {_f(r.mean_system)} "
+                f"| {_signed(r.diff)}{mark} | [{_signed(r.ci_low)}, {_signed(r.ci_high)}] "
+                f"| {_p(r.p_ttest)} | {_p(r.p_permutation)} | {_p(r.p_ttest_holm)} "
+                f"| {_p(r.p_permutation_holm)} | {r.wins}/{r.ties}/{r.losses} |"
+            )
+        lines += ["", self._caption()]
+        if deltas > 0:
+            for r in self.rows:
+                lines += ["", f"**{r.metric}, {r.system} vs {r.baseline}**: largest changes", ""]
+                if not (r.top_gains or r.top_losses):
+                    lines.append("No query changed.")
+                    continue
+                lines += ["| query id | Δ | baseline | system | query |", "|---|---|---|---|---|"]
+                for d in [*r.top_gains[:deltas], *r.top_losses[:deltas]]:
+                    text = (d.query or "").replace("|", "\\|").replace("\n", " ")
+                    lines.append(
+                        f"| {d.qid} | {_signed(d.delta)} | {_f(d.baseline)} | {_f(d.system)} "
+                        f"| {_shorten(text, 90)} |"
+                    )
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
+        level = round(100 * self.settings["confidence"])
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\begin{tabular}{llrrrcrrrrc}",
+            r"\toprule",
+            "Metric & System & Baseline & System & $\\Delta$ & "
+            f"{level}\\% CI & $p_t$ & $p_{{perm}}$ & $p_t^{{Holm}}$ & $p_{{perm}}^{{Holm}}$ "
+            r"& W/T/L \\",
+            r"\midrule",
+        ]
+        for r in self.rows:
+            mark = "$^*$" if r.significant(self.settings["alpha"]) else ""
+            lines.append(
+                f"{_tex(r.metric)} & {_tex(r.system)} & {_f(r.mean_baseline)} & "
+                f"{_f(r.mean_system)} & {_signed(r.diff)}{mark} & "
+                f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}] & {_p(r.p_ttest)} & "
+                f"{_p(r.p_permutation)} & {_p(r.p_ttest_holm)} & {_p(r.p_permutation_holm)} & "
+                f"{r.wins}/{r.ties}/{r.losses} \\\\"
+            )
+        lines += [
+            r"\bottomrule",
+            r"\end{tabular}",
+            f"\\caption{{{_tex(self._caption())}}}",
+            r"\end{table}",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (NaN and infinities become ``None``), ready for ``json.dumps``."""
+        return _clean(
+            {
+                "baseline": self.baseline,
+                "systems": self.systems,
+                "metrics": self.metrics,
+                "settings": self.settings,
+                "comparisons": [asdict(row) for row in self.rows],
+            }
+        )
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + "\n"
+
+
+def _f(value: float) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:.4f}"
+
+
+def _signed(value: float) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:+.4f}"
+
+
+def _p(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "–"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+        "Δ": r"$\Delta$", "−": "-", "<": r"$<$"}  # fmt: skip
+
+
+def _tex(text: str) -> str:
+    return "".join(_TEX.get(char, char) for char in text)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _clean(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(item) for item in value]
+    return value
+
+
+def _common_metrics(systems: SystemsInput) -> list[str]:
+    # Metrics in first-seen order that every system scored on at least one query.
+    per_system = []
+    for per_query in systems.values():
+        seen: dict[str, None] = {}
+        for values in per_query.values():
+            for metric in values:
+                seen.setdefault(canonical_metric(metric), None)
+        per_system.append(seen)
+    first = list(per_system[0]) if per_system else []
+    return [metric for metric in first if all(metric in seen for seen in per_system[1:])]
+
+
+def _values(per_query: Mapping[str, Mapping[str, float]], metric: str) -> dict[str, float]:
+    out = {}
+    for qid, values in per_query.items():
+        for name, value in values.items():
+            if canonical_metric(name) == metric and value is not None:
+                out[str(qid)] = float(value)
+    return out
+
+
+def compare(
+    systems: SystemsInput,
+    baseline: str | None = None,
+    metrics: Sequence[str] | None = None,
+    *,
+    queries: Mapping[str, str] | None = None,
+    n_resamples: int = stats.N_RESAMPLES,
+    seed: int = stats.SEED,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    tie_tolerance: float = 1e-9,
+    top_k: int = 10,
+    missing: Literal["intersect", "zero"] = "intersect",
+) -> Comparison:
+    """Compare every system with ``baseline`` (default: the first) on each metric.
+
+    ``systems`` maps a system name to ``{query id: {metric: value}}``; metric names are
+    matched case-insensitively (``NDCG@10`` = ``ndcg@10``). ``metrics`` defaults to those every
+    system has. ``queries`` maps query ids to texts for the per-query deltas; ``top_k`` is how
+    many gains and losses to keep per comparison. Every random step uses ``seed``, so reruns
+    give identical numbers.
+    """
+    if len(systems) < 2:
+        raise ValueError(f"need at least two systems to compare, got {len(systems)}")
+    names = list(systems)
+    if baseline is None:
+        baseline = names[0]
+    if baseline not in systems:
+        raise ValueError(f"baseline {baseline!r} is not one of the systems {names}")
+    if missing not in ("intersect", "zero"):
+        raise ValueError(f"missing must be 'intersect' or 'zero', got {missing!r}")
+    chosen = [canonical_metric(m) for m in metrics] if metrics else _common_metrics(systems)
+    if not chosen:
+        raise ValueError("the systems have no metric in common")
+    others = [name for name in names if name != baseline]
+    rows: list[MetricComparison] = []
+    for metric in chosen:
+        base = _values(systems[baseline], metric)
+        if not base:
+            raise ValueError(f"baseline {baseline!r} has no values for {metric!r}")
+        for name in others:
+            other = _values(systems[name], metric)
+            if not other:
+                raise ValueError(f"system {name!r} has no values for {metric!r}")
+            rows.append(
+                _compare_pair(
+                    metric, baseline, name, base, other, queries or {},
+                    n_resamples=n_resamples, seed=seed, confidence=confidence,
+                    tie_tolerance=tie_tolerance, top_k=top_k, missing=missing,
+                )
+            )  # fmt: skip
+    for attribute in ("p_ttest", "p_permutation"):
+        adjusted = stats.holm([getattr(row, attribute) for row in rows])
+        for row, value in zip(rows, adjusted, strict=True):
+            setattr(row, f"{attribute}_holm", value)
+    settings = {
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "confidence": confidence,
+        "alpha": alpha,
+        "tie_tolerance": tie_tolerance,
+        "missing": missing,
+        "correction": "holm",
+    }
+    return Comparison(baseline, names, chosen, rows, settings)
+
+
+def _compare_pair(
+    metric: str,
+    baseline: str,
+    system: str,
+    base: Mapping[str, float],
+    other: Mapping[str, float],
+    queries: Mapping[str, str],
+    *,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+    tie_tolerance: float,
+    top_k: int,
+    missing: str,
+) -> MetricComparison:
+    if missing == "zero":
+        qids = list(dict.fromkeys([*base, *other]))
+        unpaired = 0
+    else:
+        qids = [qid for qid in base if qid in other]
+        unpaired = len(set(base) ^ set(other))
+    if not qids:
+        raise ValueError(f"{baseline!r} and {system!r} share no query on {metric!r}")
+    a = np.array([base.get(qid, 0.0) for qid in qids])
+    b = np.array([other.get(qid, 0.0) for qid in qids])
+    ttest = stats.paired_ttest(a, b)
+    # Same seed for every pair: each comparison is reproducible on its own.
+    permutation = stats.permutation_test(a, b, n_resamples=n_resamples, seed=seed)
+    ci = stats.bootstrap_ci(a, b, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    wins, ties, losses = stats.win_tie_loss(a, b, tolerance=tie_tolerance)
+    d = b - a
+    # Stable sorts: equal deltas keep query order, so the lists are deterministic.
+    order = np.argsort(-d, kind="stable")
+    gains = [i for i in order if d[i] > tie_tolerance][:top_k]
+    losses_order = [i for i in np.argsort(d, kind="stable") if d[i] < -tie_tolerance][:top_k]
+
+    def delta(i: int) -> QueryDelta:
+        qid = qids[i]
+        return QueryDelta(qid, float(a[i]), float(b[i]), float(d[i]), queries.get(qid))
+
+    return MetricComparison(
+        metric=metric,
+        baseline=baseline,
+        system=system,
+        n=len(qids),
+        mean_baseline=float(a.mean()),
+        mean_system=float(b.mean()),
+        diff=float(d.mean()),
+        ci_low=ci.low,
+        ci_high=ci.high,
+        t_statistic=ttest.statistic,
+        p_ttest=ttest.pvalue,
+        p_permutation=permutation.pvalue,
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        unpaired=unpaired,
+        top_gains=[delta(i) for i in gains],
+        top_losses=[delta(i) for i in losses_order],
+    )

@@ -1,0 +1,167 @@
+"""Leaderboards: one metric over datasets × systems, BEIR-style, and a bar chart.
+
+Rows are systems, columns the datasets plus the average over them (a system missing a
+dataset gets no average, as in BEIR's tables, where only complete rows are averaged). The
+best score per column is bold in markdown and LaTeX.
+
+>>> board = leaderboard({"bm25": {"scifact": 0.665, "nfcorpus": 0.325},
+...                      "dense": {"scifact": 0.645, "nfcorpus": 0.316}}, metric="ndcg@10")
+>>> print(board.to_markdown())
+| ndcg@10 | nfcorpus | scifact | Avg. |
+|---|---|---|---|
+| bm25 | **0.3250** | **0.6650** | **0.4950** |
+| dense | 0.3160 | 0.6450 | 0.4805 |
+<BLANKLINE>
+>>> print(board.to_csv(), end="")
+system,nfcorpus,scifact,average
+bm25,0.325,0.665,0.495
+dense,0.316,0.645,0.4805
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Leaderboard", "leaderboard"]
+
+
+@dataclass
+class Leaderboard:
+    """Scores ``{system: {dataset: value}}`` of one ``metric``, ready to render."""
+
+    metric: str
+    systems: list[str]
+    datasets: list[str]
+    scores: dict[str, dict[str, float]]
+
+    def average(self, system: str) -> float | None:
+        """Mean over all datasets, or None when the system lacks one of them."""
+        values = [self.scores[system].get(dataset) for dataset in self.datasets]
+        if not values or any(value is None for value in values):
+            return None
+        return sum(values) / len(values)  # type: ignore[arg-type]
+
+    def _columns(self) -> list[tuple[str, dict[str, float | None]]]:
+        columns: list[tuple[str, dict[str, float | None]]] = [
+            (dataset, {s: self.scores[s].get(dataset) for s in self.systems})
+            for dataset in self.datasets
+        ]
+        columns.append(("Avg.", {s: self.average(s) for s in self.systems}))
+        return columns
+
+    def _cells(self, bold: str) -> list[list[str]]:
+        # bold: a format string with {} for the best value of each column.
+        rows = [[system] for system in self.systems]
+        for _, values in self._columns():
+            present = [v for v in values.values() if v is not None]
+            best = max(present) if present else None
+            for row, system in zip(rows, self.systems, strict=True):
+                value = values[system]
+                text = "–" if value is None else f"{value:.4f}"
+                row.append(bold.format(text) if value is not None and value == best else text)
+        return rows
+
+    def to_markdown(self) -> str:
+        """A markdown table; the best score of each column in bold."""
+        header = [self.metric, *self.datasets, "Avg."]
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in self._cells("**{}**")]
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        """A booktabs ``table`` (needs ``\\usepackage{booktabs}``); best per column in bold."""
+        header = [self.metric, *self.datasets, "Avg."]
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
+            r"\toprule",
+            " & ".join(_tex(h) for h in header) + r" \\",
+            r"\midrule",
+        ]
+        for row in self._cells(r"\textbf{{{}}}"):
+            lines.append(" & ".join([_tex(row[0]), *row[1:]]) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines).replace("–", "--") + "\n"
+
+    def to_csv(self) -> str:
+        """CSV with full-precision numbers; empty cells for missing scores."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["system", *self.datasets, "average"])
+        for system in self.systems:
+            values = [self.scores[system].get(dataset) for dataset in self.datasets]
+            values.append(self.average(system))
+            writer.writerow([system, *("" if v is None else _num(v) for v in values)])
+        return buffer.getvalue()
+
+    def plot(self, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+        """Write a PNG bar chart: per dataset (and the average), one bar per system.
+
+        Uses matplotlib's Agg canvas directly, so no GUI backend and no global pyplot state.
+        """
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        columns = self._columns()
+        groups = len(columns)
+        width = 0.8 / max(len(self.systems), 1)
+        figure = Figure(figsize=(max(6.0, 1.2 * groups + 2), 4.5), dpi=120)
+        FigureCanvasAgg(figure)
+        axes = figure.add_subplot()
+        for i, system in enumerate(self.systems):
+            xs = [g + (i - (len(self.systems) - 1) / 2) * width for g in range(groups)]
+            ys = [values[system] for _, values in columns]
+            heights = [0.0 if y is None else y for y in ys]
+            bars = axes.bar(xs, heights, width=width, label=system)
+            for bar, y in zip(bars, ys, strict=True):
+                if y is not None:
+                    axes.annotate(
+                        f"{y:.3f}", (bar.get_x() + bar.get_width() / 2, y),
+                        ha="center", va="bottom", fontsize=7, rotation=90,
+                        xytext=(0, 2), textcoords="offset points",
+                    )  # fmt: skip
+        axes.set_xticks(range(groups), [name for name, _ in columns], rotation=30, ha="right")
+        axes.set_ylabel(self.metric)
+        top = max([v for _, values in columns for v in values.values() if v is not None] or [1])
+        axes.set_ylim(0, min(1.05, top * 1.2) if top <= 1 else top * 1.2)
+        axes.set_title(title or f"{self.metric} per dataset")
+        axes.legend(fontsize=8)
+        axes.grid(axis="y", alpha=0.3)
+        figure.tight_layout()
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(out, format="png")
+        return out
+
+
+def _num(value: float) -> str:
+    return repr(round(value, 10))
+
+
+def _tex(text: str) -> str:
+    for char in "\\&%$#_{}":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def leaderboard(scores: Mapping[str, Mapping[str, float | None]], metric: str) -> Leaderboard:
+    """A :class:`Leaderboard` from ``{system: {dataset: score}}`` (datasets sorted by name).
+
+    Systems keep their input order; NaN and None scores count as missing.
+    """
+    clean: dict[str, dict[str, float]] = {}
+    for system, values in scores.items():
+        clean[system] = {
+            dataset: float(value)
+            for dataset, value in values.items()
+            if value is not None and not math.isnan(float(value))
+        }
+    datasets = sorted({dataset for values in clean.values() for dataset in values})
+    return Leaderboard(metric, list(clean), datasets, clean)

@@ -1,0 +1,255 @@
+"""Turning result folders and TREC runs into per-query scores for comparison.
+
+A *system* is one (result folder, mode) pair, or one TREC run file scored against qrels. Each
+becomes a :class:`SystemScores`: per-query metric values keyed by canonical metric names
+(``ndcg@10``, ``recall@100``, ``map@10``, ``precision@10``, ``mrr@10``, ``evidence_recall@5``),
+the aggregates (``value``/``beir``/``strict``) and the query texts when known.
+
+Result folder layout (written by ``heta-eval run``): ``summary.json`` with
+``{"benchmark": NAME, "modes": {MODE: {"metrics": {NAME: {"value", "beir", "strict"}}}}}`` and
+``per_query.jsonl`` with one ``{"case_id", "query", "mode", "scores": {NAME: {"value",
+"skipped", ...}}}`` per line.
+
+>>> canonical_metric("NDCG@10"), canonical_metric("R@100"), canonical_metric("evidence_recall@5")
+('ndcg@10', 'recall@100', 'evidence_recall@5')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..evaluation import evaluate_run, measure_key, parse_measure
+
+__all__ = [
+    "SystemScores",
+    "canonical_metric",
+    "is_result_folder",
+    "load_result_folder",
+    "load_systems",
+    "load_trec_system",
+    "read_result_folder",
+]
+
+PathLike = str | os.PathLike[str]
+
+
+@dataclass
+class SystemScores:
+    """One system's per-query values (``{qid: {metric: value}}``) and aggregates."""
+
+    name: str
+    per_query: dict[str, dict[str, float]]
+    aggregates: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    queries: dict[str, str] = field(default_factory=dict)
+    dataset: str | None = None
+    mode: str | None = None
+    source: str | None = None
+
+    def aggregate(self, metric: str, kind: str = "value") -> float | None:
+        """The ``kind`` (``value``, ``beir`` or ``strict``) aggregate of ``metric``, if known."""
+        values = self.aggregates.get(canonical_metric(metric), {})
+        value = values.get(kind)
+        return None if value is None else float(value)
+
+
+def canonical_metric(name: str) -> str:
+    """Lower-case evaluator-style name: ``NDCG@10`` and ``ndcg_cut.10`` both give ``ndcg@10``."""
+    try:
+        metric, k = parse_measure(name)
+    except ValueError:
+        return name.strip().lower()
+    return f"{metric}@{k}"
+
+
+def is_result_folder(path: PathLike) -> bool:
+    """True for a folder written by the runner (it holds ``summary.json``)."""
+    return Path(path).is_dir() and (Path(path) / "summary.json").is_file()
+
+
+def read_result_folder(path: PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The raw ``summary.json`` and ``per_query.jsonl`` rows of a result folder.
+
+    The only place that knows the file layout, so switching to the runner's own loader touches
+    this function alone.
+    """
+    folder = Path(path)
+    summary_path = folder / "summary.json"
+    if not summary_path.is_file():
+        raise FileNotFoundError(f"{folder} is not a result folder: no summary.json")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    rows: list[dict[str, Any]] = []
+    per_query_path = folder / "per_query.jsonl"
+    if per_query_path.is_file():
+        with per_query_path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{per_query_path}:{number}: invalid JSON: {error}") from None
+    return summary, rows
+
+
+def _score_value(score: Any) -> float | None:
+    # A score is {"value", "skipped", ...} or a bare number; skipped/None is "not measured".
+    if isinstance(score, Mapping):
+        if score.get("skipped"):
+            return None
+        score = score.get("value")
+    if not isinstance(score, int | float):  # strings (categorical scores) are not compared
+        return None
+    return float(score)  # booleans (pass/fail evaluators) become 1.0 / 0.0
+
+
+def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> list[SystemScores]:
+    """One :class:`SystemScores` per mode of a result folder (optionally only ``modes``).
+
+    With one mode the system is named after the folder, otherwise ``folder:mode``.
+    """
+    folder = Path(path)
+    summary, rows = read_result_folder(folder)
+    summary_modes: Mapping[str, Any] = summary.get("modes") or {}
+    found = list(summary_modes) or sorted({str(row.get("mode")) for row in rows})
+    wanted = list(modes) if modes else found
+    chosen = [mode for mode in found if mode in wanted]
+    if not chosen:
+        raise ValueError(f"{folder}: no mode among {wanted}; the folder has {found}")
+    dataset = summary.get("benchmark") or summary.get("dataset")
+    systems = []
+    for mode in chosen:
+        aggregates = {
+            canonical_metric(name): {
+                kind: values.get(kind) for kind in ("value", "beir", "strict") if kind in values
+            }
+            for name, values in (summary_modes.get(mode, {}).get("metrics") or {}).items()
+            if isinstance(values, Mapping)
+        }
+        per_query: dict[str, dict[str, float]] = {}
+        queries: dict[str, str] = {}
+        for row in rows:
+            if row.get("mode", mode) != mode:
+                continue
+            qid = str(row.get("case_id"))
+            if isinstance(row.get("query"), str):
+                queries[qid] = row["query"]
+            values = per_query.setdefault(qid, {})
+            for name, score in (row.get("scores") or {}).items():
+                value = _score_value(score)
+                if value is not None:
+                    values[canonical_metric(name)] = value
+        name = folder.resolve().name if len(chosen) == 1 else f"{folder.resolve().name}:{mode}"
+        systems.append(
+            SystemScores(
+                name=name,
+                per_query=per_query,
+                aggregates=aggregates,
+                queries=queries,
+                dataset=dataset,
+                mode=mode,
+                source=str(folder),
+            )
+        )
+    return systems
+
+
+def load_trec_system(
+    run: Mapping[str, Mapping[str, float]],
+    qrels: Mapping[str, Mapping[str, int]],
+    metrics: Sequence[str],
+    *,
+    name: str,
+    queries: Mapping[str, str] | None = None,
+    dataset: str | None = None,
+    ignore_identical_ids: bool = True,
+) -> SystemScores:
+    """Score a document-level run with BEIR semantics, per query over every judged query.
+
+    Per-query values follow ``trec_eval -c``: a judged query the run lacks scores 0 on every
+    metric, so paired tests compare the same query set for every system.
+
+    >>> s = load_trec_system({"q1": {"d1": 1.0}}, {"q1": {"d1": 1}, "q2": {"d2": 1}},
+    ...                      ["ndcg@10"], name="demo")
+    >>> s.per_query, s.aggregate("ndcg@10", "beir"), s.aggregate("ndcg@10", "strict")
+    ({'q1': {'ndcg@10': 1.0}, 'q2': {'ndcg@10': 0.0}}, 1.0, 0.5)
+    """
+    parsed = [parse_measure(metric) for metric in metrics]
+    kinds = sorted({metric for metric, _ in parsed})
+    ks = sorted({k for _, k in parsed})
+    evaluation = evaluate_run(
+        qrels, run, k_values=ks, metrics=kinds, ignore_identical_ids=ignore_identical_ids
+    )
+    judged = [qid for qid, docs in qrels.items() if docs]
+    per_query: dict[str, dict[str, float]] = {}
+    aggregates: dict[str, dict[str, float | None]] = {}
+    for metric, k in parsed:
+        key = measure_key(metric, k)
+        canonical = f"{metric}@{k}"
+        for qid in judged:
+            value = evaluation.per_query.get(qid, {}).get(key, 0.0)
+            per_query.setdefault(qid, {})[canonical] = float(value)
+        aggregate = evaluation.aggregates[key]
+        aggregates[canonical] = {
+            "value": aggregate.beir,
+            "beir": aggregate.beir,
+            "strict": aggregate.strict,
+        }
+    texts = {qid: queries[qid] for qid in judged if queries and qid in queries}
+    return SystemScores(name, per_query, aggregates, texts, dataset=dataset)
+
+
+def _unique_names(systems: list[SystemScores]) -> None:
+    # Two folders with the same name (results/a/scifact, results/b/scifact): add a suffix.
+    seen: dict[str, int] = {}
+    for system in systems:
+        count = seen.get(system.name, 0)
+        seen[system.name] = count + 1
+        if count:
+            system.name = f"{system.name}#{count + 1}"
+
+
+def load_systems(
+    paths: Sequence[PathLike],
+    *,
+    modes: Iterable[str] | None = None,
+    qrels: Mapping[str, Mapping[str, int]] | None = None,
+    queries: Mapping[str, str] | None = None,
+    metrics: Sequence[str] = ("ndcg@10", "recall@100"),
+    dataset: str | None = None,
+    ignore_identical_ids: bool = True,
+) -> list[SystemScores]:
+    """Systems from result folders and/or TREC run files (the latter need ``qrels``).
+
+    ``metrics`` are the ones computed for TREC runs; result folders carry their own.
+    """
+    from ..trec import read_run
+
+    systems: list[SystemScores] = []
+    mode_list = list(modes) if modes else None
+    for raw in paths:
+        path = Path(raw)
+        if is_result_folder(path):
+            systems.extend(load_result_folder(path, mode_list))
+        elif path.is_file():
+            if qrels is None:
+                raise ValueError(f"{path} is a run file: give qrels (--qrels FILE or --dataset)")
+            systems.append(
+                load_trec_system(
+                    read_run(path, duplicates="last"),
+                    qrels,
+                    metrics,
+                    name=path.name.removesuffix(".trec").removesuffix(".txt"),
+                    queries=queries,
+                    dataset=dataset,
+                    ignore_identical_ids=ignore_identical_ids,
+                )
+            )
+        else:
+            raise FileNotFoundError(f"{path}: neither a result folder (summary.json) nor a file")
+    _unique_names(systems)
+    return systems
