@@ -8,6 +8,15 @@ DATASET ?= scifact
 MODES ?= keyword_search,vector_search,hybrid_search
 OUT ?= results/$(DATASET)
 
+# Where this repository sits next to the shared real data (no internet), use it for the
+# datasets it holds; anywhere else the dataset is downloaded and verified on first use.
+SHARED_DATA := $(abspath ../shared/datasets)
+ifeq ($(origin HETA_EVAL_DATA), undefined)
+  ifneq ($(wildcard $(SHARED_DATA)/beir/$(DATASET)/corpus.jsonl),)
+    export HETA_EVAL_DATA := $(SHARED_DATA)/beir
+  endif
+endif
+
 .PHONY: install test lint eval repro bench bench-quick clean
 
 $(BIN)/heta-eval: pyproject.toml

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from heta_eval.data.beir_loader import BeirDataset, load_beir
 from heta_eval.data.download import DownloadError, download_dataset
-from heta_eval.data.locate import DatasetNotFoundError, dataset_dir, find_dataset, how_to_get
+from heta_eval.data.locate import DatasetNotFoundError, find_dataset
 from heta_eval.data.registry import DatasetInfo, get_dataset
 from heta_eval.evaluation.models import BenchmarkCase, Document, ExpectedOutput
 from heta_eval.evaluation.retrieval import beir_default_metrics
@@ -92,8 +92,8 @@ class BeirBenchmark:
         try:
             return download_dataset(self.name, data_dir=self.data_dir)
         except DownloadError as error:
-            target = dataset_dir(self.name, self.data_dir)
-            raise DatasetNotFoundError(f"{error}\n{how_to_get(self.name, target)}") from error
+            # download_dataset's message already says how to get the data by hand.
+            raise DatasetNotFoundError(str(error)) from error
 
     @cached_property
     def dataset(self) -> BeirDataset:

@@ -233,28 +233,57 @@ class BenchmarkResults:
         }
 
     def table(self) -> str:
-        """Markdown: one row per evaluator, per mode the headline value (BEIR for retrieval)
-        and the strict value where it differs."""
+        """Markdown tables: retrieval metrics as a grid (mode and metric × k; BEIR values,
+        ``*`` when partial), other evaluators one row each, then per-mode counts."""
         modes = list(self.summary.modes)
-        header = "| evaluator | " + " | ".join(modes) + " |"
-        lines = [header, "|---|" + "---:|" * len(modes)]
+        grid: dict[tuple[str, str], dict[int, MetricSummary]] = {}
+        others: list[str] = []
         for name in self.summary.evaluators:
-            cells = []
-            for mode in modes:
-                summary = self.summary.modes[mode].metrics.get(name)
-                cells.append(_cell(summary))
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            metric, _, k = name.partition("@")
+            first = self.summary.modes[modes[0]].metrics.get(name)
+            if first is not None and first.kind == "retrieval" and k.isdigit():
+                for mode in modes:
+                    summary = self.summary.modes[mode].metrics.get(name)
+                    if summary is not None:
+                        grid.setdefault((mode, metric), {})[int(k)] = summary
+            else:
+                others.append(name)
+        blocks = []
+        if grid:
+            ks = sorted({k for row in grid.values() for k in row})
+            lines = ["| mode | metric | " + " | ".join(f"@{k}" for k in ks) + " |",
+                     "|---|---|" + "---:|" * len(ks)]  # fmt: skip
+            for (mode, metric), row in grid.items():
+                cells = [_cell(row.get(k), strict=False) for k in ks]
+                lines.append(f"| {mode} | {metric} | " + " | ".join(cells) + " |")
+            differs = [
+                f"{s.name} ({mode}) strict {s.strict:.5f}"
+                for (mode, _), row in grid.items()
+                for s in row.values()
+                if s.strict is not None and s.strict != s.beir
+            ]
+            if differs:
+                lines.append("")
+                lines.append("Strict (trec_eval -c) differs: " + "; ".join(differs[:10]))
+            blocks.append("\n".join(lines))
+        if others:
+            lines = ["| evaluator | " + " | ".join(modes) + " |", "|---|" + "---:|" * len(modes)]
+            for name in others:
+                cells = [_cell(self.summary.modes[m].metrics.get(name)) for m in modes]
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            blocks.append("\n".join(lines))
         notes = []
         for mode, mode_summary in self.summary.modes.items():
             timing = mode_summary.timings
             notes.append(
-                f"{mode}: {mode_summary.answered}/{mode_summary.cases} answered, "
+                f"- {mode}: {mode_summary.answered}/{mode_summary.cases} answered, "
                 f"{mode_summary.failed_queries} failed queries, "
                 f"{mode_summary.evaluator_failures} evaluator failures, "
                 f"p50 latency {_ms(timing.get('latency_p50_ms'))}"
                 + (" — PARTIAL" if mode_summary.partial else "")
             )
-        return "\n".join(lines) + "\n\n" + "\n".join(f"- {note}" for note in notes)
+        blocks.append("\n".join(notes))
+        return "\n\n".join(blocks)
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame, one row per case, mode and evaluator."""
@@ -284,13 +313,13 @@ class BenchmarkResults:
         _atomic_write(folder / "table.md", self.table() + "\n")
 
 
-def _cell(summary: MetricSummary | None) -> str:
+def _cell(summary: MetricSummary | None, *, strict: bool = True) -> str:
     if summary is None or summary.kind == "empty":
         return "–"
     if summary.kind == "categorical":
         return ", ".join(f"{k}: {v}" for k, v in summary.counts.items())
     text = f"{summary.value:.5f}" if summary.value is not None else "–"
-    if summary.kind == "retrieval" and summary.strict != summary.beir:
+    if strict and summary.kind == "retrieval" and summary.strict != summary.beir:
         text += f" (strict {summary.strict:.5f})" if summary.strict is not None else ""
     if summary.partial:
         text += "*"
