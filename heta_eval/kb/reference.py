@@ -116,10 +116,9 @@ class ReferenceKnowledgeBase:
             out.append([self._result(idx, score) for idx, score in self._collect(ranker, top_k)])
         return out
 
-    async def query(
-        self, text: str, *, mode: str = "hybrid_search", top_k: int = 10
-    ) -> QueryResponse:
-        """Search ``text`` in ``mode`` and answer it from the top results."""
+    async def query(self, text: str, *, mode: str | None = None, top_k: int = 10) -> QueryResponse:
+        """Search ``text`` in ``mode`` (default: the first of ``modes``) and answer it."""
+        mode = mode or self.modes[0]
         results = (await asyncio.to_thread(self.search, [text], mode=mode, top_k=top_k))[0]
         answer = await self.answerer.answer(text, results) if self.answerer is not None else None
         return QueryResponse(query=text, mode=mode, results=results, answer=answer)

@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recipe", type=Path, help="recipe JSON (default: the default recipe)")
     parser.add_argument("--modes", default="keyword_search,vector_search,hybrid_search")
     parser.add_argument("--precision", choices=["float32", "bfloat16"])
-    parser.add_argument("--cache-dir", default=None)
+    parser.add_argument("--cache-dir", default=None, help="default: $HETA_EVAL_CACHE_DIR")
+    parser.add_argument("--no-cache", action="store_true", help="build without the disk cache")
     parser.add_argument("--output", type=Path, help="write the runs and scores here (JSON)")
     args = parser.parse_args(argv)
     recipe = Recipe.from_file(args.recipe) if args.recipe else Recipe()
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     docs, queries, qrels = load_beir(args.data)
     started = time.perf_counter()
-    kb = recipe.build(args.data.name, docs, cache_dir=args.cache_dir)
+    kb = recipe.build(args.data.name, docs, cache_dir=False if args.no_cache else args.cache_dir)
     print(f"build: {time.perf_counter() - started:.1f}s {kb.build_info}")
     report = {}
     qids = list(queries)
