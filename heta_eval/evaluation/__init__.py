@@ -10,6 +10,7 @@ from .aggregate import (
 )
 from .answers import AnswerContains, AnswerExactMatch, AnswerF1
 from .evidence import EvidenceRecallAtK, locator_verdict
+from .llm_judge import JUDGE_PROMPT, JudgeError, LLMJudge
 from .models import (
     RECOGNISED_LOCATOR_FIELDS,
     BenchmarkCase,
@@ -39,6 +40,7 @@ from .retrieval import (
 
 __all__ = [
     "BEIR_K_VALUES",
+    "JUDGE_PROMPT",
     "METRICS",
     "RECOGNISED_LOCATOR_FIELDS",
     "AggregateValue",
@@ -56,6 +58,8 @@ __all__ = [
     "EvidenceRecallAtK",
     "ExpectedOutput",
     "GoldEvidence",
+    "JudgeError",
+    "LLMJudge",
     "MetricSummary",
     "QueryResponse",
     "QueryResult",
@@ -69,8 +73,8 @@ __all__ = [
     "evaluate_responses",
     "evaluate_run",
     "locator_verdict",
-    "summarize_scores",
     "measure_key",
     "normalize_answer",
     "parse_measure",
+    "summarize_scores",
 ]
