@@ -253,7 +253,10 @@ class BenchmarkResults:
             ks = sorted({k for row in grid.values() for k in row})
             lines = ["| mode | metric | " + " | ".join(f"@{k}" for k in ks) + " |",
                      "|---|---|" + "---:|" * len(ks)]  # fmt: skip
-            for (mode, metric), row in grid.items():
+            # Grouped by mode, metrics in the evaluators' order.
+            for (mode, metric), row in sorted(
+                grid.items(), key=lambda item: modes.index(item[0][0])
+            ):
                 cells = [_cell(row.get(k), strict=False) for k in ks]
                 lines.append(f"| {mode} | {metric} | " + " | ".join(cells) + " |")
             differs = [
