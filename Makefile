@@ -42,8 +42,9 @@ eval: install
 # Reproduce the reference numbers on SciFact (BM25 flat 0.6789, MTEB all-MiniLM-L6-v2 0.6451)
 # through the real pipeline, then check them against the checked-in references.
 repro: install
-	$(BIN)/heta-eval run --dataset scifact --modes $(MODES) --output results/repro-scifact
-	$(BIN)/heta-eval check results/repro-scifact --dataset scifact
+	$(BIN)/heta-eval run --dataset scifact --modes keyword_search,vector_search --output results/repro-scifact
+	$(BIN)/heta-eval check results/repro-scifact --mode keyword_search --system bm25-flat --metric ndcg@10
+	$(BIN)/heta-eval check results/repro-scifact --mode vector_search --system all-MiniLM-L6-v2 --metric ndcg@10
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -149,7 +149,9 @@ def write_result_folder(folder: Path, benchmark: str, systems: dict, queries: di
                     "beir": scores.aggregate(metric, "beir"),
                     "strict": scores.aggregate(metric, "strict"), "mean": float(np.mean(values)),
                 }
-            modes[mode] = {"mode": mode, "metrics": metrics, "cases": len(scores.per_query)}
+            n = len(scores.per_query)
+            modes[mode] = {"mode": mode, "metrics": metrics, "cases": n, "answered": n,
+                           "failed_queries": 0, "evaluator_failures": 0, "partial": False}
             for qid, values in scores.per_query.items():
                 row = {
                     "case_id": qid, "mode": mode, "query": queries.get(qid, ""),

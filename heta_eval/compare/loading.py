@@ -16,7 +16,6 @@ Result folder layout (written by ``heta-eval run``): ``summary.json`` with
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,28 +71,16 @@ def is_result_folder(path: PathLike) -> bool:
 
 
 def read_result_folder(path: PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The raw ``summary.json`` and ``per_query.jsonl`` rows of a result folder.
+    """The ``summary.json`` and ``per_query.jsonl`` records of a result folder, as plain dicts,
+    read (and validated) by the runner's own :func:`heta_eval.runner.load_results`."""
+    from ..runner.results import load_results
 
-    The only place that knows the file layout, so switching to the runner's own loader touches
-    this function alone.
-    """
     folder = Path(path)
-    summary_path = folder / "summary.json"
-    if not summary_path.is_file():
+    if not (folder / "summary.json").is_file():
         raise FileNotFoundError(f"{folder} is not a result folder: no summary.json")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    rows: list[dict[str, Any]] = []
-    per_query_path = folder / "per_query.jsonl"
-    if per_query_path.is_file():
-        with per_query_path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{per_query_path}:{number}: invalid JSON: {error}") from None
-    return summary, rows
+    results = load_results(folder)
+    summary = results.summary.model_dump(mode="json")
+    return summary, [record.model_dump(mode="json") for record in results.records]
 
 
 def _score_value(score: Any) -> float | None:
