@@ -15,6 +15,12 @@ ifeq ($(origin HETA_EVAL_DATA), undefined)
   ifneq ($(wildcard $(SHARED_DATA)/beir/$(DATASET)/corpus.jsonl),)
     export HETA_EVAL_DATA := $(SHARED_DATA)/beir
   endif
+  # scifact-claims reads the SciFact release layout; its adapter accepts the folder itself.
+  ifeq ($(DATASET),scifact-claims)
+    ifneq ($(wildcard $(SHARED_DATA)/scifact-release/corpus.jsonl),)
+      export HETA_EVAL_DATA := $(SHARED_DATA)/scifact-release
+    endif
+  endif
 endif
 
 .PHONY: install test lint eval repro bench bench-quick clean
@@ -48,3 +54,8 @@ repro: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# Does chunking lose evidence? Evidence recall@5 by mode and chunk size on SciFact claims.
+.PHONY: claims-report
+claims-report: install
+	$(BIN)/python bench/claims_chunking.py $(if $(wildcard $(SHARED_DATA)/scifact-release/corpus.jsonl),--data-dir $(SHARED_DATA)/scifact-release)

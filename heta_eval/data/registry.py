@@ -61,6 +61,9 @@ class DatasetInfo:
     parent: str | None = None
     notes: str = ""
     known_defects: dict[str, list[str]] = field(default_factory=dict)
+    #: The benchmark adapter that reads it (``adapters.load_benchmark``): ``beir`` or e.g.
+    #: ``scifact-claims`` for a dataset in another layout.
+    adapter: str = "beir"
 
     @property
     def archive_name(self) -> str:
@@ -95,6 +98,9 @@ def _entry(name: str, raw: dict[str, Any], where: str) -> DatasetInfo:
     if aggregate not in _AGGREGATES:
         raise RegistryError(f"{where}: dataset {name!r}: unknown aggregate {aggregate!r}")
     subsets = raw.get("subsets", {})
+    adapter = raw.get("adapter", "beir")
+    if not isinstance(adapter, str) or not adapter:
+        raise RegistryError(f"{where}: dataset {name!r}: 'adapter' must be a non-empty string")
     if aggregate == "mean" and not subsets:
         raise RegistryError(f"{where}: dataset {name!r}: aggregate 'mean' needs 'subsets'")
     return DatasetInfo(
@@ -111,6 +117,7 @@ def _entry(name: str, raw: dict[str, Any], where: str) -> DatasetInfo:
         subsets=tuple(subsets),
         notes=raw.get("notes", ""),
         known_defects=raw.get("known_defects", {}),
+        adapter=adapter,
     )
 
 
@@ -144,6 +151,7 @@ def _load(path: Path, mtime: float) -> dict[str, DatasetInfo]:
                 ignore_identical_ids=info.ignore_identical_ids,
                 parent=name,
                 notes=f"sub-forum of {name}",
+                adapter=info.adapter,
             )
     return entries
 
