@@ -50,6 +50,7 @@ __all__ = [
     "TrecFormatError",
     "read_qrels",
     "read_run",
+    "read_run_columnar",
     "write_qrels",
     "write_run",
     "write_run_json",
@@ -176,6 +177,84 @@ def _read_run_arrow(path: Path, delimiter: str, duplicates: Duplicates) -> Run:
         if gc_was_enabled:
             gc.enable()
     return run
+
+
+def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> object | None:
+    """Read a TREC run straight into arrays (a :class:`heta_eval.evaluation.engine.ColumnarRun`)
+    with no per-line Python objects, for the compiled metric engine.
+
+    Returns None when the fast path does not apply (BEIR results JSON, any parse problem,
+    non-finite scores, a query split over several blocks of the file): the caller then uses
+    :func:`read_run`, which reports the file and line of a bad input. Duplicate (query, doc)
+    rows are not checked here; the engine counts them (see ``evaluate_columnar_run``).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
+    >>> write_run({"q1": {"d1": 0.5, "q1": 2.0}, "q2": {"d3": 1.0}}, path)
+    >>> run = read_run_columnar(path)
+    >>> run.query_ids, run.offsets.tolist(), run.scores.tolist(), run.skip.tolist()
+    (['q1', 'q2'], [0, 2, 3], [2.0, 0.5, 1.0], [True, False, False])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    from heta_eval.evaluation.engine import ColumnarRun, string_buffers
+
+    path = Path(path)
+    head = _head(path)
+    if not head.strip() or head.lstrip()[:1] == b"{":
+        return None
+    delimiter = "\t" if b"\t" in head.split(b"\n", 1)[0] else " "
+    try:
+        table = pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(column_names=_RUN_COLUMNS, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(
+                delimiter=delimiter,
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                ignore_empty_lines=False,
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types={
+                    "qid": pa.large_string(),
+                    "docid": pa.large_string(),
+                    "score": pa.float64(),
+                },
+                include_columns=["qid", "docid", "score"],
+                null_values=[],
+                strings_can_be_null=False,
+                check_utf8=True,
+            ),
+        )
+        if table.num_rows == 0:
+            return None
+        scores_col = table.column("score")
+        if scores_col.null_count or not pc.all(pc.is_finite(scores_col)).as_py():
+            return None
+        qid_arr = table.column("qid").combine_chunks()
+        doc_arr = table.column("docid").combine_chunks()
+        n = len(qid_arr)
+        changes = pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1])).to_numpy() + 1
+        offsets = np.empty(len(changes) + 2, dtype=np.int64)
+        offsets[0] = 0
+        offsets[1:-1] = changes
+        offsets[-1] = n
+        query_ids = qid_arr.take(pa.array(offsets[:-1])).to_pylist()
+        if len(set(query_ids)) != len(query_ids):
+            return None  # a query in several blocks: the dict reader merges them
+        skip = (
+            pc.equal(qid_arr, doc_arr).to_numpy(zero_copy_only=False)
+            if ignore_identical_ids
+            else None
+        )
+        data, doc_offsets = string_buffers(doc_arr)
+        scores = scores_col.combine_chunks().to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowCapacityError, UnicodeDecodeError):
+        return None
+    return ColumnarRun(query_ids, offsets, data, doc_offsets, scores, None, skip)
 
 
 def _parse_score(text: str, path: Path, number: int) -> float:

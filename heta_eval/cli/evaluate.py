@@ -89,19 +89,50 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
         raise CliError(str(error)) from None
 
 
+def _evaluate_fast(
+    args: argparse.Namespace,
+    qrels: dict[str, dict[str, int]],
+    ks: tuple[int, ...],
+    ignore_identical_ids: bool,
+) -> object | None:
+    """The columnar path: TREC text straight to arrays, scored by the compiled engine.
+
+    None when it does not apply (JSON, a parse problem, repeated pairs, no numba): the
+    validating reader then reads the file and names the line of any error.
+    """
+    from heta_eval.evaluation.engine import HAVE_NUMBA
+    from heta_eval.evaluation.retrieval import DuplicateRowsError, evaluate_columnar_run
+    from heta_eval.trec import read_run_columnar
+
+    if not HAVE_NUMBA:
+        return None
+    try:
+        columnar = read_run_columnar(args.run, ignore_identical_ids=ignore_identical_ids)
+    except OSError:
+        return None  # the validating reader reports it
+    if columnar is None:
+        return None
+    try:
+        return evaluate_columnar_run(qrels, columnar, ks, reject_duplicates=True)
+    except DuplicateRowsError:
+        return None
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     from heta_eval.evaluation.retrieval import evaluate_run
     from heta_eval.trec import TrecFormatError, read_run
 
     ks = _k_values(args.k)
     qrels, label, ignore_identical_ids = _load_qrels(args)
-    try:
-        run = read_run(args.run, duplicates=args.duplicates)
-    except (OSError, TrecFormatError) as error:
-        raise CliError(str(error)) from None
     if args.keep_self_hits:
         ignore_identical_ids = False
-    result = evaluate_run(qrels, run, k_values=ks, ignore_identical_ids=ignore_identical_ids)
+    result = _evaluate_fast(args, qrels, ks, ignore_identical_ids)
+    if result is None:
+        try:
+            run = read_run(args.run, duplicates=args.duplicates)
+        except (OSError, TrecFormatError) as error:
+            raise CliError(str(error)) from None
+        result = evaluate_run(qrels, run, k_values=ks, ignore_identical_ids=ignore_identical_ids)
     counts = dict(result.counts)
     if args.json:
         payload = {

@@ -22,6 +22,7 @@ from .protocol import BenchmarkEvaluatorProtocol
 from .retrieval import METRICS, BeirRetrievalMetric, DocumentRanking, evaluate_run
 
 __all__ = [
+    "AUTO_ENGINE_RESULTS",
     "EvaluationFailure",
     "EvaluationReport",
     "MetricSummary",
@@ -132,18 +133,45 @@ def _align(
     return aligned
 
 
+#: Batches with at least this many results use the compiled engine under ``engine="auto"``.
+AUTO_ENGINE_RESULTS = 100_000
+
+
 def score_retrieval_batch(
     metrics: Sequence[BeirRetrievalMetric],
     cases: Sequence[BenchmarkCase],
     responses: Mapping[str, QueryResponse],
+    *,
+    engine: str = "auto",
 ) -> dict[str, dict[str, EvaluationScore]]:
-    """Per-case scores of all retrieval metrics, one pytrec_eval pass per document mapping."""
+    """Per-case scores of all retrieval metrics, one engine pass per document mapping.
+
+    ``engine``: ``"pytrec"`` (per-response collapse, then pytrec_eval), ``"fast"`` (a batch
+    collapse into arrays and the compiled engine; identical numbers), or ``"auto"`` (the
+    engine from ``AUTO_ENGINE_RESULTS`` results on, when numba is available).
+    """
+    if engine not in ("auto", "pytrec", "fast"):
+        raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
+    if engine == "auto":
+        from .engine import HAVE_NUMBA
+
+        total = sum(len(response.results) for response in responses.values())
+        engine = "fast" if HAVE_NUMBA and total >= AUTO_ENGINE_RESULTS else "pytrec"
     scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
     groups: dict[tuple[Any, ...], list[BeirRetrievalMetric]] = defaultdict(list)
     for metric in metrics:
         groups[metric.config].append(metric)
     judged = [case for case in cases if case.expected.relevance]
     for group in groups.values():
+        for case in cases:
+            if not case.expected.relevance:
+                for metric in group:
+                    scores[case.id][metric.name] = EvaluationScore.skip(
+                        metric.name, "case has no relevance judgments"
+                    )
+        if engine == "fast":
+            _score_group_fast(group, judged, responses, scores)
+            continue
         collapser = group[0]
         qrels = {case.id: case.expected.relevance for case in judged}
         rankings: dict[str, DocumentRanking] = {}
@@ -154,17 +182,76 @@ def score_retrieval_batch(
         run = {cid: ranking.scores for cid, ranking in rankings.items()}
         k_values = sorted({m.k for m in group})
         names = [name for name in METRICS if any(m.metric == name for m in group)]
-        evaluation = evaluate_run(qrels, run, k_values, metrics=names, ignore_identical_ids=False)
-        for case in cases:
-            for metric in group:
-                if not case.expected.relevance:
-                    scores[case.id][metric.name] = EvaluationScore.skip(
-                        metric.name, "case has no relevance judgments"
-                    )
-                elif case.id in rankings:
+        evaluation = evaluate_run(
+            qrels, run, k_values, metrics=names, ignore_identical_ids=False, engine="pytrec"
+        )
+        for case in judged:
+            if case.id in rankings:
+                for metric in group:
                     value = evaluation.per_query[case.id][metric.key]
                     scores[case.id][metric.name] = metric.score_from(value, rankings[case.id])
     return scores
+
+
+_new_object = object.__new__
+_set = object.__setattr__
+_FIELDS_GIVEN = frozenset({"name", "value", "metadata"})
+
+
+def _fast_score(name: str, value: float, metadata: dict[str, Any]) -> EvaluationScore:
+    # What EvaluationScore(name=..., value=float, metadata=dict) builds, without validating
+    # already-valid values: 175k scores (7k cases x 25 metrics) cost 0.1 s instead of 0.4 s.
+    score = _new_object(EvaluationScore)
+    _set(
+        score,
+        "__dict__",
+        {"name": name, "value": value, "passed": None, "metadata": metadata, "skipped": False},
+    )
+    _set(score, "__pydantic_fields_set__", set(_FIELDS_GIVEN))
+    _set(score, "__pydantic_extra__", None)
+    _set(score, "__pydantic_private__", None)
+    return score
+
+
+def _score_group_fast(
+    group: Sequence[BeirRetrievalMetric],
+    judged: Sequence[BenchmarkCase],
+    responses: Mapping[str, QueryResponse],
+    scores: dict[str, dict[str, EvaluationScore]],
+) -> None:
+    """One batch collapse and one engine pass for metrics sharing a document mapping."""
+    from .engine import METRIC_ORDER, evaluate_columnar
+    from .retrieval import _validate_k_values, collapse_batch
+
+    config = group[0]
+    answered = [case for case in judged if case.id in responses]
+    batch = collapse_batch(
+        ((case.id, responses[case.id]) for case in answered),
+        resolver=config.resolver,
+        ignore_identical_ids=config.ignore_identical_ids,
+    )
+    qrels = {case.id: case.expected.relevance for case in answered}
+    ks = _validate_k_values(m.k for m in group)
+    values, stats = evaluate_columnar(batch.run, qrels, ks)
+    nk = len(ks)
+    columns = [
+        (metric.name, METRIC_ORDER.index(metric.metric) * nk + ks.index(metric.k))
+        for metric in group
+    ]
+    rows = values.tolist()
+    stat_rows = stats.tolist()
+    for i, case in enumerate(answered):
+        row = rows[i]
+        base = {
+            "documents": stat_rows[i][0],
+            "unmapped_results": batch.unmapped[i],
+            "duplicate_chunks": batch.duplicates[i],
+            "self_hits_removed": batch.self_hits[i],
+            "rank_derived_scores": bool(stat_rows[i][3]),
+        }
+        case_scores = scores[case.id]
+        for name, column in columns:
+            case_scores[name] = _fast_score(name, row[column], dict(base))
 
 
 def _retrieval_summary(

@@ -25,8 +25,11 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
+import numpy as np
 import pytrec_eval
 
 from .models import BenchmarkCase, EvaluationScore, QueryResponse, QueryResult
@@ -36,11 +39,15 @@ __all__ = [
     "METRICS",
     "AggregateValue",
     "BeirRetrievalMetric",
+    "CollapsedBatch",
     "DocumentRanking",
+    "DuplicateRowsError",
     "RunEvaluation",
     "beir_default_metrics",
+    "collapse_batch",
     "collapse_to_documents",
     "default_document_resolver",
+    "evaluate_columnar_run",
     "evaluate_run",
     "measure_key",
     "parse_measure",
@@ -252,6 +259,11 @@ def _mrr_values(
     return output
 
 
+#: Runs with at least this many results go to the compiled engine under ``engine="auto"``
+#: (below it, pytrec_eval is as fast and needs no JIT-compiled code).
+AUTO_ENGINE_ROWS = 200_000
+
+
 def evaluate_run(
     qrels: Mapping[str, Mapping[str, int]],
     run: Mapping[str, Mapping[str, float]],
@@ -259,11 +271,15 @@ def evaluate_run(
     *,
     metrics: Iterable[str] = METRICS,
     ignore_identical_ids: bool = True,
+    engine: str = "auto",
 ) -> RunEvaluation:
     """Score a document-level run with BEIR's exact semantics, plus strict aggregates.
 
     ``qrels`` maps query id to ``{doc id: int label}``; ``run`` maps query id to
-    ``{doc id: float score}``. Neither is modified.
+    ``{doc id: float score}``. Neither is modified. ``engine``: ``"pytrec"`` (pytrec_eval
+    and BEIR's mrr, as BEIR computes them), ``"fast"`` (the compiled columnar engine of
+    :mod:`heta_eval.evaluation.engine`, equal to the last digit), or ``"auto"`` (the engine
+    for runs of ``AUTO_ENGINE_ROWS`` results or more, when numba is available).
 
     >>> qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
     >>> run = {"q1": {"d2": 3.0, "d1": 2.0, "q1": 9.0}, "q2": {"d3": 1.0}}
@@ -272,9 +288,24 @@ def evaluate_run(
     {'NDCG@1': 0.5, 'NDCG@10': 0.81546}
     >>> result.counts["self_hits_removed"]
     1
+    >>> evaluate_run(qrels, run, k_values=(1, 10), engine="fast").beir_dict()["ndcg"]
+    {'NDCG@1': 0.5, 'NDCG@10': 0.81546}
     """
     ks = _validate_k_values(k_values)
     chosen = _validate_metrics(metrics)
+    if engine not in ("auto", "pytrec", "fast"):
+        raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
+    if engine == "auto":
+        from .engine import HAVE_NUMBA
+
+        large = sum(map(len, run.values())) >= AUTO_ENGINE_ROWS
+        engine = "fast" if HAVE_NUMBA and large else "pytrec"
+    if engine == "fast":
+        from .engine import columnar_run_from_dict
+
+        columnar = columnar_run_from_dict(run, ignore_identical_ids=ignore_identical_ids)
+        return evaluate_columnar_run(qrels, columnar, ks, metrics=chosen)
+
     self_hits = 0
     if ignore_identical_ids:
         run, self_hits = _without_self_hits(run)
@@ -283,10 +314,79 @@ def evaluate_run(
     if "mrr" in chosen:
         for qid, values in _mrr_values(qrels, run, ks).items():
             per_query.setdefault(qid, {}).update(values)
+    return _aggregate(qrels, list(run), per_query, chosen, ks, self_hits)
 
+
+class DuplicateRowsError(ValueError):
+    """A columnar run repeats a (query, doc) pair."""
+
+
+def evaluate_columnar_run(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Any,
+    k_values: Iterable[int] = BEIR_K_VALUES,
+    *,
+    metrics: Iterable[str] = METRICS,
+    reject_duplicates: bool = False,
+) -> RunEvaluation:
+    """:func:`evaluate_run` on a :class:`~heta_eval.evaluation.engine.ColumnarRun` (query ids
+    unique; self-hits already masked in ``run.skip``), through the compiled engine.
+
+    A doc id repeated within a query keeps its first row; with ``reject_duplicates`` it
+    raises :class:`DuplicateRowsError` instead (callers then re-read the file with the
+    validating reader, which names the line).
+
+    >>> from heta_eval.evaluation.engine import columnar_run_from_dict
+    >>> run = columnar_run_from_dict({"q1": {"d2": 3.0, "d1": 2.0}})
+    >>> evaluate_columnar_run({"q1": {"d1": 1}}, run, (1, 10)).beir_dict()["mrr"]
+    {'MRR@1': 0.0, 'MRR@10': 0.5}
+    """
+    from .engine import METRIC_ORDER, evaluate_columnar
+
+    ks = _validate_k_values(k_values)
+    chosen = _validate_metrics(metrics)
+    values, stats = evaluate_columnar(run, qrels, ks)
+    if reject_duplicates and stats[:, 1].any():
+        raise DuplicateRowsError(f"{int(stats[:, 1].sum())} repeated (query, doc) rows")
+    nk = len(ks)
+    columns = {
+        metric: [(measure_key(metric, k), block * nk + c) for c, k in enumerate(ks)]
+        for block, metric in enumerate(METRIC_ORDER)
+        if metric in chosen
+    }
+    trec_columns = [pair for metric in chosen if metric != "mrr" for pair in columns[metric]]
+    mrr_columns = columns.get("mrr", [])
+    per_query: dict[str, dict[str, float]] = {}
+    rows = values.tolist()
+    for qid, row in zip(run.query_ids, rows, strict=True):
+        judged = qrels.get(qid)
+        if judged is None:
+            continue
+        entry: dict[str, float] = {}
+        if judged:
+            for key, column in trec_columns:
+                entry[key] = row[column]
+        for key, column in mrr_columns:
+            entry[key] = row[column]
+        if entry:
+            per_query[qid] = entry
+    self_hits = int(np.count_nonzero(stats[:, 2]))
+    return _aggregate(qrels, run.query_ids, per_query, chosen, ks, self_hits)
+
+
+def _aggregate(
+    qrels: Mapping[str, Mapping[str, int]],
+    run_qids: Sequence[str],
+    per_query: dict[str, dict[str, float]],
+    chosen: tuple[str, ...],
+    ks: tuple[int, ...],
+    self_hits: int,
+) -> RunEvaluation:
+    """BEIR and strict means of per-query values, summed in run order as BEIR does."""
+    in_run = set(run_qids)
     judged = [qid for qid, docs in qrels.items() if docs]
-    trec_evaluated = [qid for qid in run if qrels.get(qid)]  # pytrec_eval's output order
-    mrr_evaluated = [qid for qid in run if qid in qrels]
+    trec_evaluated = [qid for qid in run_qids if qrels.get(qid)]  # pytrec_eval's output order
+    mrr_evaluated = [qid for qid in run_qids if qid in qrels]
     aggregates: dict[str, AggregateValue] = {}
     for metric in chosen:
         evaluated = mrr_evaluated if metric == "mrr" else trec_evaluated
@@ -313,12 +413,11 @@ def evaluate_run(
                 queries=len(evaluated),
                 judged_queries=len(judged),
             )
-    in_run = sum(1 for qid in judged if qid in run)
     counts = {
         "judged_queries": len(judged),
         "evaluated_queries": len(trec_evaluated),
-        "missing_queries": len(judged) - in_run,
-        "unjudged_queries": sum(1 for qid in run if not qrels.get(qid)),
+        "missing_queries": len(judged) - sum(1 for qid in judged if qid in in_run),
+        "unjudged_queries": sum(1 for qid in run_qids if not qrels.get(qid)),
         "self_hits_removed": self_hits,
     }
     return RunEvaluation(ks, chosen, per_query, aggregates, counts)
@@ -407,6 +506,122 @@ def collapse_to_documents(
     else:
         final = {doc_id: float(score) for doc_id, score in scores.items()}  # type: ignore[arg-type]
     return DocumentRanking(final, unmapped, duplicates, self_hits, rank_derived)
+
+
+_SOURCE = attrgetter("source")
+_SCORE = attrgetter("score")
+
+
+@dataclass
+class CollapsedBatch:
+    """Many responses collapsed to documents at once, as a columnar run for the engine.
+
+    ``run`` holds the kept documents of each query in first-occurrence order (scores may
+    be missing: ``run.valid``); ``unmapped`` / ``duplicates`` / ``self_hits`` count dropped
+    results per query, aligned with ``run.query_ids``.
+    """
+
+    run: Any  # engine.ColumnarRun
+    unmapped: list[int]
+    duplicates: list[int]
+    self_hits: list[int]
+
+
+def _collapse_ids(
+    results: Sequence[QueryResult],
+    query_id: str,
+    resolver: DocumentResolver | None,
+    ignore_identical_ids: bool,
+) -> tuple[list[str], list[float | None], int, int, int]:
+    """Kept doc ids, their scores, and unmapped / duplicate / self-hit counts of a response.
+
+    Same rules as :func:`collapse_to_documents`; the common case (the default resolver,
+    every ``source`` has a non-empty str ``document_id``) runs in C-level passes.
+    """
+    n = len(results)
+    if resolver is None:
+        ids = list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
+        # doc id -> first position: built from the end so the first occurrence wins.
+        first = dict(zip(reversed(ids), range(n - 1, -1, -1), strict=False))
+        if None not in first and "" not in first and set(map(type, first)) <= {str}:
+            self_hits = 0
+            if ignore_identical_ids and query_id in first:
+                self_hits = ids.count(query_id)
+                del first[query_id]
+            positions = sorted(first.values())
+            if not positions:
+                return [], [], 0, n - self_hits, self_hits
+            pick = itemgetter(*positions)
+            kept_ids = list(pick(ids)) if len(positions) > 1 else [pick(ids)]
+            kept = pick(results)
+            scores = list(map(_SCORE, kept)) if len(positions) > 1 else [kept.score]
+            return kept_ids, scores, 0, n - self_hits - len(positions), self_hits
+    resolve = resolver or default_document_resolver
+    chosen: dict[str, float | None] = {}
+    unmapped = duplicates = self_hits = 0
+    for result in results:
+        doc_id = resolve(result)
+        if doc_id is None:
+            unmapped += 1
+        elif ignore_identical_ids and doc_id == query_id:
+            self_hits += 1
+        elif doc_id in chosen:
+            duplicates += 1
+        else:
+            chosen[doc_id] = result.score
+    return list(chosen), list(chosen.values()), unmapped, duplicates, self_hits
+
+
+def collapse_batch(
+    pairs: Iterable[tuple[str, QueryResponse]],
+    *,
+    resolver: DocumentResolver | None = None,
+    ignore_identical_ids: bool = True,
+) -> CollapsedBatch:
+    """:func:`collapse_to_documents` for many ``(query id, response)`` pairs, into arrays.
+
+    >>> response = QueryResponse(query="q", results=[
+    ...     {"score": 0.9, "source": {"document_id": "a"}},
+    ...     {"score": 0.8, "source": {"document_id": "b"}},
+    ...     {"score": 0.7, "source": {"document_id": "a"}}])
+    >>> batch = collapse_batch([("q1", response)])
+    >>> batch.run.scores.tolist(), batch.duplicates
+    ([0.9, 0.8], [1])
+    """
+    import pyarrow as pa
+
+    from .engine import ColumnarRun, string_buffers
+
+    query_ids: list[str] = []
+    all_ids: list[str] = []
+    all_scores: list[float | None] = []
+    lengths: list[int] = []
+    unmapped: list[int] = []
+    duplicates: list[int] = []
+    self_hits: list[int] = []
+    for query_id, response in pairs:
+        ids, scores, n_unmapped, n_duplicates, n_self = _collapse_ids(
+            response.results, query_id, resolver, ignore_identical_ids
+        )
+        query_ids.append(query_id)
+        all_ids.extend(ids)
+        all_scores.extend(scores)
+        lengths.append(len(ids))
+        unmapped.append(n_unmapped)
+        duplicates.append(n_duplicates)
+        self_hits.append(n_self)
+    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    score_array = pa.array(all_scores, type=pa.float64())
+    valid = None
+    if score_array.null_count:
+        valid = score_array.is_valid().to_numpy(zero_copy_only=False)
+        score_array = score_array.fill_null(0.0)
+    data, doc_offsets = string_buffers(all_ids)
+    run = ColumnarRun(
+        query_ids, offsets, data, doc_offsets, score_array.to_numpy(zero_copy_only=False), valid
+    )
+    return CollapsedBatch(run, unmapped, duplicates, self_hits)
 
 
 # --------------------------------------------------------------------------------------

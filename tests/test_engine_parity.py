@@ -1,0 +1,154 @@
+"""The compiled columnar engine equals the ``beir`` package (and our pytrec_eval path) exactly.
+
+Same random strategies as the core parity tests (ties, float32-close scores, zero labels,
+empty result lists, missing queries, self-hits, non-ASCII ids, random k), plus larger k,
+chunk-level batches, the array TREC reader with its fallbacks, and the real SciFact run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import random
+from pathlib import Path
+
+import pytest
+from beir.datasets.data_loader import GenericDataLoader
+from beir_reference import beir_numbers
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_chunk_parity import chunked_response
+from test_retrieval_parity import DOCS, K_VALUES, QIDS, SCORES, qrels_strategy, run_strategy
+
+from heta_eval.cli.evaluate import _evaluate_fast
+from heta_eval.evaluation import BenchmarkCase, beir_default_metrics, evaluate_run
+from heta_eval.evaluation.aggregate import score_retrieval_batch
+from heta_eval.evaluation.retrieval import evaluate_columnar_run
+from heta_eval.trec import read_qrels, read_run, read_run_columnar, write_run
+
+# Longer lists than the core strategies, so k cuts inside them and ties are frequent.
+MANY_DOCS = [*DOCS, "ü", "Ü", "a b", "d10", "d1 ", "ß", "😀", ""]
+wide_run_strategy = st.dictionaries(
+    st.sampled_from(QIDS),
+    st.dictionaries(st.sampled_from([d for d in MANY_DOCS if d]), SCORES),
+    max_size=5,
+)
+# TREC files cannot hold ids with whitespace.
+file_run_strategy = st.dictionaries(
+    st.sampled_from(QIDS),
+    st.dictionaries(st.sampled_from([d for d in MANY_DOCS if d and d.split() == [d]]), SCORES),
+    max_size=5,
+)
+WIDE_K = st.lists(st.integers(min_value=1, max_value=25), min_size=1, max_size=6, unique=True)
+
+
+def _flat(evaluation) -> dict[str, float | None]:
+    return {key: agg.beir for key, agg in evaluation.aggregates.items()}
+
+
+@settings(max_examples=400, deadline=None)
+@given(qrels=qrels_strategy, run=st.one_of(run_strategy, wide_run_strategy), k_values=WIDE_K)
+def test_engine_equals_beir_and_pytrec(qrels, run, k_values):
+    run_before = copy.deepcopy(run)
+    fast = evaluate_run(qrels, run, k_values, engine="fast")
+    assert run == run_before, "the engine must not mutate the caller's run"
+    slow = evaluate_run(qrels, run, k_values, engine="pytrec")
+    # Per-query values, unrounded aggregates and counts: equal to the last bit.
+    assert fast.per_query == slow.per_query
+    assert fast.aggregates == slow.aggregates
+    assert fast.counts == slow.counts
+    expected = beir_numbers(qrels, run, k_values)
+    if expected is None:
+        assert all(v is None for k, v in _flat(fast).items() if not k.startswith("MRR"))
+        return
+    assert _flat(fast) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(qrels=qrels_strategy, run=run_strategy, k_values=K_VALUES, seed=st.integers(0, 10**6))
+def test_chunk_batch_engine_equals_per_response_path(qrels, run, k_values, seed):
+    rng = random.Random(seed)
+    cases = [
+        BenchmarkCase(id=qid, query=qid, expected={"relevance": qrels.get(qid, {})})
+        for qid in QIDS
+    ]
+    responses = {qid: chunked_response(qid, docs, rng) for qid, docs in run.items()}
+    if responses and rng.random() < 0.3:  # some responses without scores: rank-derived
+        qid = rng.choice(sorted(responses))
+        for result in responses[qid].results:
+            result.score = None
+    metrics = beir_default_metrics(k_values)
+    fast = score_retrieval_batch(metrics, cases, responses, engine="fast")
+    slow = score_retrieval_batch(metrics, cases, responses, engine="pytrec")
+    assert fast == slow
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(qrels=qrels_strategy, run=file_run_strategy, k_values=K_VALUES, data=st.data())
+def test_columnar_reader_path_equals_dict_path(tmp_path, qrels, run, k_values, data):
+    run = {qid: docs for qid, docs in run.items() if docs}
+    if not run:
+        return
+    path = tmp_path / "run.trec"
+    write_run(run, path, sort=data.draw(st.booleans()))
+    columnar = read_run_columnar(path)
+    assert columnar is not None
+    fast = evaluate_columnar_run(qrels, columnar, k_values)
+    slow = evaluate_run(qrels, read_run(path), k_values, engine="pytrec")
+    assert fast.per_query == slow.per_query
+    assert fast.aggregates == slow.aggregates
+    assert fast.counts == slow.counts
+
+
+def _args(run: Path) -> argparse.Namespace:
+    return argparse.Namespace(run=str(run))
+
+
+def test_columnar_reader_falls_back_on_anything_unusual(tmp_path):
+    qrels = {"q1": {"d1": 1}}
+    cases = {
+        "json": ['{"q1": {"d1": 1.0}}'],
+        "bad columns": ["q1 Q0 d1 1 1.0 t", "q1 Q0 d2 2 0.5"],
+        "not a number": ["q1 Q0 d1 1 abc t"],
+        "not finite": ["q1 Q0 d1 1 nan t"],
+        "split query": ["q1 Q0 d1 1 1.0 t", "q2 Q0 d1 1 1.0 t", "q1 Q0 d2 2 0.5 t"],
+        "empty": [],
+    }
+    for name, lines in cases.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.trec"
+        _write_lines(path, lines)
+        assert read_run_columnar(path) is None, name
+    # A repeated (query, doc) pair is found by the engine: the CLI then uses read_run.
+    path = tmp_path / "dup.trec"
+    _write_lines(path, ["q1 Q0 d1 1 1.0 t", "q1 Q0 d2 2 0.5 t", "q1 Q0 d1 3 0.2 t"])
+    assert read_run_columnar(path) is not None
+    assert _evaluate_fast(_args(path), qrels, (1, 10), True) is None
+    path = tmp_path / "ok.trec"
+    _write_lines(path, ["q1 Q0 d2 1 1.0 t", "q1 Q0 d1 2 0.5 t", "q1 Q0 q1 3 9.0 t"])
+    result = _evaluate_fast(_args(path), qrels, (1, 10), True)
+    assert result is not None
+    assert result.beir_dict()["mrr"] == {"MRR@1": 0.0, "MRR@10": 0.5}
+    assert result.counts["self_hits_removed"] == 1
+
+
+def test_real_scifact_columnar_equals_beir(scifact_dir: Path, scifact_run_file: Path):
+    if not scifact_run_file.exists():
+        pytest.skip("shared SciFact run not available")
+    _, _, beir_qrels = GenericDataLoader(data_folder=str(scifact_dir)).load(split="test")
+    qrels = read_qrels(scifact_dir / "qrels" / "test.tsv")
+    assert qrels == beir_qrels
+    k_values = (1, 3, 5, 10, 100)
+    columnar = read_run_columnar(scifact_run_file)
+    assert columnar is not None
+    fast = evaluate_columnar_run(qrels, columnar, k_values, reject_duplicates=True)
+    run = read_run(scifact_run_file)
+    assert _flat(fast) == beir_numbers(beir_qrels, run, k_values)
+    slow = evaluate_run(qrels, run, k_values, engine="pytrec")
+    assert fast.per_query == slow.per_query
+    assert fast.aggregates == slow.aggregates
