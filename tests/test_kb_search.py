@@ -88,7 +88,10 @@ async def test_vector_search_scores_are_cosines(kb) -> None:
     vectors = encoder.encode(["kittens", "Cats " + CORPUS[2].text])
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     cats = next(r for r in response.results if r.source["document_id"] == "cats")
-    assert cats.score == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-4)
+    # bfloat16 (the "auto" default on CPUs with native support) rounds differently with the
+    # batch a text is encoded in; float32 agrees to 1e-4.
+    tolerance = 1e-4 if kb.encoder.precision == "float32" else 3e-3
+    assert cats.score == pytest.approx(float(vectors[0] @ vectors[1]), abs=tolerance)
 
 
 async def test_hybrid_is_rrf_of_the_two_rankings(kb) -> None:

@@ -45,10 +45,12 @@ class BM25Spec(_Spec):
 
 
 class DenseSpec(_Spec):
-    """Embedding model (a name or local path) and the precision it runs in."""
+    """Embedding model (a name or local path) and the precision it runs in: ``"auto"`` is
+    bfloat16 where the CPU computes it natively (AVX512-BF16/AMX, ~2x faster, nDCG@10 within
+    0.001 on SciFact), else float32."""
 
     model: str = DEFAULT_MODEL
-    precision: Literal["float32", "bfloat16"] = "float32"
+    precision: Literal["auto", "float32", "bfloat16"] = "auto"
     batch_size: int = Field(default=64, gt=0)
 
 
@@ -168,7 +170,9 @@ class Recipe(_Spec):
             if cache is None:
                 embeddings, info["embeddings"] = encoder.encode(texts, progress=progress), "built"
             else:
-                key = cache_key("dense", c.model_dump(), d.model, d.precision, fingerprint)
+                # The resolved precision, so "auto" shares entries with what it resolves to
+                # and the same recipe on another CPU never reuses vectors of another precision.
+                key = cache_key("dense", c.model_dump(), d.model, encoder.precision, fingerprint)
                 path, reused = cache.get_or_build(
                     "dense",
                     key,
@@ -180,6 +184,7 @@ class Recipe(_Spec):
                 info["embeddings"] = "cache" if reused else "built"
                 info["embeddings_path"] = str(path)
             info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
+            info["precision"] = encoder.precision
 
         info["seconds"] = round(time.perf_counter() - started, 3)
         return ReferenceKnowledgeBase(
