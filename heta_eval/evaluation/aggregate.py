@@ -10,6 +10,7 @@ their values: means for numbers, pass rates for booleans, counts for strings.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -240,6 +241,25 @@ def _score_group_fast(
     ]
     rows = values.tolist()
     stat_rows = stats.tolist()
+    # Hundreds of thousands of new objects would trigger full collections over the
+    # caller's millions of results; nothing here forms cycles.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _fill_scores(answered, rows, stat_rows, batch, columns, scores)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _fill_scores(
+    answered: Sequence[BenchmarkCase],
+    rows: list[list[float]],
+    stat_rows: list[list[int]],
+    batch: Any,
+    columns: list[tuple[str, int]],
+    scores: dict[str, dict[str, EvaluationScore]],
+) -> None:
     for i, case in enumerate(answered):
         row = rows[i]
         base = {
@@ -466,15 +486,22 @@ def evaluate_responses(
 
 def run_sync(coroutine: Any) -> Any:
     """Run a coroutine to completion, also from inside a running event loop."""
+    outcome: dict[str, Any] = {}
+
+    async def keep() -> None:
+        # Python 3.11's asyncio.run reprs the finished task when restoring SIGINT (a
+        # signal.getsignal bug): with a big report as the task's result that costs seconds.
+        outcome["value"] = await coroutine
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
-    outcome: dict[str, Any] = {}
+        asyncio.run(keep())
+        return outcome["value"]
 
     def target() -> None:
         try:
-            outcome["value"] = asyncio.run(coroutine)
+            asyncio.run(keep())
         except BaseException as error:  # re-raised in the caller's thread
             outcome["error"] = error
 
