@@ -237,9 +237,11 @@ def main(argv: list[str] | None = None) -> int:
         ours25 = _run_side(["--side", "chunks-ours25", *shape])
         ours1 = _run_side(["--side", "chunks-ours1", *shape])
         pytrec = _run_side(["--side", "chunks-pytrec", *shape])
+        names = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision",
+                 "MRR": "mrr"}
         same = ours25["numbers"] == {
-            f"{m.split('@')[0].lower().replace('p', 'precision') if m.startswith('P@') else m.split('@')[0].lower()}@{m.split('@')[1]}": v
-            for m, v in ours25["beir_numbers"].items()
+            f"{names[key.split('@')[0]]}@{key.split('@')[1]}": value
+            for key, value in ours25["beir_numbers"].items()
         }
         size = f"{cq} responses x {cd} chunks (~3 per document)"
         rows.append(_row("chunk-level responses (25 metrics)", ours25,
