@@ -52,6 +52,14 @@ repro: install
 	$(BIN)/heta-eval check results/repro-scifact --mode keyword_search --system bm25-flat --metric ndcg@10
 	$(BIN)/heta-eval check results/repro-scifact --mode vector_search --system all-MiniLM-L6-v2 --metric ndcg@10
 
+# Speed against the peers (bench/README.md): writes bench/results.json and bench/results.md.
+# Not part of `make test`; bench-quick is the scaled-down run (under 2 minutes).
+bench: install
+	$(BIN)/python bench/run_all.py
+
+bench-quick: install
+	$(BIN)/python bench/run_all.py --quick
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
