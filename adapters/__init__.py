@@ -24,7 +24,7 @@ def load_benchmark(
     if adapter == "scifact-claims":
         from .scifact_claims import SciFactClaimsBenchmark
 
-        return SciFactClaimsBenchmark(data_dir=data_dir)
+        return SciFactClaimsBenchmark(data_dir=data_dir, **({"split": split} if split else {}))
     from .beir import BeirBenchmark
 
     return BeirBenchmark(name, data_dir=data_dir, split=split)

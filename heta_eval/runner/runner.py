@@ -163,8 +163,10 @@ class BenchmarkRunner:
             done = {key: r for key, r in journal.read().items() if r.ok}
 
         pending = {mode: [case for case in cases if (case.id, mode) not in done] for mode in modes}
-        build_info: dict[str, Any] = {}
-        build_seconds: float | None = None
+        # Timings of work an earlier invocation did are kept, not reset by a resumed run.
+        previous = _previous_summary(folder)
+        build_info: dict[str, Any] = dict(previous.build) if previous else {}
+        build_seconds: float | None = previous.timings.get("build_s") if previous else None
         kb = knowledge_base
         if kb is None and any(pending.values()):
             started = time.perf_counter()
@@ -194,7 +196,13 @@ class BenchmarkRunner:
                     retrieval, top_k, journal,
                 ):  # fmt: skip
                     records[(record.case_id, mode)] = record
-                mode_seconds[mode] = round(time.perf_counter() - started, 3)
+                earlier = (
+                    previous.modes[mode].timings.get("wall_s")
+                    if previous and mode in previous.modes
+                    else None
+                )
+                elapsed = time.perf_counter() - started if pending[mode] else 0.0
+                mode_seconds[mode] = round(elapsed + (earlier or 0.0), 3)
         finally:
             if journal is not None:
                 journal.close()
@@ -364,6 +372,15 @@ class BenchmarkRunner:
             partial=len(answered) < len(cases) or any(m.partial for m in metrics.values()),
             timings=timings,
         )
+
+
+def _previous_summary(folder: Path | None) -> RunSummary | None:
+    if folder is None or not (folder / "summary.json").exists():
+        return None
+    try:
+        return RunSummary.model_validate_json((folder / "summary.json").read_text("utf-8"))
+    except ValueError:
+        return None  # unreadable: the journal still holds every finished case
 
 
 def _fingerprint(items: Sequence[str]) -> str:
