@@ -90,6 +90,12 @@ def run_validate(args: argparse.Namespace) -> int:
 
     try:
         info = get_dataset(args.name)
+        if info.adapter != "beir":
+            raise CliError(
+                f"{info.name} is read by the {info.adapter!r} adapter, not in the BEIR layout; "
+                "`validate` checks BEIR-layout datasets (its adapter checks its own files "
+                "when it loads them)"
+            )
         names = [f"{info.name}/{sub}" for sub in info.subsets] or [info.name]
         folders = [find_dataset(name, args.data_dir) for name in names]
     except (RegistryError, DatasetNotFoundError) as error:
