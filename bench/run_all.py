@@ -102,6 +102,8 @@ def _fmt(value: Any, unit: str = "") -> str:
 
 
 def _measure(r: dict[str, Any], side: str) -> str:
+    if f"{side}_value" in r:
+        return str(r[f"{side}_value"])
     if f"{side}_qps" in r:
         return _fmt(r[f"{side}_qps"], "/s")
     if f"{side}_s" in r:

@@ -226,9 +226,11 @@ def _search_kernel(data, indices, indptr, num_docs, flat, pointers, out_idx, out
                     else:
                         break
                 heap_s[pos], heap_i[pos] = s, d
-        # Best first, ties by index: sort by index, then a stable sort by descending score.
-        by_index = np.argsort(heap_i)
-        order = by_index[np.argsort(-heap_s[by_index], kind="mergesort")]
+        # Best first, ties by index, in one sort of unique int64 keys: the float32 bits made
+        # order-preserving as an integer (negatives flipped), then the complemented index.
+        bits = heap_s.view(np.int32).astype(np.int64)
+        bits = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)
+        order = np.argsort(-((bits << 31) | (0x7FFFFFFF - heap_i)))
         for r in range(k):
             out_idx[q, r] = heap_i[order[r]]
             out_scores[q, r] = heap_s[order[r]]
