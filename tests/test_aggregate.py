@@ -147,3 +147,18 @@ async def test_per_case_calls_share_one_pytrec_eval_pass_per_response(monkeypatc
     values = [await m.evaluate(case=case, response=reply) for m in beir_default_metrics()]
     assert CountingEvaluator.created == 1
     assert {v.name: round(v.value, 5) for v in values}["ndcg@10"] == 0.63093
+
+
+def test_scores_built_without_validation_equal_validated_ones():
+    # The batch path builds 175k scores at MS MARCO size without re-validating them; a
+    # pydantic upgrade that changed model internals must not go unnoticed.
+    from heta_eval.evaluation.aggregate import _fast_score
+
+    metadata = {"documents": 3, "unmapped_results": 0}
+    fast = _fast_score("ndcg@10", 0.5, metadata)
+    slow = EvaluationScore(name="ndcg@10", value=0.5, metadata=metadata)
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert fast.model_fields_set == slow.model_fields_set
+    assert EvaluationScore.model_validate(fast.model_dump()) == fast
