@@ -53,8 +53,11 @@ def side_ours_runfile(run: Path, qrels: Path, repeats: int) -> dict:
         with contextlib.redirect_stdout(buffer):
             main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--json"])
         payload = json.loads(buffer.getvalue())
-        return {key: value for group in ("ndcg", "map", "recall", "precision", "mrr")
-                for key, value in payload[group].items()}
+        return {
+            key: value
+            for group in ("ndcg", "map", "recall", "precision", "mrr")
+            for key, value in payload[group].items()
+        }
 
     start = time.perf_counter()
     first = once()  # imports, numba load (or compile when no cache), page cache
@@ -113,8 +116,11 @@ def side_ranx_runfile(run: Path, qrels: Path, repeats: int) -> dict:
     warmup_s = time.perf_counter() - start
 
     def once() -> dict:
-        scores = evaluate(Qrels.from_file(str(trec_qrels), kind="trec"),
-                          Run.from_file(str(run), kind="trec"), metrics)
+        scores = evaluate(
+            Qrels.from_file(str(trec_qrels), kind="trec"),
+            Run.from_file(str(run), kind="trec"),
+            metrics,
+        )
         return {key: round(float(value), 5) for key, value in scores.items()}
 
     times, numbers = _timed(once, repeats)
@@ -163,15 +169,28 @@ def _run_side(args: list[str]) -> dict:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def _row(target: str, ours: dict, peer_name: str, peer: dict, goal: float, identical: bool,
-         notes: str, compare: str = "<=") -> dict:
+def _row(
+    target: str,
+    ours: dict,
+    peer_name: str,
+    peer: dict,
+    goal: float,
+    identical: bool,
+    notes: str,
+    compare: str = "<=",
+) -> dict:
     ours_s = statistics.median(ours["times"])
     peer_s = statistics.median(peer["times"])
     ratio = ours_s / peer_s
     return {
-        "target": target, "ours_s": round(ours_s, 3), "peer": peer_name,
-        "peer_s": round(peer_s, 3), "ratio": round(ratio, 3), "goal": f"{compare} {goal}",
-        "met": ratio <= goal if compare == "<=" else ratio < goal, "identical": identical,
+        "target": target,
+        "ours_s": round(ours_s, 3),
+        "peer": peer_name,
+        "peer_s": round(peer_s, 3),
+        "ratio": round(ratio, 3),
+        "goal": f"{compare} {goal}",
+        "met": ratio <= goal if compare == "<=" else ratio < goal,
+        "identical": identical,
         "peak_mb": {"ours": round(ours["peak_mb"]), "peer": round(peer["peak_mb"])},
         "notes": notes,
     }
@@ -193,8 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.side.startswith("chunks-"):
             out = side_chunks(args.queries, args.depth, args.repeats, args.side[7:])
         else:
-            function = {"ours": side_ours_runfile, "beir": side_beir_runfile,
-                        "ranx": side_ranx_runfile}[args.side]
+            function = {
+                "ours": side_ours_runfile,
+                "beir": side_beir_runfile,
+                "ranx": side_ranx_runfile,
+            }[args.side]
             out = function(Path(args.run), Path(args.qrels), args.repeats)
         out["peak_mb"] = _peak_mb()
         print(json.dumps(out))
@@ -220,35 +242,65 @@ def main(argv: list[str] | None = None) -> int:
             for k in comparable
         )
         size = f"{queries} queries x {depth} results"
-        rows.append(_row(
-            "run-file evaluation", ours, "beir load_runfile+evaluate+evaluate_custom(mrr)", beir,
-            0.4, same, f"{size}; ours first call (imports, numba cache load) "
-            f"{ours['first_s']:.2f}s, not in the median",
-        ))
-        rows.append(_row(
-            "run-file evaluation vs ranx", ours, "ranx Run.from_file+evaluate", ranx, 1.0,
-            ranx_same, f"{size}; ranx JIT warm-up {ranx['warmup_s']:.2f}s excluded; compared "
-            "P/Recall/MRR only (ranx ranks ties differently and uses its own nDCG/MAP)",
-            compare="<",
-        ))
+        rows.append(
+            _row(
+                "run-file evaluation",
+                ours,
+                "beir load_runfile+evaluate+evaluate_custom(mrr)",
+                beir,
+                0.4,
+                same,
+                f"{size}; ours first call (imports, numba cache load) "
+                f"{ours['first_s']:.2f}s, not in the median",
+            )
+        )
+        rows.append(
+            _row(
+                "run-file evaluation vs ranx",
+                ours,
+                "ranx Run.from_file+evaluate",
+                ranx,
+                1.0,
+                ranx_same,
+                f"{size}; ranx JIT warm-up {ranx['warmup_s']:.2f}s excluded; compared "
+                "P/Recall/MRR only (ranx ranks ties differently and uses its own nDCG/MAP)",
+                compare="<",
+            )
+        )
     if args.only in (None, "chunks"):
         cq, cd = (700, 200) if args.quick else (6980, 1000)
         shape = ["--queries", str(cq), "--depth", str(cd), *reps]
         ours25 = _run_side(["--side", "chunks-ours25", *shape])
         ours1 = _run_side(["--side", "chunks-ours1", *shape])
         pytrec = _run_side(["--side", "chunks-pytrec", *shape])
-        names = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision",
-                 "MRR": "mrr"}
+        names = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision", "MRR": "mrr"}
         same = ours25["numbers"] == {
             f"{names[key.split('@')[0]]}@{key.split('@')[1]}": value
             for key, value in ours25["beir_numbers"].items()
         }
         size = f"{cq} responses x {cd} chunks (~3 per document)"
-        rows.append(_row("chunk-level responses (25 metrics)", ours25,
-                         "pytrec_eval alone on the document-level dict", pytrec, 1.3, same,
-                         size))
-        rows.append(_row("25 evaluators vs 1", ours25, "evaluate_responses with 1 evaluator",
-                         ours1, 1.2, True, size))
+        rows.append(
+            _row(
+                "chunk-level responses (25 metrics)",
+                ours25,
+                "pytrec_eval alone on the document-level dict",
+                pytrec,
+                1.3,
+                same,
+                size,
+            )
+        )
+        rows.append(
+            _row(
+                "25 evaluators vs 1",
+                ours25,
+                "evaluate_responses with 1 evaluator",
+                ours1,
+                1.2,
+                True,
+                size,
+            )
+        )
     text = json.dumps(rows, indent=2)
     if args.output:
         Path(args.output).write_text(text + "\n")

@@ -127,8 +127,9 @@ def test_three_systems_holm_family():
     base = {f"q{i}": {"ndcg@10": float(v)} for i, v in enumerate(rng.uniform(size=50))}
     systems = {"base": base}
     for name, shift in (("x", 0.05), ("y", 0.0)):
-        systems[name] = {q: {"ndcg@10": v["ndcg@10"] + shift + rng.normal(0, 0.05)}
-                         for q, v in base.items()}
+        systems[name] = {
+            q: {"ndcg@10": v["ndcg@10"] + shift + rng.normal(0, 0.05)} for q, v in base.items()
+        }
     result: Comparison = compare(systems)
     assert [r.system for r in result.rows] == ["x", "y"]
     p = [r.p_permutation for r in result.rows]
@@ -145,35 +146,64 @@ def write_result_folder(folder: Path, benchmark: str, systems: dict, queries: di
             for metric in ("ndcg@10", "recall@100"):
                 values = [s[metric] for s in scores.per_query.values()]
                 metrics[metric] = {
-                    "name": metric, "kind": "retrieval", "value": scores.aggregate(metric, "beir"),
+                    "name": metric,
+                    "kind": "retrieval",
+                    "value": scores.aggregate(metric, "beir"),
                     "beir": scores.aggregate(metric, "beir"),
-                    "strict": scores.aggregate(metric, "strict"), "mean": float(np.mean(values)),
+                    "strict": scores.aggregate(metric, "strict"),
+                    "mean": float(np.mean(values)),
                 }
             n = len(scores.per_query)
-            modes[mode] = {"mode": mode, "metrics": metrics, "cases": n, "answered": n,
-                           "failed_queries": 0, "evaluator_failures": 0, "partial": False}
+            modes[mode] = {
+                "mode": mode,
+                "metrics": metrics,
+                "cases": n,
+                "answered": n,
+                "failed_queries": 0,
+                "evaluator_failures": 0,
+                "partial": False,
+            }
             for qid, values in scores.per_query.items():
                 row = {
-                    "case_id": qid, "mode": mode, "query": queries.get(qid, ""),
-                    "documents": [], "scores": {
-                        name: {"name": name, "value": value, "passed": None, "skipped": False,
-                               "metadata": {}}
+                    "case_id": qid,
+                    "mode": mode,
+                    "query": queries.get(qid, ""),
+                    "documents": [],
+                    "scores": {
+                        name: {
+                            "name": name,
+                            "value": value,
+                            "passed": None,
+                            "skipped": False,
+                            "metadata": {},
+                        }
                         for name, value in values.items()
                     },
                 }
-                row["scores"]["answer_f1"] = {"name": "answer_f1", "value": None,
-                                              "skipped": True, "metadata": {}}
+                row["scores"]["answer_f1"] = {
+                    "name": "answer_f1",
+                    "value": None,
+                    "skipped": True,
+                    "metadata": {},
+                }
                 handle.write(json.dumps(row) + "\n")
-    summary = {"benchmark": benchmark, "knowledge_base": "kb", "evaluators": [], "top_k": 100,
-               "modes": modes}
+    summary = {
+        "benchmark": benchmark,
+        "knowledge_base": "kb",
+        "evaluators": [],
+        "top_k": 100,
+        "modes": modes,
+    }
     (folder / "summary.json").write_text(json.dumps(summary))
     return folder
 
 
 def test_result_folder_loading(scifact, tmp_path):
     folder = write_result_folder(
-        tmp_path / "scifact", "scifact",
-        {"keyword_search": scifact["a"], "vector_search": scifact["b"]}, scifact["data"].queries,
+        tmp_path / "scifact",
+        "scifact",
+        {"keyword_search": scifact["a"], "vector_search": scifact["b"]},
+        scifact["data"].queries,
     )
     systems = load_result_folder(folder)
     assert [s.name for s in systems] == ["scifact:keyword_search", "scifact:vector_search"]
@@ -190,17 +220,33 @@ def test_cli_on_result_folders(scifact, tmp_path, capsys):
     runs = {"keyword_search": scifact["a"], "vector_search": scifact["b"]}
     queries = scifact["data"].queries
     write_result_folder(tmp_path / "one", "scifact", runs, queries)
-    a = write_result_folder(tmp_path / "kw" / "scifact", "scifact",
-                            {"keyword_search": scifact["a"]}, queries)
-    b = write_result_folder(tmp_path / "vec" / "scifact", "scifact",
-                            {"vector_search": scifact["b"]}, queries)
+    a = write_result_folder(
+        tmp_path / "kw" / "scifact", "scifact", {"keyword_search": scifact["a"]}, queries
+    )
+    b = write_result_folder(
+        tmp_path / "vec" / "scifact", "scifact", {"vector_search": scifact["b"]}, queries
+    )
     # One folder with two modes.
     assert main(["compare", str(tmp_path / "one"), "--metric", "NDCG@10", "--top", "2"]) == 0
     out = capsys.readouterr().out
     assert "| ndcg@10 | one:vector_search |" in out and "Baseline: one:keyword_search" in out
     # Two folders with the same name: unique names; baseline chosen by mode.
-    assert main(["compare", str(a), str(b), "--baseline", "vector_search", "--format", "json",
-                 "--resamples", "2000"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(a),
+                str(b),
+                "--baseline",
+                "vector_search",
+                "--format",
+                "json",
+                "--resamples",
+                "2000",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["baseline"] == "scifact#2" and data["metrics"] == ["ndcg@10", "recall@100"]
     assert data["settings"]["n_resamples"] == 2000
@@ -216,18 +262,39 @@ def test_cli_on_result_folders(scifact, tmp_path, capsys):
 def test_cli_on_trec_runs(scifact, scifact_run_file, scifact_dir, tmp_path, capsys):
     shuffled = str(scifact["shuffled_path"])
     data_dir = str(Path(scifact_dir).parent)
-    assert main(["compare", str(scifact_run_file), shuffled, "--dataset", "scifact",
-                 "--data-dir", data_dir, "--metric", "ndcg@10", "--seed", "3"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(scifact_run_file),
+                shuffled,
+                "--dataset",
+                "scifact",
+                "--data-dir",
+                data_dir,
+                "--metric",
+                "ndcg@10",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
-    expected = compare({"a": scifact["a"].per_query, "b": scifact["b"].per_query},
-                       metrics=["ndcg@10"], seed=3).rows[0]
+    expected = compare(
+        {"a": scifact["a"].per_query, "b": scifact["b"].per_query}, metrics=["ndcg@10"], seed=3
+    ).rows[0]
     assert f"{expected.p_permutation:.4f}" in out and f"{expected.diff:+.4f}" in out
     # A query text from the dataset appears among the largest changes.
     assert scifact["data"].queries[expected.top_losses[0].qid][:40] in out
     qrels = str(Path(scifact_dir) / "qrels" / "test.tsv")
     output = tmp_path / "cmp.md"
-    assert main(["compare", str(scifact_run_file), shuffled, "--qrels", qrels,
-                 "--output", str(output)]) == 0
+    assert (
+        main(
+            ["compare", str(scifact_run_file), shuffled, "--qrels", qrels, "--output", str(output)]
+        )
+        == 0
+    )
     assert "| recall@100 | shuffled |" in output.read_text()
     assert main(["compare", str(scifact_run_file), shuffled]) == 2
     assert "--qrels" in capsys.readouterr().err

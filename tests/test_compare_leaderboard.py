@@ -57,25 +57,59 @@ def test_cli_leaderboard(scifact_dir, scifact_run_file, tmp_path, capsys):
     from heta_eval.trec import read_run
 
     data = load_beir(scifact_dir)
-    system = load_trec_system(read_run(scifact_run_file, duplicates="last"), data.qrels,
-                              ["ndcg@10", "recall@100"], name="run")
-    one = write_result_folder(tmp_path / "scifact", "scifact",
-                              {"keyword_search": system, "vector_search": system}, {})
-    two = write_result_folder(tmp_path / "nfcorpus", "beir/nfcorpus",
-                              {"keyword_search": system}, {})
+    system = load_trec_system(
+        read_run(scifact_run_file, duplicates="last"),
+        data.qrels,
+        ["ndcg@10", "recall@100"],
+        name="run",
+    )
+    one = write_result_folder(
+        tmp_path / "scifact", "scifact", {"keyword_search": system, "vector_search": system}, {}
+    )
+    two = write_result_folder(
+        tmp_path / "nfcorpus", "beir/nfcorpus", {"keyword_search": system}, {}
+    )
     png = tmp_path / "board.png"
-    assert main(["leaderboard", str(one), str(two), "--reference", "bm25-flat",
-                 "--plot", str(png)]) == 0
+    assert (
+        main(["leaderboard", str(one), str(two), "--reference", "bm25-flat", "--plot", str(png)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "| ndcg@10 | nfcorpus | scifact | Avg. |" in out
     assert "| keyword_search | **0.5701** | 0.5701 | **0.5701** |" in out
     assert "| vector_search | – | 0.5701 | – |" in out
     assert "| bm25-flat (ref.) | 0.3218 | **0.6789** | 0.5003 |" in out
     assert imread(png).shape[1] >= 600
-    assert main(["leaderboard", str(one), "--metric", "recall@100", "--format", "csv",
-                 "--aggregate", "strict"]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                str(one),
+                "--metric",
+                "recall@100",
+                "--format",
+                "csv",
+                "--aggregate",
+                "strict",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.splitlines()[1].startswith("keyword_search,0.8523")
-    assert main(["leaderboard", str(scifact_run_file), "--dataset", "scifact", "--data-dir",
-                 str(Path(scifact_dir).parent), "--format", "latex"]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                str(scifact_run_file),
+                "--dataset",
+                "scifact",
+                "--data-dir",
+                str(Path(scifact_dir).parent),
+                "--format",
+                "latex",
+            ]
+        )
+        == 0
+    )
     assert "scifact" in capsys.readouterr().out
     assert main(["leaderboard", str(one), "--reference", "nope"]) == 2

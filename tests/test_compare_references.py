@@ -25,7 +25,7 @@ def refs(system: str) -> dict[tuple[str, str], float]:
 
 def test_pyserini_table_matches_the_reference_document():
     text = shared_path("reference", "beir-semantics.md").read_text(encoding="utf-8")
-    section = text[text.index("### 6.2"):text.index("### 6.3")]
+    section = text[text.index("### 6.2") : text.index("### 6.3")]
     flat, multifield = refs("bm25-flat"), refs("bm25-multifield")
     rows = 0
     for line in section.splitlines():
@@ -34,8 +34,7 @@ def test_pyserini_table_matches_the_reference_document():
             continue
         dataset = "cqadupstack" if cells[0].startswith("cqadupstack") else cells[0]
         for table, values in ((flat, cells[1:4]), (multifield, cells[4:7])):
-            for metric, value in zip(("ndcg@10", "recall@100", "recall@1000"), values,
-                                     strict=True):
+            for metric, value in zip(("ndcg@10", "recall@100", "recall@1000"), values, strict=True):
                 if value != "–":
                     assert table[(dataset, metric)] == float(value), (dataset, metric)
         rows += 1
@@ -57,9 +56,17 @@ def test_other_references_and_sources():
 
 @pytest.mark.parametrize(
     "observed,expected,status",
-    [(0.6789, 0.6789, "OK"), (0.67895, 0.6789, "OK"), (0.6790, 0.6789, "OK"),
-     (0.6788, 0.6789, "OK"), (0.6787, 0.6789, "OKish"), (0.6690, 0.6789, "OKish"),
-     (0.6688, 0.6789, "FAIL"), (0.9, 0.6789, "OKish"), (0.0, 0.6789, "FAIL")],
+    [
+        (0.6789, 0.6789, "OK"),
+        (0.67895, 0.6789, "OK"),
+        (0.6790, 0.6789, "OK"),
+        (0.6788, 0.6789, "OK"),
+        (0.6787, 0.6789, "OKish"),
+        (0.6690, 0.6789, "OKish"),
+        (0.6688, 0.6789, "FAIL"),
+        (0.9, 0.6789, "OKish"),
+        (0.0, 0.6789, "FAIL"),
+    ],
 )
 def test_classify(observed, expected, status):
     assert classify(observed, expected) == status

@@ -82,7 +82,11 @@ def test_random_permutation_consistent_with_scipy(n, seed, shift):
     a, b = pair(n, seed, shift)
     ours = stats.permutation_test(a, b, n_resamples=10_000, seed=1)
     theirs = sps.permutation_test(
-        (b, a), mean_diff, permutation_type="samples", n_resamples=10_000, vectorized=True,
+        (b, a),
+        mean_diff,
+        permutation_type="samples",
+        n_resamples=10_000,
+        vectorized=True,
         random_state=2,
     )
     # Two independent Monte Carlo estimates of the same p: within 5 standard errors.
@@ -110,8 +114,12 @@ def test_bootstrap_consistent_with_scipy(n, seed, confidence):
     a, b = pair(n, seed)
     ours = stats.bootstrap_ci(a, b, confidence=confidence, n_resamples=10_000, seed=3)
     theirs = sps.bootstrap(
-        (b - a,), np.mean, confidence_level=confidence, method="percentile",
-        n_resamples=10_000, random_state=4,
+        (b - a,),
+        np.mean,
+        confidence_level=confidence,
+        method="percentile",
+        n_resamples=10_000,
+        random_state=4,
     ).confidence_interval
     width = theirs.high - theirs.low
     # Percentile endpoints from 10,000 resamples agree to a few percent of the width.

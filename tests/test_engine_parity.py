@@ -69,8 +69,7 @@ def test_engine_equals_beir_and_pytrec(qrels, run, k_values):
 def test_chunk_batch_engine_equals_per_response_path(qrels, run, k_values, seed):
     rng = random.Random(seed)
     cases = [
-        BenchmarkCase(id=qid, query=qid, expected={"relevance": qrels.get(qid, {})})
-        for qid in QIDS
+        BenchmarkCase(id=qid, query=qid, expected={"relevance": qrels.get(qid, {})}) for qid in QIDS
     ]
     responses = {qid: chunked_response(qid, docs, rng) for qid, docs in run.items()}
     if responses and rng.random() < 0.3:  # some responses without scores: rank-derived

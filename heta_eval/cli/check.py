@@ -35,11 +35,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("results", nargs="+", metavar="RESULTS",
-                        help="result folders (summary.json) or TREC run files")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="result folders (summary.json) or TREC run files",
+    )
     parser.add_argument("--system", help="reference system (default: all references)")
-    parser.add_argument("--metric", action="append", dest="metrics", metavar="METRIC",
-                        help="only these metrics (repeatable)")
+    parser.add_argument(
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="only these metrics (repeatable)",
+    )
     add_source_arguments(parser, exclusive=False)
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.set_defaults(handler=run_check)
@@ -50,8 +59,7 @@ def run_check(args: argparse.Namespace) -> int:
     from heta_eval.compare.references import check, reference_systems
 
     if args.system is not None and args.system not in reference_systems():
-        raise CliError(f"unknown --system {args.system!r}; known: "
-                       f"{', '.join(reference_systems())}")
+        raise CliError(f"unknown --system {args.system!r}; known: {', '.join(reference_systems())}")
     systems = load_from_args(args, REFERENCE_METRICS)
     wanted = {canonical_metric(m) for m in args.metrics} if args.metrics else None
     results: list[tuple[str, Any]] = []
@@ -68,8 +76,11 @@ def run_check(args: argparse.Namespace) -> int:
         }
         found = check(observed, args.system)
         if not found:
-            print(f"{system.name}: no reference for {dataset} "
-                  f"({', '.join(observed[dataset]) or 'no metrics'})", file=sys.stderr)
+            print(
+                f"{system.name}: no reference for {dataset} "
+                f"({', '.join(observed[dataset]) or 'no metrics'})",
+                file=sys.stderr,
+            )
         results += [(system.name, item) for item in found]
     _print(results, args.format)
     failed = any(item.status == "FAIL" for _, item in results)
@@ -84,9 +95,11 @@ def _print(results: list[tuple[str, Any]], form: str) -> None:
         print("| system | dataset | metric | score | reference | Δ | status | source |")
         print("|---|---|---|---|---|---|---|---|")
         for name, r in results:
-            print(f"| {name} | {r.dataset} | {r.metric} | {r.observed:.4f} ({r.aggregate}) "
-                  f"| {r.expected:.4f} ({r.system}) | {r.delta:+.4f} | {r.status} "
-                  f"| {r.source} |")
+            print(
+                f"| {name} | {r.dataset} | {r.metric} | {r.observed:.4f} ({r.aggregate}) "
+                f"| {r.expected:.4f} ({r.system}) | {r.delta:+.4f} | {r.status} "
+                f"| {r.source} |"
+            )
     else:
         for name, r in results:
             print(f"{name}: {r.line()}")

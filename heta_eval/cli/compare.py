@@ -36,33 +36,64 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("results", nargs="+", metavar="RESULTS",
-                        help="result folders (summary.json) or TREC run files")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="result folders (summary.json) or TREC run files",
+    )
     parser.add_argument("--baseline", help="system (name, folder, or mode) to compare against")
-    parser.add_argument("--metric", action="append", dest="metrics", metavar="METRIC",
-                        help="metric to compare, repeatable (default: ndcg@10 and recall@100 "
-                        "where available, else every common metric)")
+    parser.add_argument(
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="metric to compare, repeatable (default: ndcg@10 and recall@100 "
+        "where available, else every common metric)",
+    )
     add_source_arguments(parser)
     parser.add_argument("--format", choices=("markdown", "latex", "json"), default="markdown")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--resamples", type=int, default=10_000,
-                        help="permutation and bootstrap resamples (default 10000)")
-    parser.add_argument("--confidence", type=float, default=0.95,
-                        help="confidence level of the CI (default 0.95)")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level for the * marker (default 0.05)")
-    parser.add_argument("--top", type=int, default=5,
-                        help="queries with the largest gains and losses to list (default 5)")
-    parser.add_argument("--missing", choices=("intersect", "zero"), default="intersect",
-                        help="queries scored by only one system: leave out (default) or count 0")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="permutation and bootstrap resamples (default 10000)",
+    )
+    parser.add_argument(
+        "--confidence", type=float, default=0.95, help="confidence level of the CI (default 0.95)"
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="significance level for the * marker (default 0.05)",
+    )
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=5,
+        help="queries with the largest gains and losses to list (default 5)",
+    )
+    parser.add_argument(
+        "--missing",
+        choices=("intersect", "zero"),
+        default="intersect",
+        help="queries scored by only one system: leave out (default) or count 0",
+    )
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")
     parser.set_defaults(handler=run_compare)
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = True) -> None:
     """Options shared by compare, check and leaderboard: modes and where qrels come from."""
-    parser.add_argument("--mode", action="append", dest="modes", metavar="MODE",
-                        help="only these modes of the result folders (repeatable)")
+    parser.add_argument(
+        "--mode",
+        action="append",
+        dest="modes",
+        metavar="MODE",
+        help="only these modes of the result folders (repeatable)",
+    )
     source: Any = parser.add_mutually_exclusive_group() if exclusive else parser
     source.add_argument("--qrels", help="qrels for TREC run files (TREC or BEIR tsv)")
     source.add_argument("--dataset", help="registry dataset for TREC run files (qrels, queries)")
@@ -119,9 +150,15 @@ def _resolve_baseline(name: str | None, systems: Sequence[Any]) -> str | None:
     if name is None:
         return None
     for key in ("name", "source", "mode"):
-        matches = [s.name for s in systems if getattr(s, key) is not None
-                   and (getattr(s, key) == name or (key == "source"
-                        and Path(getattr(s, key)).resolve() == Path(name).resolve()))]
+        matches = [
+            s.name
+            for s in systems
+            if getattr(s, key) is not None
+            and (
+                getattr(s, key) == name
+                or (key == "source" and Path(getattr(s, key)).resolve() == Path(name).resolve())
+            )
+        ]
         if len(matches) == 1:
             return matches[0]
     names = ", ".join(s.name for s in systems)

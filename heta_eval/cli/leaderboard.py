@@ -30,16 +30,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("results", nargs="+", metavar="RESULTS",
-                        help="result folders (summary.json) or TREC run files")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="result folders (summary.json) or TREC run files",
+    )
     parser.add_argument("--metric", default="ndcg@10", help="metric to tabulate (ndcg@10)")
-    parser.add_argument("--aggregate", choices=("beir", "strict", "value"), default="beir",
-                        help="which mean: BEIR's (default), strict trec_eval -c, or the "
-                        "evaluator's headline value")
-    parser.add_argument("--reference", action="append", default=[], metavar="SYSTEM",
-                        help="add a reference system's published numbers as a row (repeatable)")
-    parser.add_argument("--name-by", choices=("mode", "folder"), default="mode",
-                        help="name result-folder systems after their mode (default) or folder")
+    parser.add_argument(
+        "--aggregate",
+        choices=("beir", "strict", "value"),
+        default="beir",
+        help="which mean: BEIR's (default), strict trec_eval -c, or the evaluator's headline value",
+    )
+    parser.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="SYSTEM",
+        help="add a reference system's published numbers as a row (repeatable)",
+    )
+    parser.add_argument(
+        "--name-by",
+        choices=("mode", "folder"),
+        default="mode",
+        help="name result-folder systems after their mode (default) or folder",
+    )
     add_source_arguments(parser, exclusive=False)
     parser.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
     parser.add_argument("--plot", metavar="PNG", help="also write a bar chart to this PNG file")

@@ -231,7 +231,18 @@ def _hash(data, start, end):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _kernel(
-    q_off, data, d_off, scores, valid, skip, qr_off, qr_data, qr_doff, qr_label, status, ks,
+    q_off,
+    data,
+    d_off,
+    scores,
+    valid,
+    skip,
+    qr_off,
+    qr_data,
+    qr_doff,
+    qr_label,
+    status,
+    ks,
     discount,
 ):  # pragma: no cover - compiled
     nq = len(q_off) - 1
@@ -400,8 +411,7 @@ def _trec_order(local, f32, data, d_off, rows):  # pragma: no cover - compiled
                     gx = rows[x]
                     gy = rows[y]
                     take_left = (
-                        _compare(data, d_off[gx], d_off[gx + 1], data, d_off[gy], d_off[gy + 1])
-                        > 0
+                        _compare(data, d_off[gx], d_off[gx + 1], data, d_off[gy], d_off[gy + 1]) > 0
                     )
                 if take_left:
                     b[o] = x
