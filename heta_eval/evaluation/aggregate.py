@@ -15,6 +15,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from operator import methodcaller
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -286,29 +287,30 @@ def _fill_scores(
 
 def _retrieval_summary(
     metric: BeirRetrievalMetric,
-    cases: Sequence[BenchmarkCase],
-    scores: Mapping[str, Mapping[str, EvaluationScore]],
+    judged: int,
+    judged_scores: Sequence[Mapping[str, EvaluationScore]],
     *,
+    skipped: int,
     failed: int,
 ) -> MetricSummary:
+    """``judged_scores``: the score dicts of the judged cases that have any, in case order."""
     # The same sums as evaluate_run, in case order (= run order), so the numbers are BEIR's:
     # evaluate() divides by the evaluated queries, BEIR's mrr by all judged queries; the
     # strict mean always by all judged queries.
-    judged = [case for case in cases if case.expected.relevance]
     name = metric.name
     values = [
         score.value
-        for score in (scores[case.id].get(name) for case in judged if case.id in scores)
+        for score in map(methodcaller("get", name), judged_scores)
         if score is not None and not score.skipped
     ]
     total = 0.0
     for value in values:  # a plain loop in case order: BEIR's summation, not sum()'s
         total += value  # type: ignore[operator]
     evaluated = len(values)
-    denominator = len(judged) if metric.metric == "mrr" else evaluated
+    denominator = judged if metric.metric == "mrr" else evaluated
     beir = total / denominator if denominator else None
-    strict = total / len(judged) if judged else None
-    missing = len(judged) - evaluated - failed
+    strict = total / judged if judged else None
+    missing = judged - evaluated - failed
     return MetricSummary(
         name=metric.name,
         kind="retrieval",
@@ -318,7 +320,7 @@ def _retrieval_summary(
         strict=None if strict is None else round(strict, 5),
         strict_unrounded=strict,
         scored=evaluated,
-        skipped=len(cases) - len(judged),
+        skipped=skipped,
         failed=failed,
         missing=missing,
         partial=missing > 0 or failed > 0,
@@ -376,12 +378,17 @@ def summarize_scores(
     """
     answered = set(responded) if responded is not None else set(scores)
     failed_per_evaluator = Counter(failure.evaluator for failure in failures)
+    judged = [case.id for case in cases if case.expected.relevance]
+    judged_scores = [scores[case_id] for case_id in judged if case_id in scores]
     summaries: dict[str, MetricSummary] = {}
     for evaluator in evaluators:
         name = evaluator.name
         failed = failed_per_evaluator[name]
         if isinstance(evaluator, BeirRetrievalMetric):
-            summaries[name] = _retrieval_summary(evaluator, cases, scores, failed=failed)
+            summaries[name] = _retrieval_summary(
+                evaluator, len(judged), judged_scores,
+                skipped=len(cases) - len(judged), failed=failed,
+            )  # fmt: skip
             continue
         case_scores = [scores[case.id][name] for case in cases if name in scores.get(case.id, {})]
         missing = sum(1 for case in cases if case.id not in answered)
