@@ -486,19 +486,10 @@ def collapse_to_documents(
     >>> ranking.scores, ranking.duplicates, ranking.unmapped
     ({'a': 0.9, 'b': 0.8}, 1, 1)
     """
-    resolve = resolver or default_document_resolver
-    scores: dict[str, float | None] = {}
-    unmapped = duplicates = self_hits = 0
-    for result in response.results:
-        doc_id = resolve(result)
-        if doc_id is None:
-            unmapped += 1
-        elif ignore_identical_ids and doc_id == query_id:
-            self_hits += 1
-        elif doc_id in scores:
-            duplicates += 1
-        else:
-            scores[doc_id] = result.score
+    ids, kept_scores, unmapped, duplicates, self_hits = _collapse_ids(
+        response.results, query_id, resolver, ignore_identical_ids
+    )
+    scores = dict(zip(ids, kept_scores, strict=True))
     rank_derived = any(score is None for score in scores.values())
     if rank_derived:
         n = len(scores)
@@ -529,7 +520,7 @@ class CollapsedBatch:
 
 def _collapse_ids(
     results: Sequence[QueryResult],
-    query_id: str,
+    query_id: str | None,
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
 ) -> tuple[list[str], list[float | None], int, int, int]:
