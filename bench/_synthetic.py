@@ -5,7 +5,8 @@
   1.07 relevant documents per query (as MS MARCO dev), about half of them retrieved.
 * ``write_run_files`` — the same as a TREC run file and a BEIR qrels tsv.
 * ``make_chunk_responses`` — chunk-level ``QueryResponse`` objects (≈3 chunks per document)
-  and the equivalent document-level run.
+  and the equivalent document-level run; ``make_chunk_columns`` — the same responses as
+  ``ResultColumns`` over one ``ChunkTable``.
 
 >>> qids, docs, scores, qrels = make_run_arrays(queries=3, depth=5, seed=1)
 >>> len(qids), len(docs[0]), len(qrels) == 3
@@ -75,6 +76,31 @@ def write_run_files(
     return run_path, qrels_path
 
 
+def _chunk_orders(queries: int, chunks: int, seed: int):
+    """qrels, then per query ``(qid, doc names, [(score, doc index, chunk number), ...])``:
+    each document yields 3 chunks; later chunks score lower and land further down."""
+    qids, docs, scores, qrels = make_run_arrays(queries, (chunks + 2) // 3, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+
+    def orders():
+        for qid, names, values in zip(qids, docs, scores, strict=True):
+            order = [(values[i], i, 0) for i in range(len(names))]
+            for i in range(len(names)):
+                for c in (1, 2):
+                    order.append((values[i] - 0.001 * c - rng.random(), i, c))
+            order.sort(key=lambda item: -item[0])
+            yield qid, names, order[:chunks]
+
+    return qrels, orders()
+
+
+def _document_run(names: list[str], order: list) -> dict[str, float]:
+    first: dict[str, float] = {}
+    for s, i, _ in order:
+        first.setdefault(names[i], s)
+    return first
+
+
 def make_chunk_responses(
     queries: int = 6980, chunks: int = 1000, *, seed: int = 0
 ) -> tuple[list, dict, dict[str, dict[str, float]], dict[str, dict[str, int]]]:
@@ -82,22 +108,12 @@ def make_chunk_responses(
     equivalent document-level run, and qrels."""
     from heta_eval.evaluation.models import BenchmarkCase, QueryResponse, QueryResult
 
-    qids, docs, scores, qrels = make_run_arrays(queries, (chunks + 2) // 3, seed=seed)
-    rng = np.random.default_rng(seed + 1)
+    qrels, orders = _chunk_orders(queries, chunks, seed)
     cases = []
     responses = {}
     run: dict[str, dict[str, float]] = {}
-    for qid, names, values in zip(qids, docs, scores, strict=True):
-        # Each document yields 3 chunks; later chunks score lower and land further down.
+    for qid, names, order in orders:
         sources = [{"document_id": name} for name in names]
-        order = []
-        for i in range(len(names)):
-            order.append((values[i], i, 0))
-        for i in range(len(names)):
-            for c in (1, 2):
-                order.append((values[i] - 0.001 * c - rng.random(), i, c))
-        order.sort(key=lambda item: -item[0])
-        order = order[:chunks]
         results = [
             QueryResult.model_construct(text="", score=s, reference_id=None, source=sources[i])
             for s, i, _ in order
@@ -105,9 +121,34 @@ def make_chunk_responses(
         responses[qid] = QueryResponse.model_construct(
             query=qid, mode="synthetic", results=results, answer=None, metadata={}
         )
-        first: dict[str, float] = {}
-        for s, i, _ in order:
-            first.setdefault(names[i], s)
-        run[qid] = first
+        run[qid] = _document_run(names, order)
         cases.append(BenchmarkCase(id=qid, query=qid, expected={"relevance": qrels[qid]}))
+    return cases, responses, run, qrels
+
+
+def make_chunk_columns(
+    queries: int = 6980, chunks: int = 1000, *, seed: int = 0
+) -> tuple[list, dict, dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    """:func:`make_chunk_responses`' responses as ``ResultColumns`` over one ``ChunkTable``
+    (3 chunk rows per document), as a knowledge base keeping its chunks in a table returns
+    them; the same cases, document-level run and qrels."""
+    from heta_eval.evaluation import BenchmarkCase, ChunkTable, QueryResponse
+
+    qrels, orders = _chunk_orders(queries, chunks, seed)
+    doc_number: dict[str, int] = {}
+    layout = []
+    run: dict[str, dict[str, float]] = {}
+    cases = []
+    for qid, names, order in orders:
+        base = np.array([doc_number.setdefault(name, len(doc_number)) for name in names])
+        picked = np.array([(s, i, c) for s, i, c in order], dtype=np.float64).reshape(-1, 3)
+        rows = base[picked[:, 1].astype(np.int64)] * 3 + picked[:, 2].astype(np.int64)
+        layout.append((qid, rows, picked[:, 0].copy()))
+        run[qid] = _document_run(names, order)
+        cases.append(BenchmarkCase(id=qid, query=qid, expected={"relevance": qrels[qid]}))
+    table = ChunkTable([name for name in doc_number for _ in range(3)])
+    responses = {
+        qid: QueryResponse(query=qid, mode="synthetic", results=table.columns(rows, scores))
+        for qid, rows, scores in layout
+    }
     return cases, responses, run, qrels

@@ -9,6 +9,7 @@ from .aggregate import (
     summarize_scores,
 )
 from .answers import AnswerContains, AnswerExactMatch, AnswerF1
+from .columns import ChunkTable, ResultColumns
 from .evidence import EvidenceRecallAtK, locator_verdict
 from .llm_judge import JUDGE_PROMPT, JudgeError, LLMJudge
 from .models import (
@@ -50,6 +51,7 @@ __all__ = [
     "BeirRetrievalMetric",
     "BenchmarkCase",
     "BenchmarkEvaluatorProtocol",
+    "ChunkTable",
     "Document",
     "DocumentRanking",
     "EvaluationFailure",
@@ -63,6 +65,7 @@ __all__ = [
     "MetricSummary",
     "QueryResponse",
     "QueryResult",
+    "ResultColumns",
     "RunEvaluation",
     "aevaluate_responses",
     "answer_tokens",

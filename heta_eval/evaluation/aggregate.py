@@ -13,12 +13,13 @@ import asyncio
 import gc
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from operator import methodcaller
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 from .models import BenchmarkCase, EvaluationScore, QueryResponse
 from .protocol import BenchmarkEvaluatorProtocol
@@ -29,6 +30,7 @@ __all__ = [
     "EvaluationFailure",
     "EvaluationReport",
     "MetricSummary",
+    "ScoreTable",
     "aevaluate_responses",
     "evaluate_responses",
     "score_case",
@@ -70,11 +72,78 @@ class EvaluationFailure(BaseModel):
     error: str
 
 
+class ScoreTable(Mapping[str, dict[str, EvaluationScore]]):
+    """Per-case scores, ``{case id: {evaluator name: EvaluationScore}}``, built on first read.
+
+    At MS MARCO size the retrieval metrics alone give 175k per-case scores (7k cases x 25
+    metrics); building them costs more than computing them, so a report keeps the metric
+    arrays and builds the score objects only when someone reads them (all at once, then
+    kept). Behaves as a read-only mapping; serializes as a plain dict.
+
+    >>> table = ScoreTable(lambda: {"q1": {}})
+    >>> list(table), table == {"q1": {}}
+    (['q1'], True)
+    """
+
+    __slots__ = ("_build", "_data")
+
+    def __init__(
+        self,
+        data: Mapping[str, dict[str, EvaluationScore]]
+        | Callable[[], dict[str, dict[str, EvaluationScore]]]
+        | None = None,
+    ) -> None:
+        self._build = data if callable(data) else None
+        self._data: dict[str, dict[str, EvaluationScore]] | None = (
+            None if callable(data) else dict(data or {})
+        )
+
+    def _scores(self) -> dict[str, dict[str, EvaluationScore]]:
+        if self._data is None:
+            assert self._build is not None
+            with paused_collector():
+                self._data = self._build()
+            self._build = None
+        return self._data
+
+    def __getitem__(self, case_id: str) -> dict[str, EvaluationScore]:
+        return self._scores()[case_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._scores())
+
+    def __len__(self) -> int:
+        return len(self._scores())
+
+    def __repr__(self) -> str:
+        return f"ScoreTable({self._scores()!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ScoreTable, (self._scores(),))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        plain = handler.generate_schema(dict[str, dict[str, EvaluationScore]])
+
+        def validate(value: Any, inner: Any) -> ScoreTable:
+            return value if isinstance(value, ScoreTable) else cls(inner(value))
+
+        def serialize(value: Any, inner: Any) -> Any:
+            return inner(value._scores() if isinstance(value, ScoreTable) else value)
+
+        return core_schema.no_info_wrap_validator_function(
+            validate,
+            plain,
+            serialization=core_schema.wrap_serializer_function_ser_schema(serialize, schema=plain),
+        )
+
+
 class EvaluationReport(BaseModel):
-    """Aggregates per evaluator, every per-case score, and the failures."""
+    """Aggregates per evaluator, every per-case score (see :class:`ScoreTable`), and the
+    failures."""
 
     metrics: dict[str, MetricSummary]
-    scores: dict[str, dict[str, EvaluationScore]] = Field(default_factory=dict)
+    scores: ScoreTable = Field(default_factory=ScoreTable)
     failures: list[EvaluationFailure] = Field(default_factory=list)
     cases: int = 0
     responses: int = 0
@@ -154,6 +223,40 @@ def score_retrieval_batch(
     collapse into arrays and the compiled engine; identical numbers), or ``"auto"`` (the
     engine from ``AUTO_ENGINE_RESULTS`` results on, when numba is available).
     """
+    return _score_retrieval(metrics, cases, responses, engine=engine).materialize()
+
+
+class _RetrievalScores:
+    """Retrieval scores before their ``EvaluationScore`` objects exist.
+
+    ``values(name)`` gives a metric's values over the scored cases in case order (what the
+    aggregates need); ``materialize()`` builds the per-case score dicts, group by group.
+    """
+
+    def __init__(self) -> None:
+        self.fills: list[Callable[[dict[str, dict[str, EvaluationScore]]], None]] = []
+        self.values_of: dict[str, Callable[[], list[float]]] = {}
+
+    def values(self, name: str) -> list[float]:
+        return self.values_of[name]()
+
+    def materialize(
+        self, into: dict[str, dict[str, EvaluationScore]] | None = None
+    ) -> dict[str, dict[str, EvaluationScore]]:
+        scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict) if into is None else into
+        with paused_collector():
+            for fill in self.fills:
+                fill(scores)
+        return scores
+
+
+def _score_retrieval(
+    metrics: Sequence[BeirRetrievalMetric],
+    cases: Sequence[BenchmarkCase],
+    responses: Mapping[str, QueryResponse],
+    *,
+    engine: str = "auto",
+) -> _RetrievalScores:
     if engine not in ("auto", "pytrec", "fast"):
         raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
     if engine == "auto":
@@ -161,40 +264,66 @@ def score_retrieval_batch(
 
         total = sum(len(response.results) for response in responses.values())
         engine = "fast" if HAVE_NUMBA and total >= AUTO_ENGINE_RESULTS else "pytrec"
-    scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
+    out = _RetrievalScores()
     groups: dict[tuple[Any, ...], list[BeirRetrievalMetric]] = defaultdict(list)
     for metric in metrics:
         groups[metric.config].append(metric)
     judged = [case for case in cases if case.expected.relevance]
+    unjudged = [case.id for case in cases if not case.expected.relevance]
     for group in groups.values():
-        for case in cases:
-            if not case.expected.relevance:
-                for metric in group:
-                    scores[case.id][metric.name] = EvaluationScore.skip(
-                        metric.name, "case has no relevance judgments"
-                    )
+        out.fills.append(_skip_fill(group, unjudged))
         if engine == "fast":
-            _score_group_fast(group, judged, responses, scores)
-            continue
-        collapser = group[0]
-        qrels = {case.id: case.expected.relevance for case in judged}
-        rankings: dict[str, DocumentRanking] = {}
-        for case in judged:
-            response = responses.get(case.id)
-            if response is not None:
-                rankings[case.id] = collapser.collapse(case, response)
-        run = {cid: ranking.scores for cid, ranking in rankings.items()}
-        k_values = sorted({m.k for m in group})
-        names = [name for name in METRICS if any(m.metric == name for m in group)]
-        evaluation = evaluate_run(
-            qrels, run, k_values, metrics=names, ignore_identical_ids=False, engine="pytrec"
-        )
-        for case in judged:
-            if case.id in rankings:
-                for metric in group:
-                    value = evaluation.per_query[case.id][metric.key]
-                    scores[case.id][metric.name] = metric.score_from(value, rankings[case.id])
-    return scores
+            _score_group_fast(group, judged, responses, out)
+        else:
+            _score_group_pytrec(group, judged, responses, out)
+    return out
+
+
+def _skip_fill(
+    group: Sequence[BeirRetrievalMetric], unjudged: list[str]
+) -> Callable[[dict[str, dict[str, EvaluationScore]]], None]:
+    def fill(scores: dict[str, dict[str, EvaluationScore]]) -> None:
+        for case_id in unjudged:
+            for metric in group:
+                scores[case_id][metric.name] = EvaluationScore.skip(
+                    metric.name, "case has no relevance judgments"
+                )
+
+    return fill
+
+
+def _score_group_pytrec(
+    group: Sequence[BeirRetrievalMetric],
+    judged: Sequence[BenchmarkCase],
+    responses: Mapping[str, QueryResponse],
+    out: _RetrievalScores,
+) -> None:
+    """Per-response collapse, then one pytrec_eval pass (small batches)."""
+    collapser = group[0]
+    qrels = {case.id: case.expected.relevance for case in judged}
+    rankings: dict[str, DocumentRanking] = {}
+    for case in judged:
+        response = responses.get(case.id)
+        if response is not None:
+            rankings[case.id] = collapser.collapse(case, response)
+    run = {cid: ranking.scores for cid, ranking in rankings.items()}
+    k_values = sorted({m.k for m in group})
+    names = [name for name in METRICS if any(m.metric == name for m in group)]
+    evaluation = evaluate_run(
+        qrels, run, k_values, metrics=names, ignore_identical_ids=False, engine="pytrec"
+    )
+    scored = [case.id for case in judged if case.id in rankings]
+    for metric in group:
+        column = [evaluation.per_query[case_id][metric.key] for case_id in scored]
+        out.values_of[metric.name] = column.copy
+
+    def fill(scores: dict[str, dict[str, EvaluationScore]]) -> None:
+        for case_id in scored:
+            for metric in group:
+                value = evaluation.per_query[case_id][metric.key]
+                scores[case_id][metric.name] = metric.score_from(value, rankings[case_id])
+
+    out.fills.append(fill)
 
 
 _new_object = object.__new__
@@ -221,7 +350,7 @@ def _score_group_fast(
     group: Sequence[BeirRetrievalMetric],
     judged: Sequence[BenchmarkCase],
     responses: Mapping[str, QueryResponse],
-    scores: dict[str, dict[str, EvaluationScore]],
+    out: _RetrievalScores,
 ) -> None:
     """One batch collapse and one engine pass for metrics sharing a document mapping."""
     from .engine import METRIC_ORDER, evaluate_columnar
@@ -238,12 +367,18 @@ def _score_group_fast(
         qrels = {case.id: case.expected.relevance for case in answered}
         ks = _validate_k_values(m.k for m in group)
         values, stats = evaluate_columnar(batch.run, qrels, ks)
-        nk = len(ks)
-        columns = [
-            (metric.name, METRIC_ORDER.index(metric.metric) * nk + ks.index(metric.k))
-            for metric in group
-        ]
+    nk = len(ks)
+    columns = [
+        (metric.name, METRIC_ORDER.index(metric.metric) * nk + ks.index(metric.k))
+        for metric in group
+    ]
+    for name, column in columns:
+        out.values_of[name] = values[:, column].tolist
+
+    def fill(scores: dict[str, dict[str, EvaluationScore]]) -> None:
         _fill_scores(answered, values.tolist(), stats.tolist(), batch, columns, scores)
+
+    out.fills.append(fill)
 
 
 @contextmanager
@@ -288,24 +423,18 @@ def _fill_scores(
 def _retrieval_summary(
     metric: BeirRetrievalMetric,
     judged: int,
-    judged_scores: Sequence[Mapping[str, EvaluationScore]],
+    values: Sequence[float],
     *,
     skipped: int,
     failed: int,
 ) -> MetricSummary:
-    """``judged_scores``: the score dicts of the judged cases that have any, in case order."""
+    """``values``: the metric's values on the judged cases that have one, in case order."""
     # The same sums as evaluate_run, in case order (= run order), so the numbers are BEIR's:
     # evaluate() divides by the evaluated queries, BEIR's mrr by all judged queries; the
     # strict mean always by all judged queries.
-    name = metric.name
-    values = [
-        score.value
-        for score in map(methodcaller("get", name), judged_scores)
-        if score is not None and not score.skipped
-    ]
     total = 0.0
     for value in values:  # a plain loop in case order: BEIR's summation, not sum()'s
-        total += value  # type: ignore[operator]
+        total += value
     evaluated = len(values)
     denominator = judged if metric.metric == "mrr" else evaluated
     beir = total / denominator if denominator else None
@@ -376,22 +505,43 @@ def summarize_scores(
     ``responded`` lists the cases that got a response (default: those with any score);
     the others count as *missing*. The benchmark runner aggregates through this function.
     """
+    judged_scores = [
+        scores[case.id] for case in cases if case.expected.relevance and case.id in scores
+    ]
+
+    def retrieval_values(name: str) -> list[float]:
+        return [
+            score.value  # type: ignore[misc]
+            for score in map(methodcaller("get", name), judged_scores)
+            if score is not None and not score.skipped
+        ]
+
     answered = set(responded) if responded is not None else set(scores)
+    return _summaries(evaluators, cases, scores, failures, answered, retrieval_values)
+
+
+def _summaries(
+    evaluators: Sequence[BenchmarkEvaluatorProtocol],
+    cases: Sequence[BenchmarkCase],
+    scores: Mapping[str, Mapping[str, EvaluationScore]],
+    failures: Sequence[EvaluationFailure],
+    answered: set[str] | Mapping[str, Any],
+    retrieval_values: Callable[[str], list[float]],
+) -> dict[str, MetricSummary]:
     failed_per_evaluator = Counter(failure.evaluator for failure in failures)
-    judged = [case.id for case in cases if case.expected.relevance]
-    judged_scores = [scores[case_id] for case_id in judged if case_id in scores]
+    judged = sum(1 for case in cases if case.expected.relevance)
+    missing = sum(1 for case in cases if case.id not in answered)
     summaries: dict[str, MetricSummary] = {}
     for evaluator in evaluators:
         name = evaluator.name
         failed = failed_per_evaluator[name]
         if isinstance(evaluator, BeirRetrievalMetric):
             summaries[name] = _retrieval_summary(
-                evaluator, len(judged), judged_scores,
-                skipped=len(cases) - len(judged), failed=failed,
+                evaluator, judged, retrieval_values(name),
+                skipped=len(cases) - judged, failed=failed,
             )  # fmt: skip
             continue
         case_scores = [scores[case.id][name] for case in cases if name in scores.get(case.id, {})]
-        missing = sum(1 for case in cases if case.id not in answered)
         summaries[name] = _summarize(name, case_scores, failed=failed, missing=missing)
     return summaries
 
@@ -416,7 +566,8 @@ async def aevaluate_responses(
     retrieval = [e for e in evaluators if isinstance(e, BeirRetrievalMetric)]
     others = [e for e in evaluators if not isinstance(e, BeirRetrievalMetric)]
     with paused_collector():
-        scores = score_retrieval_batch(retrieval, cases, aligned)
+        retrieval_scores = _score_retrieval(retrieval, cases, aligned)
+    other_scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
     failures: list[EvaluationFailure] = []
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
@@ -433,15 +584,22 @@ async def aevaluate_responses(
             if isinstance(outcome, EvaluationFailure):
                 failures.append(outcome)
             else:
-                scores[case.id][evaluator.name] = outcome
+                other_scores[case.id][evaluator.name] = outcome
+
+    def all_scores() -> dict[str, dict[str, EvaluationScore]]:
+        # Retrieval scores first, then the others, each case's in evaluator-group order.
+        merged = retrieval_scores.materialize()
+        for case_id, case_scores in other_scores.items():
+            merged[case_id].update(case_scores)
+        return {case.id: merged[case.id] for case in cases if case.id in merged}
 
     with paused_collector():
-        ordered_scores = {case.id: scores[case.id] for case in cases if case.id in scores}
+        metrics = _summaries(
+            evaluators, cases, other_scores, failures, aligned, retrieval_scores.values
+        )
         return EvaluationReport(
-            metrics=summarize_scores(
-                evaluators, cases, ordered_scores, failures, responded=aligned
-            ),
-            scores=ordered_scores,
+            metrics=metrics,
+            scores=ScoreTable(all_scores),
             failures=failures,
             cases=len(cases),
             responses=len(aligned),

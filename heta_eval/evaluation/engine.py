@@ -440,3 +440,65 @@ def _record(values, q, c, nk, k, dcg, idcg, ap, hits, n_rel):  # pragma: no cove
     values[q, nk + c] = ap / n_rel if n_rel > 0 else 0.0
     values[q, 2 * nk + c] = hits / n_rel if n_rel > 0 else 0.0
     values[q, 3 * nk + c] = hits / k
+
+
+# ------------------------------------------------------------------- columnar responses
+
+
+@njit(cache=True)
+def first_occurrences(
+    codes, offsets, doc_data, doc_offsets, query_data, query_offsets, drop_self_hits
+):  # pragma: no cover - compiled
+    """Per query (rows ``offsets[q]:offsets[q + 1]`` of integer document ``codes`` whose
+    ids are strings of (doc_data, doc_offsets)): keep each document's first row and, with
+    ``drop_self_hits``, drop the rows of the document whose id equals query ``q``'s id.
+
+    Returns the keep mask and, per query, kept / duplicate / self-hit counts.
+    """
+    nq = len(offsets) - 1
+    keep = np.zeros(len(codes), dtype=np.bool_)
+    seen = np.full(len(doc_offsets) - 1, -1, dtype=np.int64)
+    kept = np.zeros(nq, dtype=np.int64)
+    duplicates = np.zeros(nq, dtype=np.int64)
+    self_hits = np.zeros(nq, dtype=np.int64)
+    for q in range(nq):
+        own = -1
+        for i in range(offsets[q], offsets[q + 1]):
+            c = codes[i]
+            if c == own:
+                self_hits[q] += 1
+            elif seen[c] == q:
+                duplicates[q] += 1
+            else:
+                seen[c] = q
+                if drop_self_hits and (
+                    _compare(
+                        doc_data, doc_offsets[c], doc_offsets[c + 1],
+                        query_data, query_offsets[q], query_offsets[q + 1],
+                    )
+                    == 0
+                ):  # fmt: skip
+                    own = c
+                    self_hits[q] += 1
+                else:
+                    keep[i] = True
+                    kept[q] += 1
+    return keep, kept, duplicates, self_hits
+
+
+@njit(cache=True)
+def gather_strings(data, offsets, picks):  # pragma: no cover - compiled
+    """The UTF-8 buffers of strings ``picks`` of a (data, offsets) string column."""
+    n = len(picks)
+    out_offsets = np.empty(n + 1, dtype=np.int64)
+    out_offsets[0] = 0
+    for i in range(n):
+        p = picks[i]
+        out_offsets[i + 1] = out_offsets[i] + offsets[p + 1] - offsets[p]
+    out = np.empty(out_offsets[n], dtype=np.uint8)
+    for i in range(n):
+        start = offsets[picks[i]]
+        o = out_offsets[i]
+        for j in range(out_offsets[i + 1] - o):
+            out[o + j] = data[start + j]
+    return out, out_offsets

@@ -8,9 +8,21 @@ the field (``results.0.score``).
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+from .columns import ResultColumns
 
 __all__ = [
     "RECOGNISED_LOCATOR_FIELDS",
@@ -154,6 +166,15 @@ class QueryResult(_Model):
         return value
 
 
+def _keep_columns(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    # ResultColumns is already valid (checked when built): keep it, arrays and all. Any
+    # other sequence is validated item by item into a list, as before.
+    if isinstance(value, ResultColumns):
+        return value
+    results = handler(value)
+    return results if isinstance(results, list) else list(results)
+
+
 class QueryResponse(_Model):
     """What ``kb.query(...)`` returns: ranked chunk-level results and an optional answer.
 
@@ -163,15 +184,25 @@ class QueryResponse(_Model):
     ...     "answer": "Paris"})
     >>> response.results[0].score
     3.2
+
+    ``results`` is a list of ``QueryResult`` or, from a knowledge base that keeps its chunks
+    in a table, a read-only :class:`~heta_eval.evaluation.columns.ResultColumns` (the same
+    results, built on access; the retrieval metrics read its arrays directly).
     """
 
     model_config = ConfigDict(coerce_numbers_to_str=True, extra="allow")
 
     query: str
     mode: str = "default"
-    results: list[QueryResult] = Field(default_factory=list)
+    results: Annotated[Sequence[QueryResult], WrapValidator(_keep_columns)] = Field(
+        default_factory=list
+    )
     answer: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_serializer("results", mode="wrap")
+    def _serialize_results(self, value: Any, handler: Any) -> Any:
+        return handler(value.to_list() if isinstance(value, ResultColumns) else value)
 
 
 class EvaluationScore(_Model):

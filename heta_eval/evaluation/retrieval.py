@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pytrec_eval
 
+from .columns import ResultColumns
 from .models import BenchmarkCase, EvaluationScore, QueryResponse, QueryResult
 
 __all__ = [
@@ -527,9 +528,12 @@ def _collapse_ids(
     """Kept doc ids, their scores, and unmapped / duplicate / self-hit counts of a response.
 
     Same rules as :func:`collapse_to_documents`; the common case (the default resolver,
-    every ``source`` has a non-empty str ``document_id``) runs in C-level passes.
+    every ``source`` has a non-empty str ``document_id``) runs in C-level passes, and
+    ``ResultColumns`` in array operations.
     """
     n = len(results)
+    if resolver is None and isinstance(results, ResultColumns):
+        return _collapse_columns(results, query_id, ignore_identical_ids)
     if resolver is None:
         ids = list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
         # doc id -> first position: built from the end so the first occurrence wins.
@@ -563,6 +567,29 @@ def _collapse_ids(
     return list(chosen), list(chosen.values()), unmapped, duplicates, self_hits
 
 
+def _collapse_columns(
+    results: ResultColumns, query_id: str | None, ignore_identical_ids: bool
+) -> tuple[list[str], list[float | None], int, int, int]:
+    """:func:`_collapse_ids` of one ``ResultColumns`` (every row has a document id)."""
+    codes = results.table._codes[results.rows]
+    n = len(codes)
+    _, first = np.unique(codes, return_index=True)
+    first.sort()
+    doc_ids = results.table.document_ids
+    kept_ids = [doc_ids[row] for row in results.rows[first].tolist()]
+    self_hits = 0
+    if ignore_identical_ids and query_id in kept_ids:
+        j = kept_ids.index(query_id)
+        self_hits = int((codes == codes[first[j]]).sum())
+        del kept_ids[j]
+        first = np.delete(first, j)
+    if results.scores is None:
+        scores: list[float | None] = [None] * len(kept_ids)
+    else:
+        scores = [None if v != v else v for v in results.scores[first].tolist()]
+    return kept_ids, scores, 0, n - self_hits - len(kept_ids), self_hits
+
+
 def collapse_batch(
     pairs: Iterable[tuple[str, QueryResponse]],
     *,
@@ -570,6 +597,9 @@ def collapse_batch(
     ignore_identical_ids: bool = True,
 ) -> CollapsedBatch:
     """:func:`collapse_to_documents` for many ``(query id, response)`` pairs, into arrays.
+
+    Consecutive ``ResultColumns`` responses of one chunk table are collapsed together by a
+    compiled pass over their integer document codes, without building result objects.
 
     >>> response = QueryResponse(query="q", results=[
     ...     {"score": 0.9, "source": {"document_id": "a"}},
@@ -579,9 +609,75 @@ def collapse_batch(
     >>> batch.run.scores.tolist(), batch.duplicates
     ([0.9, 0.8], [1])
     """
+    from .engine import ColumnarRun
+
+    parts: list[_Part] = []
+    segment: list[tuple[str, QueryResponse]] = []
+    segment_table: Any = None
+    for query_id, response in pairs:
+        results = response.results
+        table = results.table if resolver is None and isinstance(results, ResultColumns) else None
+        if segment and table is not segment_table:
+            parts.append(_collapse_segment(segment, segment_table, resolver, ignore_identical_ids))
+            segment = []
+        segment.append((query_id, response))
+        segment_table = table
+    if segment or not parts:
+        parts.append(_collapse_segment(segment, segment_table, resolver, ignore_identical_ids))
+    if len(parts) == 1:
+        part = parts[0]
+        data, doc_offsets = part.data, part.doc_offsets
+    else:
+        data = np.concatenate([part.data for part in parts])
+        shifts = np.cumsum([0] + [len(part.data) for part in parts[:-1]])
+        doc_offsets = np.concatenate(
+            [parts[0].doc_offsets[:1]]
+            + [part.doc_offsets[1:] + shift for part, shift in zip(parts, shifts, strict=True)]
+        )
+    query_ids = [qid for part in parts for qid in part.query_ids]
+    lengths = np.concatenate([part.lengths for part in parts])
+    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    scores = np.concatenate([part.scores for part in parts])
+    missing = np.isnan(scores)
+    valid = None
+    if missing.any():
+        valid = ~missing
+        scores[missing] = 0.0
+    run = ColumnarRun(query_ids, offsets, data, doc_offsets, scores, valid)
+    return CollapsedBatch(
+        run,
+        [n for part in parts for n in part.unmapped],
+        [n for part in parts for n in part.duplicates],
+        [n for part in parts for n in part.self_hits],
+    )
+
+
+@dataclass
+class _Part:
+    """A collapsed run of consecutive queries: kept doc ids as UTF-8 buffers, NaN = no score."""
+
+    query_ids: list[str]
+    lengths: np.ndarray
+    data: np.ndarray
+    doc_offsets: np.ndarray
+    scores: np.ndarray
+    unmapped: list[int]
+    duplicates: list[int]
+    self_hits: list[int]
+
+
+def _collapse_segment(
+    pairs: list[tuple[str, QueryResponse]],
+    table: Any,
+    resolver: DocumentResolver | None,
+    ignore_identical_ids: bool,
+) -> _Part:
+    if table is not None:
+        return _collapse_table_segment(pairs, table, ignore_identical_ids)
     import pyarrow as pa
 
-    from .engine import ColumnarRun, string_buffers
+    from .engine import string_buffers
 
     query_ids: list[str] = []
     all_ids: list[str] = []
@@ -601,18 +697,52 @@ def collapse_batch(
         unmapped.append(n_unmapped)
         duplicates.append(n_duplicates)
         self_hits.append(n_self)
-    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    score_array = pa.array(all_scores, type=pa.float64())
-    valid = None
-    if score_array.null_count:
-        valid = score_array.is_valid().to_numpy(zero_copy_only=False)
-        score_array = score_array.fill_null(0.0)
+    score_array = pa.array(all_scores, type=pa.float64()).fill_null(float("nan"))
     data, doc_offsets = string_buffers(all_ids)
-    run = ColumnarRun(
-        query_ids, offsets, data, doc_offsets, score_array.to_numpy(zero_copy_only=False), valid
+    return _Part(
+        query_ids,
+        np.asarray(lengths, dtype=np.int64),
+        data,
+        doc_offsets,
+        score_array.to_numpy(zero_copy_only=False).copy(),
+        unmapped,
+        duplicates,
+        self_hits,
     )
-    return CollapsedBatch(run, unmapped, duplicates, self_hits)
+
+
+def _collapse_table_segment(
+    pairs: list[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
+) -> _Part:
+    from .engine import first_occurrences, gather_strings, string_buffers
+
+    query_ids = [query_id for query_id, _ in pairs]
+    columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]
+    sizes = np.fromiter(map(len, columns), dtype=np.int64, count=len(columns))
+    offsets = np.zeros(len(columns) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    rows = np.concatenate([c.rows for c in columns]) if columns else np.zeros(0, np.int64)
+    scores = np.concatenate(
+        [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
+        or [np.zeros(0)]
+    )
+    codes = table._codes[rows]
+    query_data, query_offsets = string_buffers(query_ids)
+    keep, kept, duplicates, self_hits = first_occurrences(
+        codes, offsets, table._doc_data, table._doc_offsets, query_data, query_offsets,
+        ignore_identical_ids,
+    )  # fmt: skip
+    data, doc_offsets = gather_strings(table._doc_data, table._doc_offsets, codes[keep])
+    return _Part(
+        query_ids,
+        kept,
+        data,
+        doc_offsets,
+        scores[keep],
+        [0] * len(query_ids),
+        duplicates.tolist(),
+        self_hits.tolist(),
+    )
 
 
 # --------------------------------------------------------------------------------------
