@@ -231,3 +231,22 @@ async def test_extractive_answerer_picks_best_sentence(kb) -> None:
     assert response.answer in {"It has the Colosseum.", "Rome is the capital city of Italy."}
     answerer = ExtractiveAnswerer()
     assert await answerer.answer("anything", []) is None
+
+
+async def test_results_are_columns_that_materialize_to_the_chunks(kb) -> None:
+    from heta_eval.evaluation import QueryResult, ResultColumns
+
+    for mode in MODES:
+        response = await kb.query("capital city", mode=mode, top_k=3)
+        assert isinstance(response.results, ResultColumns)
+        for row, result in zip(response.results.rows.tolist(), response.results, strict=True):
+            chunk = kb.chunks[row]
+            assert result == QueryResult(
+                text=chunk.text,
+                score=result.score,
+                reference_id=chunk.chunk_id,
+                source=chunk.source(),
+            )
+        scores = [r.score for r in response.results]
+        assert scores == sorted(scores, reverse=True) and 2 <= len(scores) <= 3
+    assert [len(r) for r in kb.search(["cats", "dogs"], mode="keyword_search", top_k=0)] == [0, 0]

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..evaluation.models import Document, QueryResponse, QueryResult
+from ..evaluation.columns import ChunkTable, ResultColumns
+from ..evaluation.models import Document, QueryResponse
 from .bm25 import BM25Index, top_indices
 from .chunking import Chunk
 from .dense import DenseEncoder
@@ -32,6 +33,10 @@ class ReferenceKnowledgeBase:
     With ``distinct_documents=True`` (the default) results hold the best chunk of each of
     the ``top_k`` best documents: chunks are over-fetched until ``top_k`` distinct documents
     are found or the corpus is exhausted.
+
+    Results come as :class:`~heta_eval.evaluation.ResultColumns` over :attr:`chunk_table`:
+    ``QueryResult`` objects are built only when read, and the retrieval metrics never need
+    them.
 
     >>> import asyncio
     >>> from heta_eval.kb.recipe import Recipe
@@ -67,6 +72,20 @@ class ReferenceKnowledgeBase:
         #: How each artifact was obtained: ``{"bm25": "built" | "cache", ...}`` and timings.
         self.build_info = build_info or {}
         self.modes: tuple[str, ...] = tuple(m for m in MODES if m in recipe.modes)
+        self._chunk_table: ChunkTable | None = None
+
+    @property
+    def chunk_table(self) -> ChunkTable:
+        """The chunks as a :class:`~heta_eval.evaluation.ChunkTable` (built on first use)."""
+        if self._chunk_table is None:
+            chunks = self.chunks
+            self._chunk_table = ChunkTable(
+                [chunk.document_id for chunk in chunks],
+                texts=[chunk.text for chunk in chunks],
+                reference_ids=[chunk.chunk_id for chunk in chunks],
+                sources=lambda row: chunks[row].source(),
+            )
+        return self._chunk_table
 
     def __repr__(self) -> str:
         return (
@@ -87,9 +106,7 @@ class ReferenceKnowledgeBase:
         self.__dict__.update(rebuilt.__dict__)
 
     # -- search ----------------------------------------------------------------------------
-    def search(
-        self, queries: Sequence[str], *, mode: str, top_k: int = 10
-    ) -> list[list[QueryResult]]:
+    def search(self, queries: Sequence[str], *, mode: str, top_k: int = 10) -> list[ResultColumns]:
         """Synchronous batch search (query vectors are encoded in one batch)."""
         if mode not in self.modes:
             raise ValueError(
@@ -97,7 +114,7 @@ class ReferenceKnowledgeBase:
                 f"available modes: {', '.join(self.modes)}"
             )
         if top_k <= 0:
-            return [[] for _ in queries]
+            return [self.chunk_table.columns([], []) for _ in queries]
         query_vectors = None
         if mode in ("vector_search", "hybrid_search"):
             assert self.encoder is not None and self.embeddings is not None
@@ -113,7 +130,8 @@ class ReferenceKnowledgeBase:
                 ranker = self._rrf_ranker(
                     self._bm25_scores(query), self.embeddings @ query_vectors[i]
                 )  # type: ignore[operator, index]
-            out.append([self._result(idx, score) for idx, score in self._collect(ranker, top_k)])
+            rows, scores = self._collect(ranker, top_k)
+            out.append(self.chunk_table.columns(rows, scores))
         return out
 
     async def query(self, text: str, *, mode: str | None = None, top_k: int = 10) -> QueryResponse:
@@ -157,30 +175,18 @@ class ReferenceKnowledgeBase:
 
         return ranked
 
-    def _collect(self, ranked: Ranker, top_k: int) -> list[tuple[int, float]]:
+    def _collect(self, ranked: Ranker, top_k: int) -> tuple[np.ndarray, np.ndarray]:
         total = len(self.chunks)
         if not self.recipe.distinct_documents:
-            idx, scores = ranked(min(top_k, total))
-            return list(zip(idx.tolist(), scores.tolist(), strict=False))
+            return ranked(min(top_k, total))
         # Over-fetch chunks, doubling until top_k distinct documents (or the whole corpus).
+        codes = self.chunk_table._codes
         n = min(total, top_k * self.recipe.overfetch)
         while True:
             idx, scores = ranked(n)
-            seen: set[str] = set()
-            out: list[tuple[int, float]] = []
-            for i, s in zip(idx.tolist(), scores.tolist(), strict=False):
-                doc = self.chunks[i].document_id
-                if doc not in seen:
-                    seen.add(doc)
-                    out.append((i, s))
-                    if len(out) == top_k:
-                        return out
-            if n >= total:
-                return out
+            # Each document's best chunk, in rank order: first occurrences of its code.
+            _, first = np.unique(codes[idx], return_index=True)
+            first = np.sort(first)[:top_k]
+            if len(first) == top_k or n >= total:
+                return idx[first], scores[first]
             n = min(total, n * 2)
-
-    def _result(self, index: int, score: float) -> QueryResult:
-        chunk = self.chunks[index]
-        return QueryResult(
-            text=chunk.text, score=float(score), reference_id=chunk.chunk_id, source=chunk.source()
-        )
