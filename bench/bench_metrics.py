@@ -129,47 +129,56 @@ def side_ranx_runfile(run: Path, qrels: Path, repeats: int) -> dict:
     return {"times": times, "numbers": numbers, "warmup_s": warmup_s}
 
 
-def side_chunks(queries: int, chunks: int, repeats: int, which: str) -> dict:
-    """``which``: ``pytrec``, or ``{objects,columns}{25,1}`` (response form, evaluators)."""
+def side_chunks(queries: int, chunks: int, repeats: int, form: str) -> dict:
+    """``form``: ``columns`` or ``objects``. Times our 25 and 1 evaluators and pytrec_eval
+    alone on the prebuilt document-level dict, alternated round by round in this process
+    (same inputs, same machine load), after one untimed call of each."""
     sys.path.insert(0, str(HERE))
+    import pytrec_eval
     from _synthetic import make_chunk_columns, make_chunk_responses
 
-    form = "columns" if which.startswith("columns") else "objects"
+    from heta_eval.evaluation import beir_default_metrics, evaluate_responses
+
     build = make_chunk_columns if form == "columns" else make_chunk_responses
     cases, responses, run, qrels = build(queries, chunks, seed=0)
-    first_s = None
-    if which == "pytrec":
-        import pytrec_eval
+    all25 = beir_default_metrics()
+    assert len(all25) == 25
 
-        def once() -> dict:
-            evaluator = pytrec_eval.RelevanceEvaluator(qrels, MEASURES)
-            evaluator.evaluate(run)
-            return {}
-    else:
-        from heta_eval.evaluation import beir_default_metrics, evaluate_responses
-
-        evaluators = beir_default_metrics()
-        if which.endswith("25"):
-            assert len(evaluators) == 25
-        else:
-            evaluators = evaluators[3:4]  # ndcg@10
-
+    def ours(evaluators):
         def once() -> dict:
             report = evaluate_responses(cases, responses, evaluators)
             return {name: summary.beir for name, summary in report.metrics.items()}
 
-        start = time.perf_counter()
-        once()  # numba kernels load (or compile on a fresh machine)
-        first_s = time.perf_counter() - start
-    times, numbers = _timed(once, repeats)
-    out = {"times": times, "numbers": numbers, "first_s": first_s}
-    if which.endswith("25"):  # the numbers BEIR gives on the collapsed run
-        from beir.retrieval.evaluation import EvaluateRetrieval
+        return once
 
-        ndcg, _map, recall, precision = EvaluateRetrieval.evaluate(qrels, run, K)
-        mrr = EvaluateRetrieval.evaluate_custom(qrels, run, K, "mrr")
-        out["beir_numbers"] = {**ndcg, **_map, **recall, **precision, **mrr}
-    return out
+    def pytrec() -> dict:
+        pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(run)
+        return {}
+
+    sides = {"ours25": ours(all25), "ours1": ours(all25[3:4]), "pytrec": pytrec}  # ndcg@10
+    first_s = {}
+    for name, once in sides.items():  # numba kernels load (or compile on a fresh machine)
+        start = time.perf_counter()
+        once()
+        first_s[name] = time.perf_counter() - start
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    numbers = {}
+    for i in range(repeats):
+        names = list(sides) if i % 2 == 0 else list(sides)[::-1]
+        for name in names:
+            start = time.perf_counter()
+            numbers[name] = sides[name]()
+            times[name].append(time.perf_counter() - start)
+    from beir.retrieval.evaluation import EvaluateRetrieval
+
+    ndcg, _map, recall, precision = EvaluateRetrieval.evaluate(qrels, run, K)
+    mrr = EvaluateRetrieval.evaluate_custom(qrels, run, K, "mrr")
+    return {
+        "times": times,
+        "first_s": first_s,
+        "numbers": numbers,
+        "beir_numbers": {**ndcg, **_map, **recall, **precision, **mrr},
+    }
 
 
 def _run_side(args: list[str]) -> dict:
@@ -203,7 +212,9 @@ def _row(
         "goal": f"{compare} {goal}",
         "met": ratio <= goal if compare == "<=" else ratio < goal,
         "identical": identical,
-        "peak_mb": {"ours": round(ours["peak_mb"]), "peer": round(peer["peak_mb"])},
+        "peak_mb": None
+        if ours["peak_mb"] is None
+        else {"ours": round(ours["peak_mb"]), "peer": round(peer["peak_mb"])},
         "notes": notes,
     }
 
@@ -222,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.side:
         if args.side.startswith("chunks-"):
-            out = side_chunks(args.queries, args.depth, args.repeats, args.side[7:])
+            out = side_chunks(args.queries, args.depth, args.repeats, args.side.split("-", 1)[1])
         else:
             function = {
                 "ours": side_ours_runfile,
@@ -281,8 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.only in (None, "chunks"):
         cq, cd = (700, 200) if args.quick else (6980, 1000)
-        shape = ["--queries", str(cq), "--depth", str(cd), *reps]
-        pytrec = _run_side(["--side", "chunks-pytrec", *shape])
+        # Sub-second sides: more rounds than the other rows, for a steadier median.
+        shape = ["--queries", str(cq), "--depth", str(cd), "--repeats", str(args.repeats + 2)]
         names = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision", "MRR": "mrr"}
         size = f"{cq} responses x {cd} chunks (~3 per document)"
         forms = {
@@ -290,19 +301,25 @@ def main(argv: list[str] | None = None) -> int:
             "objects": "lists of QueryResult objects",
         }
         for form, described in forms.items():
-            ours25 = _run_side(["--side", f"chunks-{form}25", *shape])
-            ours1 = _run_side(["--side", f"chunks-{form}1", *shape])
-            same = ours25["numbers"] == {
+            side = _run_side(["--side", f"chunks-{form}", *shape])
+            same = side["numbers"]["ours25"] == {
                 f"{names[key.split('@')[0]]}@{key.split('@')[1]}": value
-                for key, value in ours25["beir_numbers"].items()
+                for key, value in side["beir_numbers"].items()
             }
-            notes = f"{size}; {described}; first call {ours25['first_s']:.2f}s, not in the median"
+            same_one = side["numbers"]["ours1"]["ndcg@10"] == side["numbers"]["ours25"]["ndcg@10"]
+            timing = {name: {"times": t, "peak_mb": None} for name, t in side["times"].items()}
+            first = side["first_s"]
+            notes = (
+                f"{size}; {described}; alternated in one process, "
+                f"{len(side['times']['ours25'])} rounds; first calls (numba load) "
+                f"{first['ours25']:.2f}s / {first['ours1']:.2f}s, not in the median"
+            )
             rows.append(
                 _row(
                     f"chunk-level responses, {form} (25 metrics)",
-                    ours25,
+                    timing["ours25"],
                     "pytrec_eval alone on the document-level dict",
-                    pytrec,
+                    timing["pytrec"],
                     1.3,
                     same,
                     notes,
@@ -311,11 +328,11 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(
                 _row(
                     f"25 evaluators vs 1, {form}",
-                    ours25,
+                    timing["ours25"],
                     "evaluate_responses with 1 evaluator (ndcg@10)",
-                    ours1,
+                    timing["ours1"],
                     1.2,
-                    same,
+                    same and same_one,
                     notes,
                 )
             )
