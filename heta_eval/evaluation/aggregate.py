@@ -240,10 +240,8 @@ class _RetrievalScores:
     def values(self, name: str) -> list[float]:
         return self.values_of[name]()
 
-    def materialize(
-        self, into: dict[str, dict[str, EvaluationScore]] | None = None
-    ) -> dict[str, dict[str, EvaluationScore]]:
-        scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict) if into is None else into
+    def materialize(self) -> dict[str, dict[str, EvaluationScore]]:
+        scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
         with paused_collector():
             for fill in self.fills:
                 fill(scores)
