@@ -36,11 +36,14 @@ class ChunkTable:
     document. ``texts`` and ``reference_ids`` fill ``QueryResult.text`` / ``reference_id``;
     ``sources`` gives each row's locator dict (any ``Sequence`` of mappings, or a callable
     ``row -> mapping`` for locators built on demand). A materialized result's ``source`` is
-    a copy of that locator with ``document_id`` set to the row's document id.
+    a copy of that locator with ``document_id`` set to the row's document id. The table keeps
+    the columns it is given: do not modify them afterwards.
 
-    >>> table = ChunkTable(["d1", "d2"], sources=lambda row: {"page_index": row})
+    >>> table = ChunkTable(["d1", "d2", "d1"], sources=lambda row: {"page_index": row})
     >>> table.result(1, score=0.5).source
     {'page_index': 1, 'document_id': 'd2'}
+    >>> table.codes.tolist(), table.documents.to_pylist()
+    ([0, 1, 0], ['d1', 'd2'])
     >>> ChunkTable(["d1", ""])
     Traceback (most recent call last):
     ...
@@ -82,15 +85,19 @@ class ChunkTable:
         self.sources = sources
         # Dictionary-encode once: the metrics dedup and match documents by integer code.
         encoded = ids.dictionary_encode()
-        self._codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        self._documents = encoded.dictionary
-        self._doc_data, self._doc_offsets = string_buffers(self._documents)
+        #: Per row, the index of its document in ``documents`` (int64).
+        self.codes: np.ndarray = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        self.codes.setflags(write=False)
+        #: The distinct document ids, in order of first appearance (an Arrow string array).
+        self.documents = encoded.dictionary
+        # The same ids as UTF-8 buffers, for the compiled collapse and engine.
+        self.document_buffers: tuple[np.ndarray, np.ndarray] = string_buffers(self.documents)
 
     def __len__(self) -> int:
         return len(self.document_ids)
 
     def __repr__(self) -> str:
-        return f"ChunkTable(rows={len(self)}, documents={len(self._documents)})"
+        return f"ChunkTable(rows={len(self)}, documents={len(self.documents)})"
 
     def columns(self, rows: Sequence[int] | np.ndarray, scores: Any = None) -> ResultColumns:
         """Results at these rows (best first) with these scores (see :class:`ResultColumns`)."""

@@ -571,7 +571,7 @@ def _collapse_columns(
     results: ResultColumns, query_id: str | None, ignore_identical_ids: bool
 ) -> tuple[list[str], list[float | None], int, int, int]:
     """:func:`_collapse_ids` of one ``ResultColumns`` (every row has a document id)."""
-    codes = results.table._codes[results.rows]
+    codes = results.table.codes[results.rows]
     n = len(codes)
     _, first = np.unique(codes, return_index=True)
     first.sort()
@@ -726,18 +726,19 @@ def _collapse_table_segment(
         [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
         or [np.zeros(0)]
     )
-    codes = table._codes[rows]
+    codes = table.codes[rows]
+    doc_data, doc_offsets = table.document_buffers
     query_data, query_offsets = string_buffers(query_ids)
     keep, kept, duplicates, self_hits = first_occurrences(
-        codes, offsets, table._doc_data, table._doc_offsets, query_data, query_offsets,
+        codes, offsets, doc_data, doc_offsets, query_data, query_offsets,
         ignore_identical_ids,
     )  # fmt: skip
-    data, doc_offsets = gather_strings(table._doc_data, table._doc_offsets, codes[keep])
+    data, kept_offsets = gather_strings(doc_data, doc_offsets, codes[keep])
     return _Part(
         query_ids,
         kept,
         data,
-        doc_offsets,
+        kept_offsets,
         scores[keep],
         [0] * len(query_ids),
         duplicates.tolist(),

@@ -180,7 +180,7 @@ class ReferenceKnowledgeBase:
         if not self.recipe.distinct_documents:
             return ranked(min(top_k, total))
         # Over-fetch chunks, doubling until top_k distinct documents (or the whole corpus).
-        codes = self.chunk_table._codes
+        codes = self.chunk_table.codes
         n = min(total, top_k * self.recipe.overfetch)
         while True:
             idx, scores = ranked(n)
