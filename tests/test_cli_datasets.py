@@ -96,3 +96,18 @@ def test_help_has_examples(capsys):
     with pytest.raises(SystemExit):
         main(["datasets", "--help"])
     assert "heta-eval datasets download scifact" in capsys.readouterr().out
+
+
+def test_list_looks_where_each_adapter_reads(capsys):
+    from conftest import shared_path
+
+    def on_disk(data_dir: str) -> dict[str, str]:
+        assert main(["datasets", "list", "--data-dir", data_dir]) == 0
+        lines = capsys.readouterr().out.splitlines()[1:]
+        return {line.split()[0]: line.split()[-1] for line in lines}
+
+    beir_root = on_disk(str(shared_path("datasets", "beir")))
+    assert beir_root["scifact"] == "yes" and beir_root["scifact-claims"] == "no"
+    assert beir_root["msmarco"] == "no"
+    release = on_disk(str(shared_path("datasets", "scifact-release")))
+    assert release["scifact-claims"] == "yes" and release["scifact"] == "no"

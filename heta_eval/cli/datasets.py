@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from heta_eval.cli import CliError
 
+if TYPE_CHECKING:
+    from heta_eval.data.registry import DatasetInfo
+
 EPILOG = """examples:
-  heta-eval datasets list
+  heta-eval datasets list --data-dir ../shared/datasets/beir
   heta-eval datasets download scifact
   heta-eval datasets download scifact --url https://mirror.example/scifact.zip \
       --md5 5f7d1de60b170fc8027bb7898e2efca1
@@ -26,6 +30,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="list the registry's datasets")
     listing.add_argument("--all", action="store_true", help="also list CQADupStack sub-forums")
+    listing.add_argument(
+        "--data-dir", help="data root to look in (default: $HETA_EVAL_DATA or the cache)"
+    )
     listing.set_defaults(handler=run_list)
 
     download = actions.add_parser("download", help="download and verify a dataset")
@@ -47,7 +54,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from heta_eval.data.locate import dataset_dir, looks_like_beir
     from heta_eval.data.registry import RegistryError, list_datasets
 
     try:
@@ -56,17 +62,26 @@ def run_list(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     print(f"{'name':<28} {'split':<6} {'queries':>8} {'corpus':>10}  {'md5':<32}  on disk")
     for info in entries:
-        folder = dataset_dir(info.name)
-        present = (
-            all(looks_like_beir(folder / s) for s in info.subsets)
-            if info.subsets
-            else (looks_like_beir(folder))
-        )
+        present = _on_disk(info, args.data_dir)
         print(
             f"{info.name:<28} {info.split:<6} {info.queries or 0:>8,} {info.corpus or 0:>10,}  "
             f"{info.md5 or '(unknown)':<32}  {'yes' if present else 'no'}"
         )
     return 0
+
+
+def _on_disk(info: DatasetInfo, data_dir: str | None) -> bool:
+    """Whether the dataset's files are where its adapter will look for them."""
+    from heta_eval.data.locate import dataset_dir, looks_like_beir
+
+    if info.adapter == "scifact-claims":
+        from adapters.scifact_claims import find_release
+
+        return find_release(data_dir, info.split) is not None
+    folder = dataset_dir(info.name, data_dir)
+    if info.subsets:
+        return all(looks_like_beir(folder / subset) for subset in info.subsets)
+    return looks_like_beir(folder)
 
 
 def run_download(args: argparse.Namespace) -> int:
