@@ -224,3 +224,42 @@ def test_evidence_and_per_case_evaluators_read_columns():
     assert evidence.value == 1.0
     report = evaluate_responses([case], {"q": response}, beir_default_metrics((1, 3)))
     assert report.metrics["mrr@3"].beir == 0.5
+
+
+def test_real_scifact_run_as_columns_equals_beir(scifact_dir, scifact_run_file):
+    """The shared SciFact run, each document split into two chunks (the second ranked lower,
+    after every first chunk), scored through the compiled batch path and through pytrec."""
+    from heta_eval.trec import read_qrels, read_run
+
+    run = read_run(scifact_run_file)
+    qrels = read_qrels(scifact_dir / "qrels" / "test.tsv")
+    docs = sorted({doc for ranked in run.values() for doc in ranked})
+    table = ChunkTable([doc for doc in docs for _ in range(2)])
+    row_of = {doc: 2 * i for i, doc in enumerate(docs)}
+    responses = {}
+    for qid, ranked in run.items():
+        if qid not in qrels:  # the run also ranks the train queries
+            continue
+        firsts = [row_of[doc] for doc in ranked]
+        low = min(ranked.values()) - 1.0
+        rows = firsts + [row + 1 for row in firsts]
+        scores = [*ranked.values(), *(low - i for i in range(len(firsts)))]
+        responses[qid] = QueryResponse(query=qid, results=table.columns(rows, scores))
+    cases = [BenchmarkCase(id=q, query=q, expected={"relevance": r}) for q, r in qrels.items()]
+    metrics = beir_default_metrics()
+    fast = score_retrieval_batch(metrics, cases, responses, engine="fast")
+    assert fast == score_retrieval_batch(metrics, cases, responses, engine="pytrec")
+    for qid in run.keys() & qrels.keys():
+        meta = fast[qid]["ndcg@10"].metadata
+        own = qid in run[qid]  # a self-hit: both of its chunks are dropped
+        assert meta["documents"] == len(run[qid]) - own
+        assert (meta["duplicate_chunks"], meta["self_hits_removed"]) == (
+            len(run[qid]) - own,
+            2 * own,
+        )
+    report = evaluate_responses(cases, responses, metrics)
+    ours = {s.name: s.beir for s in report.metrics.values()}
+    prefix = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision", "MRR": "mrr"}
+    expected = beir_numbers(qrels, run, (1, 3, 5, 10, 100))
+    assert {f"{prefix[k.split('@')[0]]}@{k.split('@')[1]}": v for k, v in expected.items()} == ours
+    assert round(ours["ndcg@10"], 4) == 0.5701  # trec_eval prints 0.5701 for this run
