@@ -250,3 +250,11 @@ async def test_results_are_columns_that_materialize_to_the_chunks(kb) -> None:
         scores = [r.score for r in response.results]
         assert scores == sorted(scores, reverse=True) and 2 <= len(scores) <= 3
     assert [len(r) for r in kb.search(["cats", "dogs"], mode="keyword_search", top_k=0)] == [0, 0]
+
+
+async def test_a_response_pickles_with_its_results(kb) -> None:
+    import pickle
+
+    response = await kb.query("capital of Italy", mode="keyword_search", top_k=2)
+    again = pickle.loads(pickle.dumps(response))
+    assert again == response and again.results.document_ids == response.results.document_ids

@@ -83,7 +83,7 @@ class ReferenceKnowledgeBase:
                 [chunk.document_id for chunk in chunks],
                 texts=[chunk.text for chunk in chunks],
                 reference_ids=[chunk.chunk_id for chunk in chunks],
-                sources=lambda row: chunks[row].source(),
+                sources=_ChunkSources(chunks),
             )
         return self._chunk_table
 
@@ -190,3 +190,13 @@ class ReferenceKnowledgeBase:
             if len(first) == top_k or n >= total:
                 return idx[first], scores[first]
             n = min(total, n * 2)
+
+
+class _ChunkSources:
+    """Row -> the chunk's locator, built on demand (a class, not a lambda: picklable)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = chunks
+
+    def __call__(self, row: int) -> dict[str, Any]:
+        return self.chunks[row].source()
