@@ -293,14 +293,7 @@ def _read_run_lines(path: Path, duplicates: Duplicates) -> Run:
             qid, _, docid, _, score_text, _ = fields
             score = _parse_score(score_text, path, number)
             if duplicates == "error":
-                first = seen.setdefault((qid, docid), number)
-                if first != number:
-                    raise TrecFormatError(
-                        f"duplicate (query, doc) pair ({qid!r}, {docid!r}), first on line "
-                        f"{first}; pass duplicates='last' for BEIR's rule (last line wins)",
-                        path,
-                        number,
-                    )
+                _refuse_repeat(seen, qid, docid, number, path, "(query, doc) pair")
             run.setdefault(qid, {})[docid] = score
     if not run:
         raise TrecFormatError("empty file: no run lines", path)
@@ -440,18 +433,25 @@ def read_qrels(path: PathLike, *, duplicates: Duplicates = "error") -> Qrels:
                     f"relevance label {label_text!r} is not an integer", path, number
                 ) from None
             if duplicates == "error":
-                first = seen.setdefault((qid, docid), number)
-                if first != number:
-                    raise TrecFormatError(
-                        f"duplicate judgment ({qid!r}, {docid!r}), first on line {first}; pass "
-                        "duplicates='last' for BEIR's rule (last line wins)",
-                        path,
-                        number,
-                    )
+                _refuse_repeat(seen, qid, docid, number, path, "judgment")
             qrels.setdefault(qid, {})[docid] = label
     if not qrels:
         raise TrecFormatError("empty file: no judgments", path)
     return qrels
+
+
+def _refuse_repeat(
+    seen: dict[tuple[str, str], int], qid: str, docid: str, number: int, path: Path, what: str
+) -> None:
+    """Raise when ``(qid, docid)`` was already on an earlier line (``duplicates="error"``)."""
+    first = seen.setdefault((qid, docid), number)
+    if first != number:
+        raise TrecFormatError(
+            f"duplicate {what} ({qid!r}, {docid!r}), first on line {first}; pass "
+            "duplicates='last' for BEIR's rule (last line wins)",
+            path,
+            number,
+        )
 
 
 def _is_int(text: str) -> bool:

@@ -35,12 +35,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "results",
-        nargs="+",
-        metavar="RESULTS",
-        help="result folders (summary.json) or TREC run files",
-    )
     parser.add_argument("--system", help="reference system (default: all references)")
     parser.add_argument(
         "--metric",

@@ -36,12 +36,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "results",
-        nargs="+",
-        metavar="RESULTS",
-        help="result folders (summary.json) or TREC run files",
-    )
     parser.add_argument("--baseline", help="system (name, folder, or mode) to compare against")
     parser.add_argument(
         "--metric",
@@ -86,7 +80,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = True) -> None:
-    """Options shared by compare, check and leaderboard: modes and where qrels come from."""
+    """Arguments shared by compare, check and leaderboard: the results, modes and where
+    qrels come from."""
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="result folders (summary.json) or TREC run files",
+    )
     parser.add_argument(
         "--mode",
         action="append",

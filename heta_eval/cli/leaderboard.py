@@ -30,12 +30,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "results",
-        nargs="+",
-        metavar="RESULTS",
-        help="result folders (summary.json) or TREC run files",
-    )
     parser.add_argument("--metric", default="ndcg@10", help="metric to tabulate (ndcg@10)")
     parser.add_argument(
         "--aggregate",
