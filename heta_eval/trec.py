@@ -42,7 +42,7 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -97,10 +97,8 @@ def read_run(path: PathLike, *, duplicates: Duplicates = "error") -> Run:
         raise TrecFormatError("empty file: no run lines", path)
     if head.lstrip()[:1] == b"{":
         return _read_run_json(path, duplicates)
-    first_line = head.split(b"\n", 1)[0]
-    delimiter = "\t" if b"\t" in first_line else " "
     try:
-        return _read_run_arrow(path, delimiter, duplicates)
+        return _read_run_arrow(path, _delimiter(head), duplicates)
     except _FastPathFailed:
         return _read_run_lines(path, duplicates)
 
@@ -109,7 +107,16 @@ class _FastPathFailed(Exception):
     pass
 
 
-def _read_run_arrow(path: Path, delimiter: str, duplicates: Duplicates) -> Run:
+def _delimiter(head: bytes) -> str:
+    return "\t" if b"\t" in head.split(b"\n", 1)[0] else " "
+
+
+def _read_run_table(
+    path: Path, delimiter: str, column_types: dict[str, Any], include: list[str]
+) -> Any:
+    """The run's ``include`` columns parsed by pyarrow (six columns a line, no quoting), or
+    None when Arrow cannot parse them, there are no lines, or a score is missing or not
+    finite: the callers then use the line reader, which names the bad line."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -126,40 +133,57 @@ def _read_run_arrow(path: Path, delimiter: str, duplicates: Duplicates) -> Run:
                 ignore_empty_lines=False,  # an empty line is an error, reported by the slow pass
             ),
             convert_options=pcsv.ConvertOptions(
-                column_types={
-                    "qid": pa.string(),
-                    "q0": pa.string(),
-                    "docid": pa.string(),
-                    "rank": pa.string(),
-                    "score": pa.float64(),
-                    "tag": pa.string(),
-                },
+                column_types=column_types,
+                include_columns=include,
                 null_values=[],
                 strings_can_be_null=False,
                 check_utf8=True,
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as error:
-        raise _FastPathFailed from error
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowCapacityError, UnicodeDecodeError):
+        return None
     if table.num_rows == 0:
+        return None
+    scores = table.column("score")
+    if scores.null_count or not pc.all(pc.is_finite(scores)).as_py():
+        return None  # NaN/inf: let the slow pass name the line
+    return table
+
+
+def _block_offsets(qid_arr: Any) -> np.ndarray:
+    """Where each run of equal query ids (an Arrow array) starts, plus the row count."""
+    import pyarrow.compute as pc
+
+    changes = pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1])).to_numpy() + 1
+    offsets = np.empty(len(changes) + 2, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:-1] = changes
+    offsets[-1] = len(qid_arr)
+    return offsets
+
+
+def _read_run_arrow(path: Path, delimiter: str, duplicates: Duplicates) -> Run:
+    import pyarrow as pa
+
+    string = pa.string()
+    table = _read_run_table(
+        path,
+        delimiter,
+        {"qid": string, "q0": string, "docid": string, "rank": string,
+         "score": pa.float64(), "tag": string},
+        _RUN_COLUMNS,
+    )  # fmt: skip
+    if table is None:
         raise _FastPathFailed
-    scores_arr = table.column("score")
-    if scores_arr.null_count or not pc.all(pc.is_finite(scores_arr)).as_py():
-        raise _FastPathFailed  # NaN/inf: let the slow pass name the line
     qid_arr = table.column("qid").combine_chunks()
-    n = len(qid_arr)
     # Runs are grouped by query: build each query's dict from a slice at C speed.
-    if n > 1:
-        changes = pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1])).to_numpy() + 1
-        starts = [0, *changes.tolist()]
-    else:
-        starts = [0]
-    ends = [*starts[1:], n]
+    offsets = _block_offsets(qid_arr).tolist()
+    starts, ends = offsets[:-1], offsets[1:]
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of new str/float objects would trigger useless full collections
     try:
         docids = table.column("docid").to_pylist()
-        scores = scores_arr.to_pylist()
+        scores = table.column("score").to_pylist()
         run: Run = {}
         for start, end in zip(starts, ends, strict=True):
             block = dict(zip(docids[start:end], scores[start:end], strict=True))
@@ -197,7 +221,6 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     """
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
 
     from heta_eval.evaluation.engine import ColumnarRun, string_buffers
 
@@ -205,43 +228,18 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     head = _head(path)
     if not head.strip() or head.lstrip()[:1] == b"{":
         return None
-    delimiter = "\t" if b"\t" in head.split(b"\n", 1)[0] else " "
+    table = _read_run_table(
+        path,
+        _delimiter(head),
+        {"qid": pa.large_string(), "docid": pa.large_string(), "score": pa.float64()},
+        ["qid", "docid", "score"],
+    )
+    if table is None:
+        return None
     try:
-        table = pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=_RUN_COLUMNS, block_size=1 << 24),
-            parse_options=pcsv.ParseOptions(
-                delimiter=delimiter,
-                quote_char=False,
-                double_quote=False,
-                escape_char=False,
-                ignore_empty_lines=False,
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types={
-                    "qid": pa.large_string(),
-                    "docid": pa.large_string(),
-                    "score": pa.float64(),
-                },
-                include_columns=["qid", "docid", "score"],
-                null_values=[],
-                strings_can_be_null=False,
-                check_utf8=True,
-            ),
-        )
-        if table.num_rows == 0:
-            return None
-        scores_col = table.column("score")
-        if scores_col.null_count or not pc.all(pc.is_finite(scores_col)).as_py():
-            return None
         qid_arr = table.column("qid").combine_chunks()
         doc_arr = table.column("docid").combine_chunks()
-        n = len(qid_arr)
-        changes = pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1])).to_numpy() + 1
-        offsets = np.empty(len(changes) + 2, dtype=np.int64)
-        offsets[0] = 0
-        offsets[1:-1] = changes
-        offsets[-1] = n
+        offsets = _block_offsets(qid_arr)
         query_ids = qid_arr.take(pa.array(offsets[:-1])).to_pylist()
         if len(set(query_ids)) != len(query_ids):
             return None  # a query in several blocks: the dict reader merges them
@@ -251,7 +249,7 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
             else None
         )
         data, doc_offsets = string_buffers(doc_arr)
-        scores = scores_col.combine_chunks().to_numpy(zero_copy_only=False)
+        scores = table.column("score").combine_chunks().to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowCapacityError, UnicodeDecodeError):
         return None
     return ColumnarRun(query_ids, offsets, data, doc_offsets, scores, None, skip)
@@ -272,14 +270,7 @@ def _read_run_lines(path: Path, duplicates: Duplicates) -> Run:
     seen: dict[tuple[str, str], int] = {}
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise TrecFormatError(
-                    f"not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1})",
-                    path,
-                    number,
-                ) from None
+            line = _decode_line(raw, path, number)
             fields = line.split()
             if not fields:
                 raise TrecFormatError("empty line", path, number)
@@ -401,12 +392,7 @@ def read_qrels(path: PathLike, *, duplicates: Duplicates = "error") -> Qrels:
     beir_tsv: bool | None = None
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise TrecFormatError(
-                    f"not UTF-8 (at column {error.start + 1})", path, number
-                ) from None
+            line = _decode_line(raw, path, number)
             if beir_tsv is None:
                 fields = line.rstrip("\r\n").split("\t")
                 beir_tsv = len(fields) == 3
@@ -438,6 +424,15 @@ def read_qrels(path: PathLike, *, duplicates: Duplicates = "error") -> Qrels:
     if not qrels:
         raise TrecFormatError("empty file: no judgments", path)
     return qrels
+
+
+def _decode_line(raw: bytes, path: Path, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise TrecFormatError(
+            f"not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1})", path, number
+        ) from None
 
 
 def _refuse_repeat(
