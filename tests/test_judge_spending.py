@@ -190,7 +190,9 @@ def test_dry_run_calls_nothing_and_writes_nothing(serve, tmp_path, capsys):
     assert run_cli(tmp_path, tmp_path / "real") == 0
     capsys.readouterr()
     assert run_cli(tmp_path, out, "--dry-run") == 0
-    assert server.calls == 4 and "would make 0 calls" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert server.calls == 4 and "would make 0 calls" in printed
+    assert "4 more are in the cache" in printed
 
 
 def test_dry_run_without_judge_is_a_one_line_error(tmp_path, capsys):

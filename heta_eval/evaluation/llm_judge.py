@@ -199,15 +199,17 @@ class LLMJudge:
                 message = f"{len(errors)} of {len(outcomes)} repeats failed: {message}"
             self.usage.record_failure(case.id, response.mode, message)
             raise JudgeError(message) from errors[0]
-        verdicts: list[tuple[dict[str, Any], dict[str, int] | None, bool]] = outcomes  # type: ignore[assignment]
-        return self._score(verdicts)
+        return self._score([o for o in outcomes if not isinstance(o, BaseException)])
 
     def _estimate(self, messages: list[dict[str, str]]) -> EvaluationScore:
         tokens = estimate_tokens(messages)
         cached = calls = 0
         for repeat in range(self.repeats):
-            if self.cache is not False and self.cache.get(self._key(messages, repeat, 0)):
+            key = self._key(messages, repeat, 0)
+            hit = self.cache.get(key) if self.cache is not False else None
+            if hit is not None:
                 cached += 1
+                self.usage.record_call(hit.usage, cached=True)  # a real run would pay nothing
             else:
                 calls += 1
                 self.usage.record_estimate(tokens)
