@@ -66,11 +66,21 @@ def add_parser(subparsers: Any) -> None:
         "the LLM judge (model from HETA_EVAL_LLM_MODEL / _BASE_URL / _API_KEY)"
     )
     judge.add_argument("--judge", action="store_true", help="also grade answers with LLMJudge")
-    judge.add_argument("--judge-repeats", type=int, default=1, help="judgments per case")
-    judge.add_argument("--judge-prices", type=Path, help="JSON: model -> USD per 1M tokens")
-    judge.add_argument("--judge-cache", type=Path, help="SQLite cache of judge calls")
     judge.add_argument(
-        "--judge-timeout", type=float, default=30.0, help="seconds per judge call (default: 30)"
+        "--judge-repeats", type=int, default=1, metavar="N", help="judgments per case"
+    )
+    judge.add_argument(
+        "--judge-prices", type=Path, metavar="FILE", help="JSON: model -> USD per 1M tokens"
+    )
+    judge.add_argument(
+        "--judge-cache", type=Path, metavar="PATH", help="SQLite cache of judge calls"
+    )
+    judge.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds per judge call (default: 30)",
     )
     judge.add_argument(
         "--dry-run", action="store_true",

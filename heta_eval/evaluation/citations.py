@@ -143,8 +143,8 @@ class CitationRecall:
     ...     results=[{"text": "The sky is blue.", "source": {"document_id": "d1"}},
     ...              {"text": "Grass is green.", "source": {"document_id": "d2"}}])
     >>> score = asyncio.run(CitationRecall().evaluate(case=case, response=response))
-    >>> score.value, score.metadata["missing"]
-    (0.5, [{'text': 'Grass is green.'}])
+    >>> score.value, [item["text"] for item in score.metadata["missing"]]
+    (0.5, ['Grass is green.'])
     """
 
     name = "citation_recall"
