@@ -98,3 +98,10 @@ def test_answer_of_the_wrong_type_is_rejected_naming_the_field():
     with pytest.raises(ValidationError) as raised:
         QueryResponse.model_validate({"query": "?", "answer": {"text": "Paris"}})
     assert raised.value.errors()[0]["loc"] == ("answer",)
+
+
+def test_evidence_tokens_split_at_punctuation_where_answers_delete_it():
+    from heta_eval.evaluation import evidence_tokens
+
+    assert evidence_tokens("IL-2+ cells.The end") == ["il", "2+", "cells", "end"]
+    assert answer_tokens("IL-2+ cells.The end") == ["il2", "cellsthe", "end"]
