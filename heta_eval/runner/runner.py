@@ -208,6 +208,12 @@ class BenchmarkRunner:
                 journal.close()
 
         ordered = [records[(c.id, m)] for m in modes for c in cases if (c.id, m) in records]
+        # What spending evaluators (an LLM judge) report, added to a resumed run's earlier totals.
+        usage = {
+            e.name: e.usage_report(previous.usage.get(e.name) if previous else None)
+            for e in chosen
+            if callable(getattr(e, "usage_report", None))
+        }
         summary = RunSummary(
             benchmark=benchmark.name,
             knowledge_base=knowledge_base_name,
@@ -222,6 +228,7 @@ class BenchmarkRunner:
             build=build_info,
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             heta_eval_version=_version(),
+            usage=usage,
         )
         results = BenchmarkResults(summary, ordered, folder)
         if folder is not None and journal is not None:
