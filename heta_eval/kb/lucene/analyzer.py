@@ -59,7 +59,7 @@ def analyze(text: str) -> list[str]:
     """The terms Lucene's ``EnglishAnalyzer`` makes of ``text``, in order.
 
     >>> analyze("The patients' responses to IL-6 weren't studied in John's 2 trials.")
-    ['patients', 'respons', 'il', '6', "weren't", 'studi', 'john', '2', 'trial']
+    ['patient', 'respons', 'il', '6', "weren't", 'studi', 'john', '2', 'trial']
     """
     terms = []
     for token in standard_tokens(text):

@@ -189,7 +189,7 @@ def porter_stem(word: str) -> str:
     """The stem Lucene's ``PorterStemFilter`` gives ``word`` (lower case expected).
 
     >>> [porter_stem(w) for w in ["caresses", "ponies", "relational", "sensibility", "biology"]]
-    ['caress', 'poni', 'relat', 'sensibl', 'biolog']
+    ['caress', 'poni', 'relat', 'sensibl', 'biologi']
     """
     if len(word) <= 2:
         return word
