@@ -82,7 +82,7 @@ def _term(token: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _lower_char(char: str) -> str:
-    # Java's Character.toLowerCase maps one character to one character; str.lower() may map
-    # to several ("İ" -> "i̇") and applies the final-sigma rule in context.
-    lower = char.lower()
-    return lower if len(lower) == 1 else char
+    # Java's Character.toLowerCase is Unicode's simple (one-to-one) mapping; str.lower() is
+    # the full one, which maps "İ" to "i" + a combining dot (its first character is the simple
+    # mapping) and turns a word-final "Σ" into "ς" in context (never alone, as here).
+    return char.lower()[0]

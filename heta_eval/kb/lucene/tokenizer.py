@@ -65,12 +65,18 @@ _EMOJI = (
     rf"|(?:\p{{WB=Regional_Indicator}}{_X}){{2}}"
 )
 
-_TOKEN = regex.compile(
+_GRAMMAR = (
     rf"{_WORD}|{_EMOJI}"
     rf"|(?:\p{{Line_Break=Complex_Context}}{_X})+"
-    rf"|\p{{Script=Han}}{_X}|\p{{Script=Hiragana}}{_X}",
-    regex.VERSION1,
+    rf"|\p{{Script=Han}}{_X}|\p{{Script=Hiragana}}{_X}"
 )
+_TOKEN = regex.compile(_GRAMMAR, regex.VERSION1)
+# JFlex takes the longest match; Python's regex takes the first alternative that matches. The
+# two differ only where alternatives overlap: a Hebrew letter is both a letter and the start of
+# WB7a/b's Hebrew_Letter × quote, so "xא'" would stop at "xא". Text holding Hebrew letters
+# goes through the POSIX (longest-match) engine, which is several times slower.
+_TOKEN_LONGEST = regex.compile(_GRAMMAR, regex.VERSION1 | regex.POSIX)
+_HEBREW_LETTER = regex.compile(r"\p{WB=Hebrew_Letter}")
 
 
 # ASCII text holds none of the Katakana, Hebrew, Extend/Format or emoji classes, so the grammar
@@ -99,12 +105,13 @@ def standard_tokens(text: str) -> Iterator[str]:
         if all(len(token) <= MAX_TOKEN_LENGTH for token in tokens):
             yield from tokens
             return
+    pattern = _TOKEN_LONGEST if _HEBREW_LETTER.search(text) else _TOKEN
     pos = 0
-    while (match := _TOKEN.search(text, pos)) is not None:
+    while (match := pattern.search(text, pos)) is not None:
         start, end = match.span()
         if end - start > MAX_TOKEN_LENGTH:
             # Lucene's scanner sees at most maxTokenLength characters at once: a longer token
             # becomes the longest match inside that window, and scanning resumes after it.
-            match = _TOKEN.match(text, start, start + MAX_TOKEN_LENGTH) or match
+            match = pattern.match(text, start, start + MAX_TOKEN_LENGTH) or match
         yield match.group()
         pos = match.end()
