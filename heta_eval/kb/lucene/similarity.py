@@ -80,7 +80,7 @@ def norm_factors(k1: float, b: float, avgdl: np.float32) -> np.ndarray:
     """``1 / (k1 * ((1 - b) + b * length / avgdl))`` per byte value, in float32 steps."""
     k1_, b_ = np.float32(k1), np.float32(b)
     lengths = length_table().astype(np.float32)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # an empty field: nothing matches
         return (np.float32(1) / (k1_ * ((np.float32(1) - b_) + b_ * lengths / avgdl))).astype(
             np.float32
         )
