@@ -166,3 +166,37 @@ def test_beir_runs_keep_1000_hits_over_whole_documents() -> None:
     assert max(m.k for m in bench.evaluators()) == 1000
     recipe = bench.recipe(["keyword_search"])
     assert recipe.chunking.size is None and recipe.bm25.analyzer == "lucene"
+
+
+def test_check_require_ok_accepts_our_scifact_bm25_and_rejects_okish(scifact_dir, tmp_path):
+    import json
+
+    from heta_eval.cli import main
+    from heta_eval.data.beir_loader import load_beir
+
+    docs = [json.loads(line) for line in (scifact_dir / "corpus.jsonl").open(encoding="utf-8")]
+    ids = [d["_id"] for d in docs]
+    index = LuceneBM25Index.build(
+        {"contents": [f"{d['title']} {d['text']}" for d in docs]}, tie_keys=ids
+    )
+    dataset = load_beir(scifact_dir, "test")
+    qids = list(dataset.qrels)
+    idx, scores = index.search([dataset.queries[q] for q in qids], k=1001)
+    lines = [
+        f"{q} Q0 {ids[i]} {rank} {s} ours"
+        for row, q in enumerate(qids)
+        for rank, (i, s) in enumerate(zip(idx[row], scores[row], strict=True), 1)
+        if i >= 0
+    ]
+    run = tmp_path / "bm25.trec"
+    run.write_text("\n".join(lines) + "\n")
+    # The same run without a query whose first hit is relevant: nDCG@10 falls by about
+    # 1/300, within 0.01 of 2CR's, so only OKish.
+    hit = next(q for row, q in enumerate(qids) if ids[idx[row][0]] in dataset.qrels[q])
+    okish = tmp_path / "okish.trec"
+    okish.write_text("\n".join(x for x in lines if not x.startswith(f"{hit} ")) + "\n")
+    args = ["check", "--dataset", "scifact", "--data-dir", str(scifact_dir.parent),
+            "--system", "bm25-flat", "--require-ok"]  # fmt: skip
+    assert main([*args, str(run)]) == 0
+    assert main([*args, str(okish), "--metric", "ndcg@10"]) == 1
+    assert main([*args[:-1], str(okish), "--metric", "ndcg@10"]) == 0  # OKish alone passes
