@@ -141,7 +141,7 @@ class Recipe(_Spec):
         from .bm25 import BM25Index
         from .chunking import chunk_documents
         from .dense import DenseEncoder
-        from .lucene.index import LuceneBM25Index
+        from .lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
         from .reference import ReferenceKnowledgeBase
 
         documents = list(documents)
@@ -183,7 +183,9 @@ class Recipe(_Spec):
             if cache is None:
                 bm25, info["bm25"] = build_bm25(), "built"
             else:
-                key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint)
+                # The Lucene index's format version: a fix to its analysis rebuilds old entries.
+                version = [LUCENE_INDEX_VERSION] if b.analyzer == "lucene" else []
+                key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint, *version)
                 path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
                 bm25, info["bm25"] = (
                     LuceneBM25Index.load(path)

@@ -20,7 +20,10 @@ import numpy as np
 from .analyzer import analyze
 from .similarity import encode_lengths, idf, norm_factors
 
-__all__ = ["LuceneBM25Index"]
+__all__ = ["LUCENE_INDEX_VERSION", "LuceneBM25Index"]
+
+#: Bumped when analysis or the stored arrays change, so cached indexes are rebuilt.
+LUCENE_INDEX_VERSION = "lucene-bm25-1"
 
 _ARRAYS = ("term_field", "indptr", "docs", "freqs", "norms", "tie_ranks", "doc_counts", "sums")
 
