@@ -200,3 +200,17 @@ def test_check_require_ok_accepts_our_scifact_bm25_and_rejects_okish(scifact_dir
     assert main([*args, str(run)]) == 0
     assert main([*args, str(okish), "--metric", "ndcg@10"]) == 1
     assert main([*args[:-1], str(okish), "--metric", "ndcg@10"]) == 0  # OKish alone passes
+
+
+def test_oracle_says_in_one_line_why_it_cannot_run(monkeypatch, tmp_path):
+    from heta_eval.kb.lucene import anserini
+
+    monkeypatch.setenv("HETA_EVAL_ANSERINI_CACHE", str(tmp_path))
+    monkeypatch.setattr(anserini.shutil, "which", lambda tool: None)
+    anserini.fatjar.cache_clear()
+    try:
+        reason = anserini.unavailable()
+    finally:
+        anserini.fatjar.cache_clear()
+    assert reason == "java not found on PATH (the Anserini oracle needs Java 11+)"
+    assert list(tmp_path.iterdir()) == []  # nothing downloaded without Java
