@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,12 @@ def ours(corpus: Path, topics: dict[str, str]) -> tuple[float, dict]:
         return seconds, json.loads(out.read_text())
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def same_runs(a: dict, b: dict) -> bool:
     same = worst = 0.0
     for q, hits in b.items():
@@ -95,9 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     corpus, topics = scifact()
     ours(corpus, topics)  # warm: the numba kernel compiles once per machine (disk cache)
     ours_times, peer_times, identical = [], [], True
+    cpu = {"ours": [], "peer": []}
     for i in range(max(1, args.repeats)):
         # Alternate which side goes first, so load from other jobs hits both alike.
         for side in ("ours", "peer") if i % 2 == 0 else ("peer", "ours"):
+            before = children_cpu()
             if side == "ours":
                 seconds, our_hits = ours(corpus, topics)
                 ours_times.append(seconds)
@@ -107,12 +116,15 @@ def main(argv: list[str] | None = None) -> int:
                 peer_times.append(time.perf_counter() - started)
                 peer_hits = run.hits
                 log(f"anserini: index {run.index_seconds:.1f} s, search {run.search_seconds:.1f} s")
+            cpu[side].append(children_cpu() - before)
         identical = identical and same_runs(our_hits, peer_hits)
     ours_s, peer_s = min(ours_times), min(peer_times)
     emit(
         [row(TARGET, peer="Anserini 0.22.1 (Java 17, 2 threads)", goal=">= 1", ours_s=ours_s,
              peer_s=peer_s, units=len(topics), identical=identical,
-             notes=f"best of {len(ours_times)}; fresh processes; load {os.getloadavg()[0]:.1f}")],
+             notes=f"best of {len(ours_times)}; fresh processes; CPU s (user + sys): ours "
+                   f"{min(cpu['ours']):.1f}, Anserini {min(cpu['peer']):.1f}; "
+                   f"load {os.getloadavg()[0]:.1f}")],
         args.output,
     )  # fmt: skip
     return 0
