@@ -201,6 +201,8 @@ def _recipe(args: argparse.Namespace, modes: list[str]) -> Any:
 
     from ..kb import Recipe
 
+    if not args.recipe and args.chunk_size is None and args.chunk_overlap is None:
+        return None  # the runner takes the benchmark's own (BEIR: whole documents)
     try:
         recipe = Recipe.from_file(args.recipe) if args.recipe else Recipe(modes=modes)
         if args.chunk_size is not None or args.chunk_overlap is not None:

@@ -128,7 +128,9 @@ class BenchmarkRunner:
         if recipe is None and knowledge_base is None:
             from ..kb import Recipe
 
-            recipe = Recipe(modes=list(query_modes))
+            # A benchmark may say how its protocol builds the reference (BEIR: whole documents).
+            default = getattr(benchmark, "recipe", None)
+            recipe = default(query_modes) if default else Recipe(modes=list(query_modes))
         modes = tuple(dict.fromkeys(query_modes))
         if not modes:
             raise RunConfigurationError("query_modes is empty: name at least one mode")
