@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from adapters import load_benchmark
-from adapters.scifact_claims import (
+from heta_eval.adapters import load_benchmark
+from heta_eval.adapters.scifact_claims import (
     ClaimLabelExactMatch,
     SciFactClaimsBenchmark,
     find_release,

@@ -61,7 +61,7 @@ class DatasetInfo:
     parent: str | None = None
     notes: str = ""
     known_defects: dict[str, list[str]] = field(default_factory=dict)
-    #: The benchmark adapter that reads it (``adapters.load_benchmark``): ``beir`` or e.g.
+    #: The benchmark adapter that reads it (``heta_eval.adapters.load_benchmark``): ``beir`` or e.g.
     #: ``scifact-claims`` for a dataset in another layout.
     adapter: str = "beir"
 
