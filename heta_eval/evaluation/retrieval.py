@@ -33,6 +33,7 @@ import numpy as np
 import pytrec_eval
 
 from .columns import ResultColumns
+from .interop import as_qrels, as_run
 
 if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
     from .models import BenchmarkCase, EvaluationScore, QueryResponse, QueryResult
@@ -279,7 +280,9 @@ def evaluate_run(
     """Score a document-level run with BEIR's exact semantics, plus strict aggregates.
 
     ``qrels`` maps query id to ``{doc id: int label}``; ``run`` maps query id to
-    ``{doc id: float score}``. Neither is modified. ``engine``: ``"pytrec"`` (pytrec_eval
+    ``{doc id: float score}``. Neither is modified. Either may also be a pandas DataFrame
+    (``query_id``/``q_id``, ``doc_id``, ``score``/``relevance``) or a ranx ``Run``/``Qrels``
+    (:mod:`heta_eval.evaluation.interop`). ``engine``: ``"pytrec"`` (pytrec_eval
     and BEIR's mrr, as BEIR computes them), ``"fast"`` (the compiled columnar engine of
     :mod:`heta_eval.evaluation.engine`, equal to the last digit), or ``"auto"`` (the engine
     for runs of ``AUTO_ENGINE_ROWS`` results or more, when numba is available).
@@ -294,6 +297,7 @@ def evaluate_run(
     >>> evaluate_run(qrels, run, k_values=(1, 10), engine="fast").beir_dict()["ndcg"]
     {'NDCG@1': 0.5, 'NDCG@10': 0.81546}
     """
+    qrels, run = as_qrels(qrels), as_run(run)
     ks = _validate_k_values(k_values)
     chosen = _validate_metrics(metrics)
     if engine not in ("auto", "pytrec", "fast"):
