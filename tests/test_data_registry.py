@@ -66,7 +66,7 @@ def test_registry_ships_inside_the_package_as_data():
     from importlib import resources
 
     bundled = resources.files("heta_eval.data").joinpath("registry.json")
-    assert REGISTRY_PATH == Path(str(bundled))
+    assert Path(str(bundled)) == REGISTRY_PATH
     assert json.loads(bundled.read_text(encoding="utf-8"))["datasets"]["scifact"]
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -119,3 +122,10 @@ def test_fractional_labels_are_refused_naming_the_row():
 def test_other_objects_are_refused_with_the_accepted_forms():
     with pytest.raises(TypeError, match="pandas DataFrame or a ranx Run"):
         as_run([("q", "d", 1.0)])
+
+
+def test_the_install_docs_dataframe_example_runs(capsys):
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "install.md").read_text("utf-8")
+    (block,) = re.findall(r"```python\n(.*?)```", docs, re.S)
+    exec(compile(block, "docs/install.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == "{'NDCG@1': 1.0, 'NDCG@10': 1.0}"
