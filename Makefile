@@ -30,7 +30,8 @@ $(BIN)/heta-eval: pyproject.toml
 	$(BIN)/pip install --upgrade pip
 	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e '.[test,bench]'
+	# Every extra (kb, compare, ray) plus the test and bench tools: the checkout runs it all.
+	$(BIN)/pip install -e '.[all,test,bench]'
 	touch $@
 
 install: $(BIN)/heta-eval

@@ -305,7 +305,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m adapters.scifact_claims",
+        prog="python -m heta_eval.adapters.scifact_claims",
         description="Summarize the SciFact claims benchmark (counts, labels, evidence).",
     )
     parser.add_argument("--data-dir")

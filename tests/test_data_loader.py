@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from beir.datasets.data_loader import GenericDataLoader
 
-from adapters.beir import BeirBenchmark
+from heta_eval.adapters.beir import BeirBenchmark
 from heta_eval.data.beir_loader import DatasetFormatError, iter_corpus, load_beir, load_qrels
 from heta_eval.evaluation.models import BenchmarkCase, Document
 

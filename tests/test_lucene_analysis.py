@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.beir import BeirBenchmark
+from heta_eval.adapters.beir import BeirBenchmark
 from heta_eval.evaluation import Document
 from heta_eval.kb import Recipe
 from heta_eval.kb.lucene import ENGLISH_STOP_WORDS, analyze, porter_stem, standard_tokens

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from conftest import shared_path
 
-from adapters.scifact_claims import SciFactClaimsBenchmark
+from heta_eval.adapters.scifact_claims import SciFactClaimsBenchmark
 from heta_eval.evaluation import (
     BenchmarkCase,
     BenchmarkEvaluatorProtocol,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from heta_eval.cli import CliError
 
@@ -89,6 +90,11 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
         raise CliError(str(error)) from None
 
 
+#: Smaller run files go to pytrec_eval: loading numba and the compiled kernel costs more than
+#: it saves below about AUTO_ENGINE_ROWS results (~40 bytes a TREC line).
+COMPILED_MIN_BYTES = 8 * 2**20
+
+
 def _evaluate_fast(
     args: argparse.Namespace,
     qrels: dict[str, dict[str, int]],
@@ -97,9 +103,14 @@ def _evaluate_fast(
 ) -> object | None:
     """The columnar path: TREC text straight to arrays, scored by the compiled engine.
 
-    None when it does not apply (JSON, a parse problem, repeated pairs, no numba): the
-    validating reader then reads the file and names the line of any error.
+    None when it does not apply (a small file, JSON, a parse problem, repeated pairs, no
+    numba): the validating reader then reads the file and names the line of any error.
     """
+    try:
+        if os.path.getsize(args.run) < COMPILED_MIN_BYTES:
+            return None
+    except OSError:
+        return None  # the validating reader reports it
     from heta_eval.evaluation.engine import HAVE_NUMBA
     from heta_eval.evaluation.retrieval import DuplicateRowsError, evaluate_columnar_run
     from heta_eval.trec import read_run_columnar

@@ -114,7 +114,7 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
             if not path.exists():
                 raise CliError(f"{path} does not exist")
         return [JsonlBenchmark(args.benchmark, args.documents)]
-    from adapters import load_benchmark
+    from heta_eval.adapters import load_benchmark
 
     from ..data.registry import RegistryError
 

@@ -27,13 +27,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytrec_eval
 
 from .columns import ResultColumns
-from .models import BenchmarkCase, EvaluationScore, QueryResponse, QueryResult
+from .interop import as_qrels, as_run
+
+if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
+    from .models import BenchmarkCase, EvaluationScore, QueryResponse, QueryResult
 
 __all__ = [
     "BEIR_K_VALUES",
@@ -70,7 +73,7 @@ _ALIASES = {
 }  # fmt: skip
 _MEASURE_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
 
-DocumentResolver = Callable[[QueryResult], "str | None"]
+DocumentResolver = Callable[["QueryResult"], "str | None"]
 
 
 def measure_key(metric: str, k: int) -> str:
@@ -277,7 +280,9 @@ def evaluate_run(
     """Score a document-level run with BEIR's exact semantics, plus strict aggregates.
 
     ``qrels`` maps query id to ``{doc id: int label}``; ``run`` maps query id to
-    ``{doc id: float score}``. Neither is modified. ``engine``: ``"pytrec"`` (pytrec_eval
+    ``{doc id: float score}``. Neither is modified. Either may also be a pandas DataFrame
+    (``query_id``/``q_id``, ``doc_id``, ``score``/``relevance``) or a ranx ``Run``/``Qrels``
+    (:mod:`heta_eval.evaluation.interop`). ``engine``: ``"pytrec"`` (pytrec_eval
     and BEIR's mrr, as BEIR computes them), ``"fast"`` (the compiled columnar engine of
     :mod:`heta_eval.evaluation.engine`, equal to the last digit), or ``"auto"`` (the engine
     for runs of ``AUTO_ENGINE_ROWS`` results or more, when numba is available).
@@ -292,15 +297,17 @@ def evaluate_run(
     >>> evaluate_run(qrels, run, k_values=(1, 10), engine="fast").beir_dict()["ndcg"]
     {'NDCG@1': 0.5, 'NDCG@10': 0.81546}
     """
+    qrels, run = as_qrels(qrels), as_run(run)
     ks = _validate_k_values(k_values)
     chosen = _validate_metrics(metrics)
     if engine not in ("auto", "pytrec", "fast"):
         raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
     if engine == "auto":
-        from .engine import HAVE_NUMBA
+        engine = "pytrec"
+        if sum(map(len, run.values())) >= AUTO_ENGINE_ROWS:
+            from .engine import HAVE_NUMBA  # numba loads only for a run large enough
 
-        large = sum(map(len, run.values())) >= AUTO_ENGINE_ROWS
-        engine = "fast" if HAVE_NUMBA and large else "pytrec"
+            engine = "fast" if HAVE_NUMBA else "pytrec"
     if engine == "fast":
         from .engine import columnar_run_from_dict
 
@@ -433,6 +440,7 @@ def default_document_resolver(result: QueryResult) -> str | None:
     """The benchmark document id of a result: ``source`` field ``document_id``, then
     ``source_key``, then ``object_key``.
 
+    >>> from heta_eval.evaluation import QueryResult
     >>> default_document_resolver(QueryResult(source={"source_key": "doc-7", "chunk_id": 2}))
     'doc-7'
     """
@@ -478,6 +486,7 @@ def collapse_to_documents(
     the response's order exactly. Results that map to no document are dropped and counted;
     with ``ignore_identical_ids`` a document whose id equals ``query_id`` is dropped too.
 
+    >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
     ...     {"score": 0.9, "source": {"document_id": "a"}},
     ...     {"score": 0.8, "source": {"document_id": "b"}},
@@ -601,6 +610,7 @@ def collapse_batch(
     Consecutive ``ResultColumns`` responses of one chunk table are collapsed together by a
     compiled pass over their integer document codes, without building result objects.
 
+    >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
     ...     {"score": 0.9, "source": {"document_id": "a"}},
     ...     {"score": 0.8, "source": {"document_id": "b"}},
@@ -766,6 +776,7 @@ class BeirRetrievalMetric:
     value of that query; aggregated with ``evaluate_responses`` the means equal BEIR's.
 
     >>> import asyncio
+    >>> from heta_eval.evaluation import BenchmarkCase, QueryResponse
     >>> metric = BeirRetrievalMetric(metric="ndcg", k=10)
     >>> case = BenchmarkCase(id="q1", query="?", expected={"relevance": {"d1": 1}})
     >>> response = QueryResponse(query="?", results=[
@@ -818,11 +829,15 @@ class BeirRetrievalMetric:
 
     async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
         if not case.expected.relevance:
+            from .models import EvaluationScore
+
             return EvaluationScore.skip(self.name, "case has no relevance judgments")
         ranking, values = self._values(case, response)
         return self.score_from(values[self.key], ranking)
 
     def score_from(self, value: float, ranking: DocumentRanking) -> EvaluationScore:
+        from .models import EvaluationScore
+
         return EvaluationScore(name=self.name, value=value, metadata=ranking.metadata())
 
     def _values(
