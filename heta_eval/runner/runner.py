@@ -445,7 +445,7 @@ class BenchmarkRunner:
             "evaluation_summed_s": round(sum(r.evaluation_ms or 0.0 for r in answered) / 1000, 3),
             "wall_s": wall_seconds,
         }
-        reasons = Counter(_reason(r.error) for r in mine if r.error is not None)
+        reasons = Counter(_reason(r.error, r.query) for r in mine if r.error is not None)
         return ModeSummary(
             mode=mode,
             metrics=metrics,
@@ -516,10 +516,10 @@ def _applies(evaluator: BenchmarkEvaluatorProtocol, case: BenchmarkCase) -> bool
     return True
 
 
-def _reason(error: str) -> str:
-    """A failure message without its per-query details, so equal causes group together."""
+def _reason(error: str, query: str) -> str:
+    """A failure message without its query text, so equal causes group together."""
     first = error.splitlines()[0] if error else error
-    return first[:200]
+    return first.replace(repr(query), "<query>").replace(query, "<query>")[:200]
 
 
 def _change(key: str, before: Any, after: Any) -> str:
