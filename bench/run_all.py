@@ -1,5 +1,6 @@
 """Run every benchmark, each in its own subprocess, and write ``bench/results.json`` and
-``bench/results.md`` (a table of ratios against goals), then print the table.
+``bench/results.md`` (a table of ratios against goals; ``--quick`` writes them under
+``bench/out/quick/``, untracked), then print the table.
 
     python bench/run_all.py [--quick] [--repeats N]
 
@@ -151,7 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         "load_average": {"before": load_before, "after": load()},
         "rows": rows,
     }
-    (BENCH / "results.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    # The quick run is a smoke test: it never overwrites the checked-in full results.
+    target = BENCH / "out" / "quick" if args.quick else BENCH
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "results.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     m = result["machine"]
     after = result["load_average"]["after"]
     header = (
@@ -162,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         "above 1 means ours is faster).\n\n"
     )
     markdown = header + table(rows) + "\n"
-    (BENCH / "results.md").write_text(markdown, encoding="utf-8")
+    (target / "results.md").write_text(markdown, encoding="utf-8")
     print(markdown)
+    print(f"wrote {target / 'results.json'} and {target / 'results.md'}", file=sys.stderr)
     return 0
 
 
