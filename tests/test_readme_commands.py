@@ -8,7 +8,7 @@ interpreter in the clone). Any non-zero exit fails the test with the step and it
 To fit CI's budget, ``HETA_EVAL_DATA`` points at a small SciFact made from the real one (all
 300 test queries and their judgments, the judged documents and 200 others), so encoding it
 takes seconds; the clone's ``.venv/bin`` holds wrappers around this interpreter instead of
-``make install``; ``my_run.trec``, ``cases.jsonl`` and ``docs/`` (the README's names for
+``make install``; ``my_run.trec``, ``my_cases.jsonl`` and ``my_docs/`` (the README's names for
 your own files) are made in the clone first. ``NOT_RUN`` lists the lines left out, and why.
 """
 
@@ -111,16 +111,16 @@ def fresh_clone(tmp_path: Path) -> Path:
 
 
 def your_own_files(clone: Path, run_file: Path) -> None:
-    """What the README calls my_run.trec, cases.jsonl and docs/."""
+    """What the README calls my_run.trec, my_cases.jsonl and my_docs/."""
     shutil.copy(run_file, clone / "my_run.trec")
-    (clone / "docs").mkdir()
-    (clone / "docs" / "paris.md").write_text("# Paris\n\nParis is the capital of France.\n")
-    (clone / "docs" / "rome.txt").write_text("Rome is the capital of Italy.\n")
+    (clone / "my_docs").mkdir()
+    (clone / "my_docs" / "paris.md").write_text("# Paris\n\nParis is the capital of France.\n")
+    (clone / "my_docs" / "rome.txt").write_text("Rome is the capital of Italy.\n")
     cases = [
         {"id": "q1", "query": "capital of France", "expected": {"relevance": {"paris": 1}}},
         {"id": "q2", "query": "capital of Italy", "expected": {"relevance": {"rome": 1}}},
     ]
-    (clone / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (clone / "my_cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
 
 
 def session_script(steps: list[tuple[str, str]]) -> tuple[str, list[str]]:

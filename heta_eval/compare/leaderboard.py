@@ -27,6 +27,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["Leaderboard", "leaderboard"]
 
@@ -102,7 +103,15 @@ class Leaderboard:
         return buffer.getvalue()
 
     def plot(self, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
-        """Write a PNG bar chart: per dataset (and the average), one bar per system.
+        """Write :meth:`figure` as a PNG."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.figure(title=title).savefig(out, format="png")
+        return out
+
+    def figure(self, *, title: str | None = None) -> Any:
+        """A matplotlib Figure of the bar chart: per dataset (and the average), one bar per
+        system.
 
         The legend sits outside the axes (right), so it never covers a bar; reference
         systems (named ``"... (ref.)"``) are drawn as hatched outlines, measured ones solid.
@@ -143,10 +152,7 @@ class Leaderboard:
         axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         axes.grid(axis="y", alpha=0.3)
         figure.tight_layout()
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(out, format="png")
-        return out
+        return figure
 
 
 #: How the CLI names a published reference system among the measured ones.
