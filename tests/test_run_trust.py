@@ -371,3 +371,16 @@ def test_another_mode_extends_the_folder_and_keeps_the_first(tmp_path):
     assert json.loads((tmp_path / "run.json").read_text())["modes"] == [
         "keyword_search", "other_search",
     ]  # fmt: skip
+
+
+def test_the_reference_kb_with_other_modes_extends_the_folder_through_the_cli(tmp_path):
+    cases, docs = write_benchmark(tmp_path)
+    common = ("run", "--benchmark", str(cases), "--documents", str(docs), "--output", "out",
+              "--quiet", "--no-cache")  # fmt: skip
+    first = heta(*common, "--modes", "keyword_search", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = heta(*common, "--modes", "keyword_search,hybrid_search", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert list(summary["modes"]) == ["keyword_search", "hybrid_search"]
+    assert summary["recipe"]["modes"] == ["keyword_search", "hybrid_search"]

@@ -74,7 +74,8 @@ def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, An
     'http://h/q'
     """
     if recipe is not None and knowledge_base is None:
-        dump = recipe.model_dump(mode="json")
+        # Without its modes: they only say which indexes to build, not how any mode works.
+        dump = {k: v for k, v in recipe.model_dump(mode="json").items() if k != "modes"}
         return {"kind": "recipe", "name": name, "fingerprint": content_fingerprint(dump)}
     url = getattr(knowledge_base, "url", None)
     if url is not None:

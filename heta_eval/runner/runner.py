@@ -174,6 +174,9 @@ class BenchmarkRunner:
         folder = Path(output_dir) if output_dir is not None else None
         recipe_dump = recipe.model_dump(mode="json") if recipe is not None else None
         system = system_identity(recipe, knowledge_base, knowledge_base_name)
+        # The recipe's modes only say which indexes to build: a folder of the same recipe
+        # with other modes is the same system, extended.
+        recipe_identity = {k: v for k, v in (recipe_dump or {}).items() if k != "modes"} or None
         journal = Journal(folder / "per_query.jsonl") if folder else None
         done: dict[tuple[str, str], QueryRecord] = {}
         all_modes = modes
@@ -184,7 +187,7 @@ class BenchmarkRunner:
                     "benchmark": benchmark.name,
                     "knowledge_base": knowledge_base_name,
                     "system": system,
-                    "recipe": recipe_dump,
+                    "recipe": recipe_identity,
                     "evaluators": names,
                     "top_k": top_k,
                     "top_k_requested": self.top_k,
