@@ -350,6 +350,15 @@ def test_a_plain_function_evaluate_is_accepted(tmp_path):
     assert (summary.value, summary.scored, summary.failed) == (1.0, 4, 0)
 
 
+def test_evaluate_responses_accepts_a_plain_function_evaluate_too():
+    from heta_eval.evaluation import BenchmarkCase, evaluate_responses
+
+    case = BenchmarkCase(id="q1", query="?")
+    report = evaluate_responses([case], {"q1": {"query": "?", "results": [{"text": "x"}]}},
+                                [PlainEvaluator()])  # fmt: skip
+    assert (report.metrics["plain"].value, report.metrics["plain"].failed) == (1.0, 0)
+
+
 # -- 8. a results folder grows with the modes asked --------------------------------------
 
 
