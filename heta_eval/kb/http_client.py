@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from typing import Any
 
 import httpx
@@ -76,6 +77,8 @@ class HttpKnowledgeBase:
         the URL when nothing listens there, so a run does not start only to fail."""
         parts = httpx.URL(self.url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
+        if urllib.request.getproxies() and not urllib.request.proxy_bypass(parts.host):
+            return  # reached through a proxy: the queries (and the breaker) will tell
         try:
             _, writer = await asyncio.wait_for(asyncio.open_connection(parts.host, port), timeout)
         except (OSError, asyncio.TimeoutError) as error:
