@@ -55,7 +55,8 @@ repro: install
 	$(BIN)/heta-eval check results/repro-scifact --mode vector_search --system all-MiniLM-L6-v2 --metric ndcg@10
 
 # Speed against the peers (bench/README.md): writes bench/results.json and bench/results.md.
-# Not part of `make test`; bench-quick is the scaled-down run (under 2 minutes).
+# Not part of `make test`; bench-quick is the scaled-down run (about 4 minutes on a shared
+# 2-core machine) and writes bench/out/quick/results.{json,md} instead.
 bench: install
 	$(BIN)/python bench/run_all.py
 

@@ -34,7 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.data.download import DownloadError, download_dataset
-from heta_eval.data.locate import DatasetNotFoundError, how_to_get, resolve_data_root
+from heta_eval.data.locate import (
+    SHARED_DATA,
+    DatasetNotFoundError,
+    how_to_get,
+    resolve_data_root,
+)
 from heta_eval.data.registry import DatasetInfo, get_dataset
 from heta_eval.evaluation.answers import AnswerExactMatch
 from heta_eval.evaluation.evidence import EvidenceRecallAtK
@@ -107,7 +112,10 @@ def find_release(data_dir: str | os.PathLike[str] | None = None, split: str = "d
     True
     """
     root = resolve_data_root(data_dir)
-    for folder in (root, root / "data", root / NAME, root / NAME / "data"):
+    folders = [root, root / "data", root / NAME, root / NAME / "data"]
+    if data_dir is None:  # the shared data beside the checkout, as `make eval` uses it
+        folders.append(SHARED_DATA / "scifact-release")
+    for folder in folders:
         if _has_release(folder, split):
             return folder
     return None

@@ -164,7 +164,7 @@ def test_truncated_transfer_is_an_error_and_leaves_nothing(server, tmp_path):
     with pytest.raises(DownloadError) as info:
         fetch("scifact", tmp_path, server.url("/scifact.zip"), md5(data))
     assert not isinstance(info.value, ChecksumMismatchError)
-    assert "heta-eval datasets download scifact" in str(info.value)
+    assert "could not be downloaded here" in str(info.value)  # and what to do instead
     assert leftovers(tmp_path) == []
     assert not (tmp_path / "scifact").exists()
 
@@ -356,8 +356,22 @@ def test_no_network_error_says_how_to_get_the_data(tmp_path):
         fetch("scifact", tmp_path, f"http://127.0.0.1:{port}/scifact.zip", "0" * 32)
     message = str(info.value)
     assert "could not download" in message
-    assert "heta-eval datasets download scifact" in message
+    # Not "run the same command again": where to put an archive fetched elsewhere.
+    archive = tmp_path / "_downloads" / "scifact" / "scifact.zip"
+    assert f"copy it to {archive}, then rerun this download" in message
+    assert "(needs network)" not in message
     assert "HETA_EVAL_DATA" in message
+
+
+def test_the_offline_advice_works_an_archive_copied_there_is_verified_and_extracted(tmp_path):
+    data = beir_zip()
+    (tmp_path / "_downloads" / "scifact").mkdir(parents=True)
+    (tmp_path / "_downloads" / "scifact" / "scifact.zip").write_bytes(data)
+    with socket.socket() as sock:  # still no network
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    folder = fetch("scifact", tmp_path, f"http://127.0.0.1:{port}/scifact.zip", md5(data))
+    assert (folder / "corpus.jsonl").read_text() == CORPUS
 
 
 def test_http_404_is_a_download_error(server, tmp_path):

@@ -28,14 +28,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", help="list the registry's datasets")
+    listing = actions.add_parser(
+        "list",
+        help="list the registry's datasets",
+        description="List every registered dataset: split, query and corpus counts, md5, and "
+        "whether it is on disk where its adapter reads it.",
+        epilog="example:\n  heta-eval datasets list --data-dir ../shared/datasets/beir",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     listing.add_argument("--all", action="store_true", help="also list CQADupStack sub-forums")
     listing.add_argument(
         "--data-dir", help="data root to look in (default: $HETA_EVAL_DATA or the cache)"
     )
     listing.set_defaults(handler=run_list)
 
-    download = actions.add_parser("download", help="download and verify a dataset")
+    download = actions.add_parser(
+        "download",
+        help="download and verify a dataset",
+        description="Download a dataset's archive, verify its md5 against the registry, and "
+        "extract it safely; nothing is downloaded when it is already on disk.",
+        epilog="examples:\n  heta-eval datasets download scifact\n"
+        "  heta-eval datasets download scifact --data-dir data/beir\n"
+        "  heta-eval datasets download scifact --url https://mirror.example/scifact.zip "
+        "--md5 5f7d1de60b170fc8027bb7898e2efca1",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     download.add_argument("name")
     download.add_argument(
         "--data-dir",
@@ -46,7 +63,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     download.add_argument("--retries", type=int, default=2)
     download.set_defaults(handler=run_download)
 
-    validate = actions.add_parser("validate", help="check a dataset's files, with line numbers")
+    validate = actions.add_parser(
+        "validate",
+        help="check a dataset's files, with line numbers",
+        description="Stream a BEIR-layout dataset's corpus, queries and qrels and report "
+        "malformed lines, bad labels, duplicates and dangling ids with file and line; exit "
+        "status 1 on errors.",
+        epilog="example:\n  heta-eval datasets validate scifact --data-dir ../shared/datasets/beir",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     validate.add_argument("name")
     validate.add_argument("--data-dir")
     validate.add_argument("--split", help="qrels split (default: the registry's)")

@@ -58,7 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_leaderboard(args: argparse.Namespace) -> int:
-    from heta_eval.compare.leaderboard import leaderboard
+    from heta_eval.compare.leaderboard import REFERENCE_SUFFIX, leaderboard
     from heta_eval.compare.loading import canonical_metric
     from heta_eval.compare.references import dataset_key, load_references, reference_systems
 
@@ -88,7 +88,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     for reference in args.reference:
         if reference not in known:
             raise CliError(f"unknown --reference {reference!r}; known: {', '.join(known)}")
-        scores[f"{reference} (ref.)"] = {
+        scores[f"{reference}{REFERENCE_SUFFIX}"] = {
             ref.dataset: ref.value
             for ref in load_references()
             if ref.system == reference and ref.metric == metric and ref.dataset in datasets

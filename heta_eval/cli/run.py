@@ -20,7 +20,13 @@ examples:
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes keyword_search \\
       --judge --judge-prices prices.json --dry-run      # what the judge would cost
 
-A rerun with the same arguments continues where an interrupted run stopped.
+A rerun with the same arguments continues where an interrupted run stopped; a rerun with
+other modes adds them to the folder. A folder of another run (other documents, cases,
+recipe, service URL, evaluators) is refused with what changed.
+
+exit status: 0 every query answered and scored; 3 partial (some queries or evaluators
+failed: the headline counts failed queries as 0); 4 nothing answered in some mode;
+2 a usage or input error. See docs/runs.md.
 """
 
 ALL_MODES = "keyword_search,vector_search,hybrid_search"
@@ -56,7 +62,13 @@ def add_parser(subparsers: Any) -> None:
     system.add_argument("--no-cache", action="store_true", help="rebuild indexes, cache nothing")
     run = parser.add_argument_group("the run")
     run.add_argument("--k", help="k values of the retrieval metrics, e.g. 1,3,5,10,100")
-    run.add_argument("--top-k", type=int, default=100, help="hits per query (default: 100)")
+    run.add_argument(
+        "--top-k",
+        type=int,
+        default=100,
+        help="hits per query (default: 100); raised to the largest k + 1 so every metric@k "
+        "sees k documents after a self-hit is removed (the summary records both)",
+    )
     run.add_argument("--output", type=Path, help="results folder (default: results/<name>)")
     run.add_argument("--concurrency", type=int, default=8, help="queries in flight (default: 8)")
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per query")
@@ -216,7 +228,10 @@ def _recipe(args: argparse.Namespace, modes: list[str]) -> Any:
     except FileNotFoundError:
         raise CliError(f"recipe file {args.recipe} does not exist") from None
     except ValidationError as error:
-        raise CliError(f"invalid recipe: {error}") from None
+        where = args.recipe or "recipe"
+        raise CliError(f"{where}: invalid recipe: {_one_line(error)}") from None
+    except ValueError as error:  # not JSON at all
+        raise CliError(f"{args.recipe}: invalid recipe: {error}") from None
     missing = [mode for mode in modes if mode not in recipe.modes]
     if missing:
         raise CliError(f"the recipe does not build mode {missing[0]!r}; it has {recipe.modes}")
@@ -230,7 +245,17 @@ def handle(args: argparse.Namespace) -> int:
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if not modes:
         raise CliError("--modes is empty")
+    if not args.kb_url and not args.recipe:
+        unknown = [mode for mode in modes if mode not in ALL_MODES.split(",")]
+        if unknown:
+            raise CliError(
+                f"unknown mode {unknown[0]!r} in --modes; the reference knowledge base has "
+                f"{ALL_MODES.replace(',', ', ')}"
+            )
     k_values = _parse_k(args.k)
+    for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
+        if value < 1:
+            raise CliError(f"{option} must be a positive integer, got {value}")
     knowledge_base = recipe = None
     if args.kb_url:
         from ..kb import HttpKnowledgeBase
@@ -276,9 +301,47 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     if len(all_results) > 1:
         print(_macro_table(name, all_results))
+    return _exit_status(all_results)
+
+
+#: Exit statuses of `heta-eval run` (2 is a usage or input error, as for every command).
+EXIT_PARTIAL = 3
+EXIT_NOTHING_ANSWERED = 4
+
+
+def _exit_status(all_results: list[Any]) -> int:
+    modes = [m for results in all_results for m in results.summary.modes.values()]
+    reasons: dict[str, int] = {}
+    for mode in modes:
+        for reason, count in mode.failure_reasons.items():
+            reasons[reason] = reasons.get(reason, 0) + count
+    if reasons:
+        failed = sum(reasons.values())
+        print(f"error: {failed} queries failed; most common reasons:", file=sys.stderr)
+        for reason, count in sorted(reasons.items(), key=lambda item: -item[1])[:5]:
+            print(f"  {count:>6} × {reason}", file=sys.stderr)
+        print("  (every error is in per_query.jsonl)", file=sys.stderr)
+    if any(mode.answered == 0 and mode.cases for mode in modes):
+        print("error: no query was answered in some mode; its numbers mean nothing",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_NOTHING_ANSWERED
     if any(results.partial for results in all_results):
-        print("warning: some cases failed or are missing; aggregates are partial", file=sys.stderr)
+        print(
+            "warning: some queries or evaluators failed; the aggregates are partial (*): "
+            "failed queries count as 0, the answered-only mean is in parentheses",
+            file=sys.stderr,
+        )
+        return EXIT_PARTIAL
     return 0
+
+
+def _one_line(error: Any) -> str:
+    """A pydantic ValidationError as one line: ``field a.b: message; ...`` (no URLs)."""
+    parts = []
+    for item in error.errors(include_url=False):
+        field = ".".join(str(part) for part in item["loc"]) or "(record)"
+        parts.append(f"field {field}: {item['msg']}")
+    return "; ".join(parts)
 
 
 def _macro_table(name: str, all_results: list[Any]) -> str:

@@ -27,6 +27,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["Leaderboard", "leaderboard"]
 
@@ -102,24 +103,40 @@ class Leaderboard:
         return buffer.getvalue()
 
     def plot(self, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
-        """Write a PNG bar chart: per dataset (and the average), one bar per system.
+        """Write :meth:`figure` as a PNG."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.figure(title=title).savefig(out, format="png")
+        return out
 
+    def figure(self, *, title: str | None = None) -> Any:
+        """A matplotlib Figure of the bar chart: per dataset (and the average), one bar per
+        system.
+
+        The legend sits outside the axes (right), so it never covers a bar; reference
+        systems (named ``"... (ref.)"``) are drawn as hatched outlines, measured ones solid.
         Uses matplotlib's Agg canvas directly, so no GUI backend and no global pyplot state.
         """
+        from matplotlib import rcParams
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
         columns = self._columns()
         groups = len(columns)
         width = 0.8 / max(len(self.systems), 1)
-        figure = Figure(figsize=(max(6.0, 1.2 * groups + 2), 4.5), dpi=120)
+        figure = Figure(figsize=(max(6.0, 1.2 * groups + 2) + 2.5, 4.5), dpi=120)
         FigureCanvasAgg(figure)
         axes = figure.add_subplot()
+        palette = rcParams["axes.prop_cycle"].by_key()["color"]
         for i, system in enumerate(self.systems):
             xs = [g + (i - (len(self.systems) - 1) / 2) * width for g in range(groups)]
             ys = [values[system] for _, values in columns]
             heights = [0.0 if y is None else y for y in ys]
-            bars = axes.bar(xs, heights, width=width, label=system)
+            color = palette[i % len(palette)]
+            style: dict = {"color": color}
+            if system.endswith(REFERENCE_SUFFIX):  # published, not measured: outlined, hatched
+                style = {"facecolor": "none", "edgecolor": color, "hatch": "///", "linewidth": 1}
+            bars = axes.bar(xs, heights, width=width, label=system, **style)
             for bar, y in zip(bars, ys, strict=True):
                 if y is not None:
                     axes.annotate(
@@ -132,13 +149,14 @@ class Leaderboard:
         top = max([v for _, values in columns for v in values.values() if v is not None] or [1])
         axes.set_ylim(0, min(1.05, top * 1.2) if top <= 1 else top * 1.2)
         axes.set_title(title or f"{self.metric} per dataset")
-        axes.legend(fontsize=8)
+        axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         axes.grid(axis="y", alpha=0.3)
         figure.tight_layout()
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(out, format="png")
-        return out
+        return figure
+
+
+#: How the CLI names a published reference system among the measured ones.
+REFERENCE_SUFFIX = " (ref.)"
 
 
 def _num(value: float) -> str:

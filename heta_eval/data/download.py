@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 import filelock
 import pooch
 
-from .locate import dataset_dir, how_to_get, looks_like_beir, resolve_data_root
+from .locate import candidate_dirs, how_to_get, looks_like_beir, resolve_data_root
 from .registry import DatasetInfo, get_dataset
 
 __all__ = [
@@ -264,9 +264,9 @@ def download_dataset(
     """
     info = get_dataset(name)
     top = get_dataset(info.parent) if info.parent else info
-    existing = dataset_dir(name, data_dir)
-    if looks_like_beir(existing):  # includes --data-dir pointing at the dataset folder itself
-        return existing
+    for existing in candidate_dirs(name, data_dir):
+        if looks_like_beir(existing):  # incl. --data-dir pointing at the dataset folder itself
+            return existing
     root = resolve_data_root(data_dir)
     folder = root / top.name
     wanted = root / name
@@ -302,7 +302,8 @@ def download_dataset(
         except DownloadError as error:
             if isinstance(error, ChecksumMismatchError):
                 raise
-            raise DownloadError(f"{error}\n{how_to_get(name, wanted)}") from error
+            advice = how_to_get(name, wanted, archive=downloads / top.archive_name)
+            raise DownloadError(f"{error}\n{advice}") from error
         if known_hash is None:
             digest = _sha256(archive)
             _write_pin(root, top.archive_name, source, digest)

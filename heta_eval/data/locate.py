@@ -7,6 +7,11 @@ Resolution order for the *data root* (a folder holding ``<name>/``):
 3. in a checkout, the cache ``datasets/cache/`` in the repository; installed (or when the
    checkout is not writable), ``~/.cache/heta-eval``.
 
+Without ``--data-dir``, an existing dataset is also found in the shared data beside the
+checkout, ``../shared/datasets/beir/<name>`` (what ``make eval`` uses), after
+``$HETA_EVAL_DATA`` and before the cache; when none holds it the error lists every place
+looked at.
+
 >>> import os
 >>> resolve_data_root("/data/beir")
 PosixPath('/data/beir')
@@ -19,7 +24,9 @@ from pathlib import Path
 
 __all__ = [
     "ENV_VAR",
+    "SHARED_DATA",
     "DatasetNotFoundError",
+    "candidate_dirs",
     "dataset_dir",
     "default_cache_dir",
     "find_dataset",
@@ -28,8 +35,10 @@ __all__ = [
 ]
 
 ENV_VAR = "HETA_EVAL_DATA"
-_ROOT = Path(__file__).resolve().parents[2]
-_REPO_CACHE = _ROOT / "datasets" / "cache"
+_CHECKOUT = Path(__file__).resolve().parents[2]
+_REPO_CACHE = _CHECKOUT / "datasets" / "cache"
+#: The shared real data beside a checkout (``../shared/datasets``), as ``make eval`` uses it.
+SHARED_DATA = _CHECKOUT.parent / "shared" / "datasets"
 _HOME_CACHE = Path.home() / ".cache" / "heta-eval"
 
 
@@ -49,7 +58,7 @@ def _writable(path: Path) -> bool:
 
 def _in_checkout() -> bool:
     # Installed, parents[2] is a lib/ folder of the environment: never write datasets there.
-    return (_ROOT / "pyproject.toml").is_file() and (_ROOT / "heta_eval").is_dir()
+    return (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "heta_eval").is_dir()
 
 
 def default_cache_dir() -> Path:
@@ -84,28 +93,57 @@ def dataset_dir(name: str, data_dir: str | os.PathLike[str] | None = None) -> Pa
     return resolve_data_root(data_dir) / name
 
 
-def how_to_get(name: str, target: Path) -> str:
-    """The instructions printed when ``name`` is missing."""
+def candidate_dirs(name: str, data_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Every folder where ``name`` is looked for, in order (see the module docstring).
+
+    >>> candidate_dirs("scifact", "/data/beir")
+    [PosixPath('/data/beir/scifact')]
+    """
+    if data_dir is not None:
+        return [dataset_dir(name, data_dir)]
+    env = os.environ.get(ENV_VAR)
+    found = [Path(env).expanduser() / name] if env else []
+    found += [SHARED_DATA / "beir" / name, default_cache_dir() / name]
+    return list(dict.fromkeys(found))
+
+
+def how_to_get(
+    name: str, target: Path, looked: list[Path] | None = None, archive: Path | None = None
+) -> str:
+    """The instructions printed when ``name`` is missing (``archive``: where a download that
+    just failed would have put the file; the advice is then what to do without network)."""
     from .registry import RegistryError, get_dataset
 
     try:
         url = get_dataset(name).url
     except RegistryError:
         url = None
-    lines = [
-        f"dataset {name!r} not found at {target}.",
-        "Get it in one of these ways:",
-        f"  * heta-eval datasets download {name.split('/')[0]}   (needs network)",
-    ]
-    if url:
-        lines.append(f"  * download {url} elsewhere and unzip it into {target.parent}")
+    where = ", ".join(str(p) for p in looked) if looked and len(looked) > 1 else str(target)
+    top = name.split("/")[0]
+    if archive is not None:
+        lines = [
+            f"dataset {name!r} could not be downloaded here (no network?). Instead:",
+            f"  * on a machine with network, download {url or 'the archive'}; copy it to "
+            f"{archive}, then rerun this download (it verifies the copied file against the "
+            "registry's checksum and extracts it); or unzip it into "
+            f"{target.parent}",
+        ]
+    else:
+        lines = [
+            f"dataset {name!r} not found (looked in {where}).",
+            "Get it in one of these ways:",
+            f"  * heta-eval datasets download {top}   (needs network)",
+        ]
+        if url:
+            lines.append(f"  * download {url} elsewhere and unzip it into {target.parent}")
     lines.append(f"  * point {ENV_VAR} (or --data-dir) at a folder that holds {name}/")
     return "\n".join(lines)
 
 
 def find_dataset(name: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
     """The folder of an existing dataset, or :class:`DatasetNotFoundError` saying how to get it."""
-    folder = dataset_dir(name, data_dir)
-    if looks_like_beir(folder):
-        return folder
-    raise DatasetNotFoundError(how_to_get(name, folder))
+    looked = candidate_dirs(name, data_dir)
+    for folder in looked:
+        if looks_like_beir(folder):
+            return folder
+    raise DatasetNotFoundError(how_to_get(name, dataset_dir(name, data_dir), looked))

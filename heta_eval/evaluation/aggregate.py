@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -613,7 +614,11 @@ async def score_case(
 ) -> EvaluationScore | EvaluationFailure:
     """Run one evaluator on one case; an exception or timeout becomes an EvaluationFailure."""
     try:
-        result = await asyncio.wait_for(evaluator.evaluate(case=case, response=response), timeout)
+        outcome = evaluator.evaluate(case=case, response=response)
+        # A plain (non-async) evaluate is accepted too: its result is used as is.
+        result = (
+            await asyncio.wait_for(outcome, timeout) if inspect.isawaitable(outcome) else outcome
+        )
     except asyncio.TimeoutError:
         return EvaluationFailure(
             case_id=case.id, evaluator=evaluator.name, error=f"timed out after {timeout}s"

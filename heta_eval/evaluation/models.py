@@ -144,7 +144,8 @@ class QueryResult(_Model):
     """One ranked, chunk-level hit returned by a knowledge base.
 
     ``source`` is an open locator dict; ``document_id`` in it maps the chunk to a benchmark
-    document.
+    document (``doc_id`` / ``document_id`` on the result itself, or ``source.doc_id``, are
+    read as ``source.document_id``).
 
     >>> QueryResult(text="Paris is the capital of France.", score=12.5,
     ...             source={"document_id": "d1", "chunk_id": "d1#0"}).source["document_id"]
@@ -164,6 +165,24 @@ class QueryResult(_Model):
         if value is not None and not math.isfinite(value):
             raise ValueError(f"score must be a finite number, got {value!r}")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _document_id_aliases(cls, data: Any) -> Any:
+        # Replies from other systems name the document as `doc_id` or `document_id`, at the
+        # result's top level or in `source`; all mean source["document_id"].
+        if not isinstance(data, dict):
+            return data
+        source = data.get("source")
+        source = dict(source) if isinstance(source, dict) else source
+        if source is None:
+            source = {}
+        if not isinstance(source, dict) or source.get("document_id") is not None:
+            return data
+        for value in (source.get("doc_id"), data.get("document_id"), data.get("doc_id")):
+            if value is not None:
+                return {**data, "source": {**source, "document_id": str(value)}}
+        return data
 
 
 def _keep_columns(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from typing import Any
 
 import httpx
@@ -24,7 +25,10 @@ class HttpKnowledgeBase:
     Each query is ``POST url`` with JSON ``{"query": ..., "mode": ..., "top_k": ...}``; the
     reply must validate as :class:`~heta_eval.evaluation.models.QueryResponse`. Timeouts,
     connection errors, 429 and 5xx are retried with exponential backoff; at most
-    ``max_concurrency`` requests are in flight at once.
+    ``max_concurrency`` requests are in flight at once. After ``breaker`` consecutive
+    queries that could not connect, later queries fail at once without a request (a
+    service that went down costs seconds, not minutes of retries); ``check_connection()``
+    tells whether anything listens at the URL before a run starts.
 
     >>> kb = HttpKnowledgeBase("http://127.0.0.1:8000/query", modes=("hybrid_search",),
     ...                        timeout=10, max_attempts=3)
@@ -42,8 +46,12 @@ class HttpKnowledgeBase:
         backoff: float = 0.5,
         max_concurrency: int = 8,
         headers: dict[str, str] | None = None,
+        breaker: int = 5,
     ) -> None:
         self.url = url
+        #: After this many consecutive queries failed to connect, later queries fail at once.
+        self.breaker = breaker
+        self._connection_failures = 0
         self.modes = tuple(modes)
         self.policy = RetryPolicy(max_attempts=max_attempts, backoff=backoff, timeout=timeout)
         self.max_concurrency = max_concurrency
@@ -64,19 +72,47 @@ class HttpKnowledgeBase:
             )
         return self._semaphores[loop], self._clients[loop]
 
+    async def check_connection(self, timeout: float = 5.0) -> None:
+        """Open (and close) a TCP connection to the service; raise a one-line error naming
+        the URL when nothing listens there, so a run does not start only to fail."""
+        parts = httpx.URL(self.url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        if urllib.request.getproxies() and not urllib.request.proxy_bypass(parts.host):
+            return  # reached through a proxy: the queries (and the breaker) will tell
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(parts.host, port), timeout)
+        except (OSError, asyncio.TimeoutError) as error:
+            why = "timed out" if isinstance(error, asyncio.TimeoutError) else error.strerror
+            raise HttpKnowledgeBaseError(
+                self.url, f"cannot connect to {parts.host}:{port} ({why}); is the service up?"
+            ) from None
+        writer.close()
+
     async def query(self, text: str, *, mode: str = "default", top_k: int = 10) -> QueryResponse:
         """POST the query and return the validated response."""
+        if self.breaker and self._connection_failures >= self.breaker:
+            raise HttpKnowledgeBaseError(
+                self.url,
+                f"not tried: the last {self._connection_failures} queries could not connect "
+                "(circuit breaker open)",
+            )
         semaphore, client = self._loop_state()
         payload: dict[str, Any] = {"query": text, "mode": mode, "top_k": top_k}
         async with semaphore:
-            data = await post_json(
-                client,
-                self.url,
-                payload,
-                policy=self.policy,
-                headers=self.headers,
-                error=HttpKnowledgeBaseError,
-            )
+            try:
+                data = await post_json(
+                    client,
+                    self.url,
+                    payload,
+                    policy=self.policy,
+                    headers=self.headers,
+                    error=HttpKnowledgeBaseError,
+                )
+            except HttpKnowledgeBaseError as error:
+                if "last error: connection failed" in str(error):
+                    self._connection_failures += 1
+                raise
+            self._connection_failures = 0
         try:
             return QueryResponse.model_validate(data)
         except ValidationError as exc:

@@ -15,8 +15,6 @@ from .cache import (
     cache_key,
     corpus_fingerprint,
     default_cache_dir,
-    load_array,
-    save_array,
 )
 from .dense import DEFAULT_MODEL
 
@@ -141,6 +139,7 @@ class Recipe(_Spec):
         from .bm25 import BM25Index
         from .chunking import chunk_documents
         from .dense import DenseEncoder
+        from .embedding_cache import cached_embeddings
         from .lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
         from .reference import ReferenceKnowledgeBase
 
@@ -204,18 +203,13 @@ class Recipe(_Spec):
             if cache is None:
                 embeddings, info["embeddings"] = encoder.encode(texts, progress=progress), "built"
             else:
-                # The resolved precision, so "auto" shares entries with what it resolves to
-                # and the same recipe on another CPU never reuses vectors of another precision.
-                key = cache_key("dense", c.model_dump(), d.model, encoder.precision, fingerprint)
-                path, reused = cache.get_or_build(
-                    "dense",
-                    key,
-                    lambda p: save_array(
-                        p / "embeddings.npy", encoder.encode(texts, progress=progress)
-                    ),
-                )
-                embeddings = load_array(path / "embeddings.npy")
-                info["embeddings"] = "cache" if reused else "built"
+                # Keyed by the texts encoded (not the corpus or chunking that made them), the
+                # model and the resolved precision ("auto" shares entries with what it
+                # resolves to; another CPU never reuses vectors of another precision).
+                embeddings, info["embeddings"], path = cached_embeddings(
+                    cache, d.model, encoder.precision, texts,
+                    lambda batch: encoder.encode(batch, progress=progress),
+                )  # fmt: skip
                 info["embeddings_path"] = str(path)
             info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
             info["precision"] = encoder.precision

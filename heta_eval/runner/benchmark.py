@@ -131,6 +131,8 @@ class JsonlBenchmark:
         self.name = name or self.cases_path.stem
         self._evaluators = tuple(evaluators) if evaluators is not None else None
         self._cases: list[BenchmarkCase] | None = None
+        #: Files of the documents folder that are not .txt / .md (the runner warns about them).
+        self.skipped_files: list[str] = []
 
     def cases(self) -> list[BenchmarkCase]:
         if self._cases is None:
@@ -157,7 +159,14 @@ class JsonlBenchmark:
     def documents(self) -> Iterator[Document]:
         path = self.documents_path
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix in {".txt", ".md"})
+            every = sorted(p for p in path.rglob("*") if p.is_file())
+            files = [p for p in every if p.suffix in {".txt", ".md"}]
+            # Hidden files (.DS_Store, editor swap files) are not documents anyone meant.
+            self.skipped_files = [
+                p.relative_to(path).as_posix()
+                for p in every
+                if p.suffix not in {".txt", ".md"} and not p.name.startswith(".")
+            ]
             if not files:
                 raise BenchmarkFormatError(f"{path}: no .txt or .md documents in this folder")
             for file in files:

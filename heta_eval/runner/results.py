@@ -2,8 +2,9 @@
 
 A results folder holds:
 
-* ``run.json``: what was run (benchmark, knowledge base, recipe, modes, evaluators, top_k);
-  a rerun into the same folder must match it, and then resumes;
+* ``run.json``: what was run (benchmark, content fingerprints of the cases and documents,
+  the system: recipe or service URL, modes, evaluators, top_k); a rerun into the same
+  folder must match it, and then resumes (a new mode extends the folder);
 * ``per_query.jsonl``: one line per case and mode (query, retrieved document ids and scores,
   answer, every evaluator's score and metadata, the query error if it failed), appended as
   each case finishes, so a killed run loses nothing it finished;
@@ -54,6 +55,9 @@ class QueryRecord(BaseModel):
     error: str | None = None
     latency_ms: float | None = None
     evaluation_ms: float | None = None
+    #: How many results the reply held, and how many of them named no document.
+    results: int = 0
+    unmapped_results: int = 0
 
     @property
     def ok(self) -> bool:
@@ -62,14 +66,25 @@ class QueryRecord(BaseModel):
 
 
 class ModeSummary(BaseModel):
-    """Aggregates, counts and timings of one query mode."""
+    """Aggregates, counts and timings of one query mode.
+
+    When queries failed, each metric's headline ``value`` counts them as 0 (the strict
+    aggregate for retrieval metrics) and ``answered_only`` holds the mean over the answered
+    cases. ``failure_reasons`` counts failed queries by error message. ``timings`` holds
+    ``wall_s`` (elapsed) and ``evaluation_summed_s`` (per-case scoring time summed over
+    cases scored concurrently: not elapsed time).
+    """
 
     mode: str
     metrics: dict[str, MetricSummary]
+    answered_only: dict[str, float | None] = Field(default_factory=dict)
     cases: int
     answered: int
     failed_queries: int
+    failure_reasons: dict[str, int] = Field(default_factory=dict)
     evaluator_failures: int
+    results: int = 0
+    unmapped_results: int = 0
     partial: bool
     timings: dict[str, float | None] = Field(default_factory=dict)
 
@@ -79,12 +94,23 @@ class RunSummary(BaseModel):
 
     benchmark: str
     knowledge_base: str
+    #: The system under test: ``{"kind": "recipe" | "service" | "object", ...}``; a service
+    #: run records its ``url``.
+    system: dict[str, Any] = Field(default_factory=dict)
+    #: Content fingerprint of the benchmark's documents (``count:sha256-prefix``).
+    documents: str | None = None
     recipe: dict[str, Any] | None = None
     evaluators: list[str]
+    #: Hits asked of the knowledge base per query: max(top_k_requested, largest k) + 1.
     top_k: int
+    top_k_requested: int | None = None
     modes: dict[str, ModeSummary]
     timings: dict[str, float | None] = Field(default_factory=dict)
     build: dict[str, Any] = Field(default_factory=dict)
+    #: Input checks: documents, judgments naming no document, skipped document files.
+    checks: dict[str, int] = Field(default_factory=dict)
+    #: Everything the run warned about (also printed, and listed under the table).
+    warnings: list[str] = Field(default_factory=list)
     created_at: str = ""
     heta_eval_version: str = ""
     # Per evaluator that spends (an LLM judge): calls, tokens, cost, failures, agreement.
@@ -259,7 +285,8 @@ class BenchmarkResults:
             for (mode, metric), row in sorted(
                 grid.items(), key=lambda item: modes.index(item[0][0])
             ):
-                cells = [_cell(row.get(k), strict=False) for k in ks]
+                only = self.summary.modes[mode].answered_only
+                cells = [_cell(row.get(k), strict=False, answered=only) for k in ks]
                 lines.append(f"| {mode} | {metric} | " + " | ".join(cells) + " |")
             differs = [
                 f"{s.name} ({mode}) strict {s.strict:.5f}"
@@ -274,7 +301,11 @@ class BenchmarkResults:
         if others:
             lines = ["| evaluator | " + " | ".join(modes) + " |", "|---|" + "---:|" * len(modes)]
             for name in others:
-                cells = [_cell(self.summary.modes[m].metrics.get(name)) for m in modes]
+                cells = [
+                    _cell(self.summary.modes[m].metrics.get(name),
+                          answered=self.summary.modes[m].answered_only)
+                    for m in modes
+                ]  # fmt: skip
                 lines.append(f"| {name} | " + " | ".join(cells) + " |")
             blocks.append("\n".join(lines))
         notes = []
@@ -287,7 +318,16 @@ class BenchmarkResults:
                 f"p50 latency {_ms(timing.get('latency_p50_ms'))}"
                 + (" — PARTIAL" if mode_summary.partial else "")
             )
+            for reason, count in list(mode_summary.failure_reasons.items())[:3]:
+                notes.append(f"  - {count} × {reason}")
+        if any(m.failed_queries for m in self.summary.modes.values()):
+            notes.append(
+                "- *: partial. Failed queries count as 0 in the headline (strict aggregate); "
+                "the mean over answered queries follows in parentheses"
+            )
         blocks.append("\n".join(notes))
+        if self.summary.warnings:
+            blocks.append("\n".join(f"warning: {line}" for line in self.summary.warnings))
         return "\n\n".join(blocks)
 
     def to_dataframe(self) -> Any:
@@ -318,12 +358,23 @@ class BenchmarkResults:
         _atomic_write(folder / "table.md", self.table() + "\n")
 
 
-def _cell(summary: MetricSummary | None, *, strict: bool = True) -> str:
+def _cell(
+    summary: MetricSummary | None,
+    *,
+    strict: bool = True,
+    answered: dict[str, float | None] | None = None,
+) -> str:
     if summary is None or summary.kind == "empty":
         return "–"
     if summary.kind == "categorical":
         return ", ".join(f"{k}: {v}" for k, v in summary.counts.items())
     text = f"{summary.value:.5f}" if summary.value is not None else "–"
+    if answered and summary.name in answered:
+        # Failed queries: the headline counts them as 0; the answered-only mean beside it.
+        if summary.partial:
+            text += "*"
+        only = answered[summary.name]
+        return text + (f" ({only:.5f})" if only is not None else " (–)")
     if strict and summary.kind == "retrieval" and summary.strict != summary.beir:
         text += f" (strict {summary.strict:.5f})" if summary.strict is not None else ""
     if summary.partial:

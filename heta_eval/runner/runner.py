@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -16,16 +17,29 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ..evaluation import (
+    AnswerContains,
+    AnswerExactMatch,
+    AnswerF1,
     BeirRetrievalMetric,
     BenchmarkCase,
     BenchmarkEvaluatorProtocol,
     EvaluationFailure,
+    EvidenceRecallAtK,
+    MetricSummary,
     QueryResponse,
     collapse_to_documents,
     summarize_scores,
 )
 from ..evaluation.aggregate import run_sync, score_case
 from .benchmark import Benchmark
+from .checks import (
+    LISTED,
+    DocumentScan,
+    dangling_judgments,
+    name_documents,
+    scan_documents,
+    system_identity,
+)
 from .results import (
     BenchmarkResults,
     Journal,
@@ -141,28 +155,52 @@ class BenchmarkRunner:
         if repeated:
             raise RunConfigurationError(f"evaluator names must be unique; repeated: {repeated}")
         retrieval = [e for e in chosen if isinstance(e, BeirRetrievalMetric)]
-        # Ask for one extra hit: a self-hit removed by the metrics must not cost a rank at k.
+        # Every metric@k must see k documents, and one extra hit keeps a self-hit removed by
+        # the metrics from costing a rank at k: the knowledge base is asked for
+        # max(top_k, largest k) + 1 hits.
         top_k = max([self.top_k, *(m.k for m in retrieval)]) + 1
+
+        # One pass over the documents: their content fingerprint (a rerun resumes only on
+        # the same documents) and their ids (judgments and replies naming none are reported).
+        scan = scan_documents(benchmark.documents())
+        warnings = _input_warnings(benchmark, cases, scan)
+        for line in warnings:
+            self._say(f"warning: {line}")
+        if top_k != self.top_k:
+            self._say(
+                f"note: asking the knowledge base for {top_k} hits per query, not top_k="
+                f"{self.top_k}: the largest metric k is {top_k - 1} and one extra hit covers "
+                "a removed self-hit"
+            )
 
         folder = Path(output_dir) if output_dir is not None else None
         recipe_dump = recipe.model_dump(mode="json") if recipe is not None else None
+        system = system_identity(recipe, knowledge_base, knowledge_base_name)
+        # The recipe's modes only say which indexes to build: a folder of the same recipe
+        # with other modes is the same system, extended.
+        recipe_identity = {k: v for k, v in (recipe_dump or {}).items() if k != "modes"} or None
         journal = Journal(folder / "per_query.jsonl") if folder else None
         done: dict[tuple[str, str], QueryRecord] = {}
+        all_modes = modes
         if folder is not None:
-            self._claim_folder(
+            all_modes = self._claim_folder(
                 folder,
                 {
                     "benchmark": benchmark.name,
                     "knowledge_base": knowledge_base_name,
-                    "recipe": recipe_dump,
-                    "modes": list(modes),
+                    "system": system,
+                    "recipe": recipe_identity,
                     "evaluators": names,
                     "top_k": top_k,
+                    "top_k_requested": self.top_k,
                     "cases": _fingerprint([c.model_dump_json() for c in cases]),
+                    "documents": scan.fingerprint,
                 },
+                modes,
             )
             assert journal is not None
-            done = {key: r for key, r in journal.read().items() if r.ok}
+            # Finished cases of the modes asked are reused; other modes' records are kept.
+            done = {key: r for key, r in journal.read().items() if r.ok or key[1] not in modes}
 
         pending = {mode: [case for case in cases if (case.id, mode) not in done] for mode in modes}
         # Timings of work an earlier invocation did are kept, not reset by a resumed run.
@@ -187,6 +225,12 @@ class BenchmarkRunner:
                     f"knowledge base {knowledge_base_name!r} has no mode {unknown[0]!r}; "
                     f"its modes are {list(kb.modes)}"
                 )
+            check = getattr(kb, "check_connection", None)
+            if check is not None:
+                try:
+                    await check()
+                except Exception as error:  # the service is down: say so before 300 failures
+                    raise RunConfigurationError(str(error)) from None
 
         records = dict(done)
         mode_seconds: dict[str, float] = {}
@@ -195,7 +239,7 @@ class BenchmarkRunner:
                 started = time.perf_counter()
                 for record in await self._run_mode(
                     kb, mode, cases, pending[mode], len(cases) - len(pending[mode]), chosen,
-                    retrieval, top_k, journal,
+                    retrieval, top_k, journal, scan.ids,
                 ):  # fmt: skip
                     records[(record.case_id, mode)] = record
                 earlier = (
@@ -209,7 +253,16 @@ class BenchmarkRunner:
             if journal is not None:
                 journal.close()
 
-        ordered = [records[(c.id, m)] for m in modes for c in cases if (c.id, m) in records]
+        # A folder extended with more modes reports all of them.
+        summarized = [m for m in all_modes if m in modes or any(k[1] == m for k in records)]
+        ordered = [records[(c.id, m)] for m in summarized for c in cases if (c.id, m) in records]
+        for mode in summarized:
+            if mode not in mode_seconds and previous and mode in previous.modes:
+                mode_seconds[mode] = previous.modes[mode].timings.get("wall_s") or 0.0
+        mode_summaries = {
+            mode: self._summarize_mode(mode, cases, chosen, records, mode_seconds.get(mode))
+            for mode in summarized
+        }
         # What spending evaluators (an LLM judge) report, added to a resumed run's earlier totals.
         usage = {
             e.name: e.usage_report(previous.usage.get(e.name) if previous else None)
@@ -219,15 +272,17 @@ class BenchmarkRunner:
         summary = RunSummary(
             benchmark=benchmark.name,
             knowledge_base=knowledge_base_name,
+            system=system,
+            documents=scan.fingerprint,
             recipe=recipe_dump,
             evaluators=names,
             top_k=top_k,
-            modes={
-                mode: self._summarize_mode(mode, cases, chosen, records, mode_seconds.get(mode))
-                for mode in modes
-            },
+            top_k_requested=self.top_k,
+            modes=mode_summaries,
             timings={"build_s": build_seconds},
             build=build_info,
+            checks=_input_counts(benchmark, cases, scan),
+            warnings=warnings + _reply_warnings(mode_summaries),
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             heta_eval_version=_version(),
             usage=usage,
@@ -240,19 +295,39 @@ class BenchmarkRunner:
 
     # ----------------------------------------------------------------------------------
 
-    def _claim_folder(self, folder: Path, identity: dict[str, Any]) -> None:
+    def _say(self, line: str) -> None:
+        if self.progress:
+            print(line, file=sys.stderr)
+
+    def _claim_folder(
+        self, folder: Path, identity: dict[str, Any], modes: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """Claim ``folder`` for this run, or refuse it when it holds another run's results.
+
+        The same benchmark, documents, system, evaluators and cases resume; a new mode extends
+        the folder. Returns every mode the folder holds, earlier ones first.
+        """
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "run.json"
+        earlier: list[str] = []
         if path.exists():
             previous = json.loads(path.read_text(encoding="utf-8"))
+            earlier = list(previous.pop("modes", []))
             if previous != identity:
-                changed = sorted(k for k in identity if previous.get(k) != identity[k])
+                changed = [
+                    _change(key, previous.get(key), identity.get(key))
+                    for key in sorted(set(identity) | set(previous))
+                    if previous.get(key) != identity.get(key)
+                ]
                 raise RunConfigurationError(
-                    f"{folder} holds results of a different run (changed: {', '.join(changed)}); "
-                    "choose another output folder or delete this one to start over"
+                    f"{folder} holds results of a different run (changed: {'; '.join(changed)})"
+                    "; choose another output folder, or delete this one (--fresh) to start over"
                 )
-            return
-        path.write_text(json.dumps(identity, indent=2) + "\n", encoding="utf-8")
+        all_modes = tuple(dict.fromkeys([*earlier, *modes]))
+        if list(all_modes) != earlier:
+            record = {**identity, "modes": list(all_modes)}
+            path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        return all_modes
 
     async def _run_mode(
         self,
@@ -265,6 +340,7 @@ class BenchmarkRunner:
         retrieval: Sequence[BeirRetrievalMetric],
         top_k: int,
         journal: Journal | None,
+        document_ids: set[str],
     ) -> list[QueryRecord]:
         if not pending:
             return []
@@ -277,7 +353,9 @@ class BenchmarkRunner:
 
         async def one(case: BenchmarkCase) -> None:
             async with semaphore:
-                record = await self._query_and_score(kb, mode, case, evaluators, retrieval, top_k)
+                record = await self._query_and_score(
+                    kb, mode, case, evaluators, retrieval, top_k, document_ids
+                )
             if journal is not None:
                 journal.append(record)
             finished.append(record)
@@ -297,6 +375,7 @@ class BenchmarkRunner:
         evaluators: Sequence[BenchmarkEvaluatorProtocol],
         retrieval: Sequence[BeirRetrievalMetric],
         top_k: int,
+        document_ids: set[str],
     ) -> QueryRecord:
         started = time.perf_counter()
         try:
@@ -304,6 +383,7 @@ class BenchmarkRunner:
                 kb.query(case.query, mode=mode, top_k=top_k), self.query_timeout
             )
             response = raw if isinstance(raw, QueryResponse) else QueryResponse.model_validate(raw)
+            response = name_documents(response, document_ids)
         except asyncio.TimeoutError:
             return QueryRecord(
                 case_id=case.id, mode=mode, query=case.query,
@@ -345,6 +425,8 @@ class BenchmarkRunner:
             failures=failures,
             latency_ms=latency_ms,
             evaluation_ms=round((time.perf_counter() - started) * 1000, 3),
+            results=len(response.results),
+            unmapped_results=ranking.unmapped,
         )
 
     def _summarize_mode(
@@ -366,21 +448,152 @@ class BenchmarkRunner:
             responded=[r.case_id for r in answered],
         )
         failed_queries = len(mine) - len(answered)
+        answered_only: dict[str, float | None] = {}
+        if len(answered) < len(cases):
+            metrics, answered_only = _count_failed_queries(evaluators, cases, answered, metrics)
         timings: dict[str, float | None] = {
             **latency_summary([r.latency_ms for r in answered if r.latency_ms is not None]),
-            "evaluation_s": round(sum(r.evaluation_ms or 0.0 for r in answered) / 1000, 3),
+            # A sum over cases scored concurrently: CPU-ish work, not elapsed time.
+            "evaluation_summed_s": round(sum(r.evaluation_ms or 0.0 for r in answered) / 1000, 3),
             "wall_s": wall_seconds,
         }
+        reasons = Counter(_reason(r.error, r.query) for r in mine if r.error is not None)
         return ModeSummary(
             mode=mode,
             metrics=metrics,
+            answered_only=answered_only,
             cases=len(cases),
             answered=len(answered),
             failed_queries=failed_queries,
+            failure_reasons=dict(reasons.most_common()),
             evaluator_failures=len(failures),
+            results=sum(r.results for r in answered),
+            unmapped_results=sum(r.unmapped_results for r in answered),
             partial=len(answered) < len(cases) or any(m.partial for m in metrics.values()),
             timings=timings,
         )
+
+
+def _count_failed_queries(
+    evaluators: Sequence[BenchmarkEvaluatorProtocol],
+    cases: Sequence[BenchmarkCase],
+    answered: Sequence[QueryRecord],
+    metrics: dict[str, MetricSummary],
+) -> tuple[dict[str, MetricSummary], dict[str, float | None]]:
+    """The headline of a run with failed queries counts each as 0 (for retrieval metrics
+    the strict aggregate, trec_eval -c); the mean over answered cases is kept beside it.
+
+    A failed query is the system's failure, not a query the dataset lacks, so it must not
+    lift the headline above the complete run's.
+    """
+    by_case = {r.case_id: r for r in answered}
+    headline: dict[str, MetricSummary] = {}
+    answered_only: dict[str, float | None] = {}
+    for evaluator in evaluators:
+        name = evaluator.name
+        summary = metrics[name]
+        values = [
+            float(score.value)  # type: ignore[arg-type]
+            for case in cases
+            if (record := by_case.get(case.id)) is not None
+            and (score := record.scores.get(name)) is not None
+            and not score.skipped
+            and isinstance(score.value, (bool, int, float))
+        ]
+        total = 0.0
+        for value in values:  # case order, as the aggregates sum
+            total += value
+        mean = total / len(values) if values else None
+        answered_only[name] = None if mean is None else round(mean, 5)
+        if summary.kind == "retrieval":
+            value = summary.strict
+        elif summary.kind in ("numeric", "boolean"):
+            unanswered = sum(
+                1 for case in cases if case.id not in by_case and _applies(evaluator, case)
+            )
+            value = total / (len(values) + unanswered) if values or unanswered else None
+        else:
+            headline[name] = summary
+            continue
+        headline[name] = summary.model_copy(update={"value": value})
+    return headline, answered_only
+
+
+def _applies(evaluator: BenchmarkEvaluatorProtocol, case: BenchmarkCase) -> bool:
+    # Would the evaluator have scored this case (rather than skipped it) had it been answered?
+    if isinstance(evaluator, EvidenceRecallAtK):
+        return bool(case.expected.evidence)
+    if isinstance(evaluator, (AnswerContains, AnswerExactMatch, AnswerF1)):
+        return bool(case.expected.answers)
+    return True
+
+
+def _reason(error: str, query: str) -> str:
+    """A failure message without its query text, so equal causes group together."""
+    first = error.splitlines()[0] if error else error
+    return first.replace(repr(query), "<query>").replace(query, "<query>")[:200]
+
+
+def _change(key: str, before: Any, after: Any) -> str:
+    if key == "documents":
+        return f"documents (content fingerprint {before} -> {after})"
+    if key == "system" and isinstance(before, dict) and isinstance(after, dict):
+        keys = sorted(set(before) | set(after))
+        parts = [f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in keys
+                 if before.get(k) != after.get(k)]  # fmt: skip
+        return "system (" + ", ".join(parts) + ")"
+    if isinstance(before, (str, int, float)) and isinstance(after, (str, int, float)):
+        return f"{key} ({before!r} -> {after!r})"
+    return key
+
+
+def _skipped_files(benchmark: Benchmark) -> list[str]:
+    return [str(p) for p in getattr(benchmark, "skipped_files", None) or ()]
+
+
+def _input_warnings(
+    benchmark: Benchmark, cases: Sequence[BenchmarkCase], scan: DocumentScan
+) -> list[str]:
+    warnings = []
+    dangling = dangling_judgments(cases, scan.ids)
+    for case_id, doc_id in dangling[:LISTED]:
+        warnings.append(
+            f"case {case_id!r} judges document {doc_id!r}, which is not among the "
+            f"{len(scan.ids)} documents: it can never be retrieved (a typo?)"
+        )
+    if len(dangling) > LISTED:
+        warnings.append(f"... {len(dangling) - LISTED} more judgments name no document")
+    skipped = _skipped_files(benchmark)
+    if skipped:
+        shown = ", ".join(skipped[:LISTED]) + (" ..." if len(skipped) > LISTED else "")
+        warnings.append(
+            f"{len(skipped)} files in the documents folder were skipped (only .txt and .md "
+            f"are read): {shown}"
+        )
+    return warnings
+
+
+def _input_counts(
+    benchmark: Benchmark, cases: Sequence[BenchmarkCase], scan: DocumentScan
+) -> dict[str, int]:
+    return {
+        "documents": len(scan.ids),
+        "judgments_naming_no_document": len(dangling_judgments(cases, scan.ids)),
+        "skipped_files": len(_skipped_files(benchmark)),
+    }
+
+
+def _reply_warnings(modes: dict[str, ModeSummary]) -> list[str]:
+    warnings = []
+    for mode, summary in modes.items():
+        if summary.results and summary.unmapped_results * 2 > summary.results:
+            warnings.append(
+                f"{mode}: {summary.unmapped_results} of {summary.results} results map to no "
+                "document, so they score 0; each result must name its document in "
+                "source.document_id (or doc_id / document_id, or an id / reference_id that "
+                "is a document id); see docs/runs.md"
+            )
+    return warnings
 
 
 def _previous_summary(folder: Path | None) -> RunSummary | None:

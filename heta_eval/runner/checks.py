@@ -1,0 +1,140 @@
+"""What a run checks before it trusts its inputs and its numbers.
+
+* :func:`scan_documents`: one pass over the benchmark's documents that fingerprints their
+  content (a results folder resumes only on the same documents) and collects their ids,
+  so judgments and replies that name no document are reported instead of scored as 0;
+* :func:`dangling_judgments`: relevance judgments and gold evidence naming a document the
+  benchmark does not have (a typo scores 0 without a word otherwise);
+* :func:`name_documents`: replies whose results name their document in another common
+  field (``id``, ``reference_id``) are mapped when that field names a known document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..evaluation import BenchmarkCase, Document, QueryResponse, QueryResult
+
+__all__ = [
+    "DocumentScan",
+    "dangling_judgments",
+    "name_documents",
+    "scan_documents",
+    "system_identity",
+]
+
+#: How many individual warnings of one kind are listed before they are only counted.
+LISTED = 10
+
+
+@dataclass
+class DocumentScan:
+    """The documents' content fingerprint (``count:sha256-prefix``) and their ids."""
+
+    fingerprint: str
+    ids: set[str] = field(default_factory=set)
+
+
+def scan_documents(documents: Iterable[Document]) -> DocumentScan:
+    """Fingerprint id, title, text, sentences and pages of every document, in order.
+
+    >>> a = scan_documents([Document(id="d1", text="Paris.")])
+    >>> b = scan_documents([Document(id="d1", text="Rome.")])
+    >>> a.fingerprint == b.fingerprint, sorted(a.ids)
+    (False, ['d1'])
+    """
+    digest = hashlib.sha256()
+    ids: set[str] = set()
+    for doc in documents:
+        record = [doc.id, doc.title, doc.text, doc.sentences, doc.pages]
+        digest.update(json.dumps(record, ensure_ascii=False).encode())
+        digest.update(b"\n")
+        ids.add(doc.id)
+    return DocumentScan(f"{len(ids)}:{digest.hexdigest()[:16]}", ids)
+
+
+def content_fingerprint(value: Any) -> str:
+    """A short SHA-256 of a JSON-serializable value (a recipe, a list of cases).
+
+    >>> content_fingerprint({"a": 1}) == content_fingerprint({"a": 1})
+    True
+    """
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, Any]:
+    """What the system under test is: a recipe (by content), a service URL, or an object.
+
+    >>> system_identity(None, type("Kb", (), {"url": "http://h/q"})(), "kb")["url"]
+    'http://h/q'
+    """
+    if recipe is not None and knowledge_base is None:
+        # Without its modes: they only say which indexes to build, not how any mode works.
+        dump = {k: v for k, v in recipe.model_dump(mode="json").items() if k != "modes"}
+        return {"kind": "recipe", "name": name, "fingerprint": content_fingerprint(dump)}
+    url = getattr(knowledge_base, "url", None)
+    if url is not None:
+        return {"kind": "service", "name": name, "url": str(url)}
+    kind = type(knowledge_base)
+    identity = getattr(knowledge_base, "identity", None)
+    return {
+        "kind": "object",
+        "name": name,
+        "type": f"{kind.__module__}.{kind.__qualname__}",
+        **({"identity": identity} if identity is not None else {}),
+    }
+
+
+def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tuple[str, str]]:
+    """``(case id, document id)`` of every judgment or gold evidence naming no document.
+
+    >>> case = BenchmarkCase(id="q1", query="?", expected={"relevance": {"d1": 1, "d9": 1}})
+    >>> dangling_judgments([case], {"d1"})
+    [('q1', 'd9')]
+    """
+    found: list[tuple[str, str]] = []
+    for case in cases:
+        named = list(case.expected.relevance)
+        named += [
+            str(item.locator["document_id"])
+            for item in case.expected.evidence
+            if item.locator.get("document_id") is not None
+        ]
+        found += [(case.id, doc_id) for doc_id in dict.fromkeys(named) if doc_id not in ids]
+    return found
+
+
+#: Result fields (besides ``source.document_id``) that may name a document.
+ID_FIELDS = ("id", "reference_id")
+
+
+def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
+    """Map results without ``source.document_id`` whose ``id`` or ``reference_id`` names a
+    known document to that document; everything else is left as it is.
+
+    >>> reply = QueryResponse(query="q", results=[{"reference_id": "d1", "score": 1.0}])
+    >>> name_documents(reply, {"d1"}).results[0].source
+    {'document_id': 'd1'}
+    """
+    results = response.results
+    if not isinstance(results, list) or not ids:
+        return response  # ResultColumns always name their documents
+    changed = False
+    mapped: list[QueryResult] = []
+    for result in results:
+        if "document_id" not in result.source:
+            extra = result.model_extra or {}
+            for name in ID_FIELDS:
+                value = extra.get(name) if name == "id" else getattr(result, name)
+                if value is not None and str(value) in ids:
+                    source = {**result.source, "document_id": str(value)}
+                    result = result.model_copy(update={"source": source})
+                    changed = True
+                    break
+        mapped.append(result)
+    return response.model_copy(update={"results": mapped}) if changed else response

@@ -1,0 +1,166 @@
+"""Every command of the README runs as written, in order, on a fresh clone.
+
+The repository's committed HEAD is cloned into a temporary folder with ``../shared`` beside it
+(as CI has it), and one bash session runs, in README order: each line of every ``bash``
+block, each ``$ `` command of the example transcripts, and each ``python`` block (in a fresh
+interpreter in the clone). Any non-zero exit fails the test with the step and its output.
+
+To fit CI's budget, ``HETA_EVAL_DATA`` points at a small SciFact made from the real one (all
+300 test queries and their judgments, the judged documents and 200 others), so encoding it
+takes seconds; the clone's ``.venv/bin`` holds wrappers around this interpreter instead of
+``make install``; ``my_run.trec``, ``my_cases.jsonl`` and ``my_docs/`` (the README's names for
+your own files) are made in the clone first. ``NOT_RUN`` lists the lines left out, and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, shared_path
+
+README = REPO / "README.md"
+NOT_RUN = {
+    "make test": "it is this test suite: running it here would recurse",
+    "make bench": "timed benchmarks, minutes, not part of make test (it has its own target)",
+}
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+def logical_lines(block: str) -> list[str]:
+    """Lines with ``\\`` continuations joined."""
+    lines: list[str] = []
+    pending = ""
+    for line in block.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        lines.append(pending + line)
+        pending = ""
+    return lines
+
+
+def readme_steps(text: str) -> list[tuple[str, str]]:
+    """``(kind, code)`` in README order: ``shell`` commands and ``python`` blocks."""
+    steps: list[tuple[str, str]] = []
+    for language, body in FENCE.findall(text):
+        if language == "python":
+            steps.append(("python", body))
+        elif language in ("bash", "sh", "shell"):
+            steps += [("shell", line) for line in logical_lines(body) if line.strip()]
+        elif language in ("text", "console"):
+            steps += [("shell", line[2:]) for line in logical_lines(body) if line.startswith("$ ")]
+    return steps
+
+
+def command_of(line: str) -> str:
+    return line.split(" #")[0].strip()
+
+
+def test_the_readme_commands_are_found():
+    steps = readme_steps(README.read_text(encoding="utf-8"))
+    commands = [command_of(code) for kind, code in steps if kind == "shell"]
+    assert "make eval DATASET=scifact" in commands
+    assert "make eval DATASET=scifact MODES=keyword_search" in commands
+    assert any(c.startswith("heta-eval leaderboard") for c in commands)
+    assert sum(kind == "python" for kind, _ in steps) >= 5
+    assert set(NOT_RUN) <= set(commands)  # nothing listed here that the README lost
+
+
+def small_scifact(source: Path, target: Path, others: int = 200) -> None:
+    """The real SciFact's test queries and qrels, judged documents plus ``others`` more."""
+    folder = target / "scifact"
+    (folder / "qrels").mkdir(parents=True)
+    shutil.copy(source / "queries.jsonl", folder / "queries.jsonl")
+    shutil.copy(source / "qrels" / "test.tsv", folder / "qrels" / "test.tsv")
+    judged = {
+        line.split("\t")[1]
+        for line in (source / "qrels" / "test.tsv").read_text().splitlines()[1:]
+        if line.strip()
+    }
+    with (source / "corpus.jsonl").open() as lines, (folder / "corpus.jsonl").open("w") as out:
+        for line in lines:
+            doc_id = json.loads(line)["_id"]
+            if doc_id in judged or others > 0:
+                others -= doc_id not in judged
+                out.write(line)
+
+
+def fresh_clone(tmp_path: Path) -> Path:
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    clone = tmp_path / "heta-eval"
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(REPO), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", head], check=True)
+    (tmp_path / "shared").symlink_to(shared_path("datasets").parent)
+    # make install's result, without the install: this interpreter, the clone's code.
+    bin_dir = clone / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name, tail in (("python", ""), ("heta-eval", " -m heta_eval")):
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec "{sys.executable}"{tail} "$@"\n')
+        (bin_dir / name).chmod(0o755)
+    return clone
+
+
+def your_own_files(clone: Path, run_file: Path) -> None:
+    """What the README calls my_run.trec, my_cases.jsonl and my_docs/."""
+    shutil.copy(run_file, clone / "my_run.trec")
+    (clone / "my_docs").mkdir()
+    (clone / "my_docs" / "paris.md").write_text("# Paris\n\nParis is the capital of France.\n")
+    (clone / "my_docs" / "rome.txt").write_text("Rome is the capital of Italy.\n")
+    cases = [
+        {"id": "q1", "query": "capital of France", "expected": {"relevance": {"paris": 1}}},
+        {"id": "q2", "query": "capital of Italy", "expected": {"relevance": {"rome": 1}}},
+    ]
+    (clone / "my_cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+
+
+def session_script(steps: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """One bash script running every step, echoing a marker before each; and the steps."""
+    parts = ["set -e"]
+    labels: list[str] = []
+    for kind, code in steps:
+        if kind == "shell" and command_of(code) in NOT_RUN:
+            continue
+        labels.append(code if kind == "shell" else "python: " + code.strip().splitlines()[0])
+        parts.append(f"echo '@@step {len(labels) - 1}' >&2")
+        if kind == "shell":
+            parts.append(code)
+        else:
+            parts.append(f".venv/bin/python - <<'HETA_README_EOF'\n{code}HETA_README_EOF")
+    return "\n".join(parts) + "\n", labels
+
+
+def test_every_readme_command_runs_as_written_on_a_fresh_clone(
+    tmp_path, scifact_dir, scifact_run_file
+):
+    clone = fresh_clone(tmp_path)
+    small_scifact(scifact_dir, tmp_path / "small-beir")
+    your_own_files(clone, scifact_run_file)
+    script, labels = session_script(readme_steps((clone / "README.md").read_text("utf-8")))
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("HETA_EVAL", "PYTHON"))},
+        "PYTHONPATH": str(clone),
+        "HETA_EVAL_DATA": str(tmp_path / "small-beir"),
+        "HETA_EVAL_CACHE_DIR": str(tmp_path / "kb-cache"),
+        "MPLBACKEND": "Agg",
+    }
+    done = subprocess.run(["bash", "-c", script], cwd=clone, env=env, capture_output=True,
+                          text=True, timeout=1500)  # fmt: skip
+    steps_run = re.findall(r"@@step (\d+)", done.stderr)
+    last = int(steps_run[-1]) if steps_run else 0
+    assert done.returncode == 0, (
+        f"README step failed: {labels[last]!r}\n--- stdout (tail)\n{done.stdout[-3000:]}"
+        f"\n--- stderr (tail)\n{done.stderr[-3000:]}"
+    )
+    assert len(steps_run) == len(labels)
+    assert (clone / "board.png").stat().st_size > 0
+    assert (clone / "results" / "scifact-claims" / "summary.json").exists()
