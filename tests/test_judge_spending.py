@@ -206,7 +206,7 @@ def test_judge_timeouts_are_counted_and_listed(serve, tmp_path, capsys):
     server = serve(slow_s=1.5)
     write_benchmark(tmp_path, slow={"rome", "oslo"})
     out = tmp_path / "out"
-    assert run_cli(tmp_path, out, "--judge-timeout", "0.3") == 0
+    assert run_cli(tmp_path, out, "--judge-timeout", "0.3") == 3  # partial: two judgments failed
     usage = usage_of(out)
     assert usage["failed"] == 2 and {f["case_id"] for f in usage["failures"]} == {"rome", "oslo"}
     assert all("timed out" in f["error"] for f in usage["failures"])
