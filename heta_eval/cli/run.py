@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CliError
+from .ray_options import add_ray_arguments, executor_from_args
 
 EXAMPLE = """\
 examples:
@@ -17,6 +18,7 @@ examples:
       --output results/scifact --k 1,10,100
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes hybrid_search
   heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search
+  heta-eval run --dataset scifact --modes vector_search --ray auto
 
 A rerun with the same arguments continues where an interrupted run stopped.
 """
@@ -60,6 +62,7 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per query")
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_ray_arguments(run)
     parser.set_defaults(handler=handle)
 
 
@@ -155,7 +158,7 @@ def handle(args: argparse.Namespace) -> int:
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
         top_k=args.top_k, concurrency=args.concurrency, query_timeout=args.timeout,
-        progress=not args.quiet,
+        progress=not args.quiet, executor=executor_from_args(args),
     )  # fmt: skip
     all_results = []
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -115,10 +115,13 @@ class Recipe(_Spec):
         *,
         cache_dir: str | Path | Literal[False] | None = None,
         progress: bool = True,
+        executor: Any = None,
     ):  # -> ReferenceKnowledgeBase (import cycle)
         """Build the knowledge base ``name`` over ``documents``.
 
         ``cache_dir=None`` uses :func:`default_cache_dir`; ``False`` disables the cache.
+        ``executor`` (e.g. :class:`heta_eval.scale.RayExecutor`) encodes the corpus and
+        serves dense search elsewhere; the cached artifacts are the same either way.
         """
         from .answerers import make_answerer
         from .bm25 import BM25Index
@@ -166,9 +169,16 @@ class Recipe(_Spec):
         if "vector_search" in self.modes or "hybrid_search" in self.modes:
             d = self.dense
             encoder = DenseEncoder(d.model, precision=d.precision, batch_size=d.batch_size)
+            root = cache.root if cache is not None else None
+
+            def encode_corpus() -> Any:
+                if executor is None:
+                    return encoder.encode(texts, progress=progress)
+                return executor.encode_corpus(encoder, texts, progress=progress, cache_root=root)
+
             t = time.perf_counter()
             if cache is None:
-                embeddings, info["embeddings"] = encoder.encode(texts, progress=progress), "built"
+                embeddings, info["embeddings"] = encode_corpus(), "built"
             else:
                 # The resolved precision, so "auto" shares entries with what it resolves to
                 # and the same recipe on another CPU never reuses vectors of another precision.
@@ -176,9 +186,7 @@ class Recipe(_Spec):
                 path, reused = cache.get_or_build(
                     "dense",
                     key,
-                    lambda p: save_array(
-                        p / "embeddings.npy", encoder.encode(texts, progress=progress)
-                    ),
+                    lambda p: save_array(p / "embeddings.npy", encode_corpus()),
                 )
                 embeddings = load_array(path / "embeddings.npy")
                 info["embeddings"] = "cache" if reused else "built"
@@ -187,7 +195,7 @@ class Recipe(_Spec):
             info["precision"] = encoder.precision
 
         info["seconds"] = round(time.perf_counter() - started, 3)
-        return ReferenceKnowledgeBase(
+        kb = ReferenceKnowledgeBase(
             name,
             recipe=self,
             documents=documents,
@@ -198,3 +206,4 @@ class Recipe(_Spec):
             answerer=make_answerer(self.answerer),
             build_info=info,
         )
+        return executor.attach(kb) if executor is not None else kb

@@ -85,6 +85,8 @@ class RunSummary(BaseModel):
     modes: dict[str, ModeSummary]
     timings: dict[str, float | None] = Field(default_factory=dict)
     build: dict[str, Any] = Field(default_factory=dict)
+    #: Where the knowledge base was built: kind (local / ray), nodes, workers, GPUs.
+    executor: dict[str, Any] = Field(default_factory=dict)
     created_at: str = ""
     heta_eval_version: str = ""
 

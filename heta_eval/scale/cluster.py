@@ -1,0 +1,72 @@
+"""Connecting to Ray, and what the cluster holds. ``ray`` is imported only when called."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+__all__ = ["RayUnavailableError", "cluster_resources", "connect", "parse_address"]
+
+
+class RayUnavailableError(RuntimeError):
+    """Ray is not installed or the cluster cannot be reached; the message says what to do."""
+
+
+def parse_address(address: str) -> str | None:
+    """``"local"`` (start Ray in this process: ``None``), ``"auto"`` or ``"host:port"``.
+
+    >>> parse_address("local") is None, parse_address("auto"), parse_address("10.0.0.5:6379")
+    (True, 'auto', '10.0.0.5:6379')
+    >>> parse_address("nowhere")
+    Traceback (most recent call last):
+    ...
+    ValueError: --ray must be 'local', 'auto', HOST:PORT or ray://HOST:PORT, got 'nowhere'
+    """
+    text = address.strip()
+    if text == "local":
+        return None
+    if text == "auto" or text.startswith("ray://"):
+        return text
+    host, _, port = text.rpartition(":")
+    if host and port.isdigit():
+        return text
+    raise ValueError(
+        f"--ray must be 'local', 'auto', HOST:PORT or ray://HOST:PORT, got {address!r}"
+    )
+
+
+def connect(address: str) -> Any:
+    """Join the cluster at ``address`` (or start one in this process for ``"local"``) and
+    return the ``ray`` module. Joining twice is a no-op."""
+    target = parse_address(address)
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailableError(
+            "--ray needs Ray: pip install 'heta-eval[ray]' (or pip install 'ray[data]')"
+        ) from None
+    if ray.is_initialized():
+        return ray
+    # Ray's own progress bars and INFO lines would drown the run's output.
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if target is None:
+        options["include_dashboard"] = False
+    try:
+        ray.init(address=target, **options)
+    except (ConnectionError, RuntimeError) as error:
+        raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
+    return ray
+
+
+def cluster_resources() -> dict[str, Any]:
+    """Alive nodes, and the CPUs and GPUs they offer in total."""
+    import ray
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    return {
+        "nodes": len(nodes),
+        "cpus": sum(n["Resources"].get("CPU", 0.0) for n in nodes),
+        "gpus": sum(n["Resources"].get("GPU", 0.0) for n in nodes),
+    }
