@@ -1,5 +1,6 @@
 # heta-eval: two commands for a new user
 #   make eval DATASET=scifact     install (once) and run the main job
+#   make eval RAY=auto            the same on a Ray cluster (local | auto | HOST:PORT)
 #   make test                     run the test suite
 PYTHON ?= python3
 VENV := .venv
@@ -30,7 +31,7 @@ $(BIN)/heta-eval: pyproject.toml
 	$(BIN)/pip install --upgrade pip
 	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e '.[test,bench]'
+	$(BIN)/pip install -e '.[test,bench,ray]'
 	touch $@
 
 install: $(BIN)/heta-eval
@@ -43,7 +44,8 @@ lint: install
 	$(BIN)/ruff format --check heta_eval adapters tests bench
 
 eval: install
-	$(BIN)/heta-eval run --dataset $(DATASET) --modes $(MODES) --output $(OUT)
+	$(if $(RAY),$(BIN)/pip install -q -e '.[ray]')
+	$(BIN)/heta-eval run --dataset $(DATASET) --modes $(MODES) --output $(OUT) $(if $(RAY),--ray $(RAY))
 
 # Reproduce the reference numbers on SciFact (BM25 flat 0.6789, MTEB all-MiniLM-L6-v2 0.6451)
 # through the real pipeline, then check them against the checked-in references.

@@ -74,12 +74,20 @@ def handle(args: argparse.Namespace) -> int:
     from ..kb.reference import MODES
     from ..scale.sweep import Sweep, SweepError
 
+    from ..data.registry import RegistryError, get_dataset
+
+    datasets = _split(args.datasets)
+    for name in datasets:
+        try:
+            get_dataset(name)
+        except (RegistryError, KeyError) as error:
+            raise CliError(str(error).strip("'\"")) from None
     modes = _split(args.modes)
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise CliError(f"unknown mode {unknown[0]!r}; modes: {', '.join(MODES)}")
     try:
-        sweep = Sweep(_split(args.datasets), _recipes(args.recipes), modes, args.output,
+        sweep = Sweep(datasets, _recipes(args.recipes), modes, args.output,
                       data_dir=args.data_dir, top_k=args.top_k)  # fmt: skip
         sweep.load_manifest()  # a folder of another sweep is refused before any work
         manifest = sweep.run(
