@@ -51,7 +51,9 @@ def test_aligned_shards_score_every_row_to_the_bit_like_the_whole_matrix():
             joined = np.concatenate([p @ query for _, p in parts])
             assert np.array_equal(joined, matrix @ query)
             idx, scores = sharded_top_k(parts, query, 100)
-            assert idx.tolist() == top_indices(matrix @ query, 100).tolist()
+            expected = top_indices(matrix @ query, 100)
+            assert idx.tolist() == expected.tolist()
+            assert np.array_equal(scores, (matrix @ query)[expected])
 
 
 def test_merge_of_no_parts_is_empty():

@@ -71,10 +71,9 @@ def _recipes(text: str) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..data.registry import RegistryError, get_dataset
     from ..kb.reference import MODES
     from ..scale.sweep import Sweep, SweepError
-
-    from ..data.registry import RegistryError, get_dataset
 
     datasets = _split(args.datasets)
     for name in datasets:
