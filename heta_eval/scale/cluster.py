@@ -48,8 +48,8 @@ def connect(address: str) -> Any:
         ) from None
     if ray.is_initialized():
         return ray
-    # Ray's own progress bars and INFO lines would drown the run's output.
-    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    # Ray Data's INFO lines would drown the run's output (RAY_DATA_LOG_LEVEL=INFO shows them).
+    os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     if target is None:
         options["include_dashboard"] = False

@@ -5,7 +5,6 @@ cluster has GPUs); the driver writes each shard to disk as soon as all its vecto
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -91,7 +90,6 @@ def encode_shards(
             )
             for s in pending
         ]
-        logging.getLogger("ray.data").setLevel(logging.WARNING)  # no per-dataset INFO lines
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = progress
         context.execution_options.verbose_progress = False
