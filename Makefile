@@ -44,7 +44,6 @@ lint: install
 	$(BIN)/ruff format --check heta_eval adapters tests bench
 
 eval: install
-	$(if $(RAY),$(BIN)/pip install -q -e '.[ray]')
 	$(BIN)/heta-eval run --dataset $(DATASET) --modes $(MODES) --output $(OUT) $(if $(RAY),--ray $(RAY))
 
 # Reproduce the reference numbers on SciFact (BM25 flat 0.6789, MTEB all-MiniLM-L6-v2 0.6451)
