@@ -30,12 +30,17 @@ def cluster_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # An in-process `ray.init()` elsewhere may have left ~/.ray/auth_token, which would turn
+    # token authentication on for these nodes but not for their clients.
+    env["RAY_AUTH_MODE"] = "disabled"
     return env
 
 
 def _ray(*args: str, timeout: float = 120) -> None:
-    subprocess.run([RAY, *args], env=cluster_env(), check=True, timeout=timeout,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    result = subprocess.run([RAY, *args], env=cluster_env(), timeout=timeout,
+                            capture_output=True, text=True)  # fmt: skip
+    if result.returncode != 0:
+        raise RuntimeError(f"ray {' '.join(args)} failed:\n{result.stderr[-2000:]}")
 
 
 class TwoNodeCluster:

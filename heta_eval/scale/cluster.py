@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from typing import Any
 
 __all__ = ["RayUnavailableError", "cluster_resources", "connect", "parse_address"]
@@ -40,6 +41,15 @@ def connect(address: str) -> Any:
     """Join the cluster at ``address`` (or start one in this process for ``"local"``) and
     return the ``ray`` module. Joining twice is a no-op."""
     target = parse_address(address)
+    host, _, port = (target or "").rpartition(":")
+    if target is None:
+        # An in-process cluster is this machine only: keep it on the loopback interface
+        # (Ray would otherwise use the machine's outward address). Read when ray imports.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if host and port.isdigit() and not _reachable(host, int(port)):
+        raise RayUnavailableError(
+            f"no Ray cluster answers at {address} (start one with `ray start --head`)"
+        )
     try:
         import ray
     except ImportError:
@@ -58,6 +68,15 @@ def connect(address: str) -> Any:
     except (ConnectionError, RuntimeError) as error:
         raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
     return ray
+
+
+def _reachable(host: str, port: int, timeout: float = 5.0) -> bool:
+    # Ray retries an unreachable address for minutes; a plain TCP connect says it at once.
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def cluster_resources() -> dict[str, Any]:
