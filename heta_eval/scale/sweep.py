@@ -122,7 +122,8 @@ class Sweep:
         self.recipes = dict(recipes)
         self.modes = list(dict.fromkeys(modes))
         self.output = Path(output)
-        self.data_dir = data_dir
+        # Resolved here: a Ray task sees its node's environment, not this process's.
+        self.data_dir = data_dir or os.environ.get("HETA_EVAL_DATA")
         self.cache_dir = str(cache_dir or default_cache_dir())
         self.top_k = top_k
         self.cells = [
