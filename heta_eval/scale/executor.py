@@ -145,6 +145,8 @@ class RayShardedIndex:
         actor = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_DenseShard)
         self.ranges = split_rows(len(embeddings), shards)
         self.actors = [actor.remote(a, ray.put(embeddings[a:b])) for a, b in self.ranges]
+        # Wait until every shard is up, so actor start-up is not timed as query latency.
+        ray.get([a.top_k.remote(embeddings[:0], 1) for a in self.actors])
 
     def top_k(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Exact global top-``k`` of each query: every shard's top-k, merged."""
