@@ -10,8 +10,9 @@ from .aggregate import (
     summarize_scores,
 )
 from .answers import AnswerContains, AnswerExactMatch, AnswerF1
+from .citations import CitationPrecision, CitationRecall, resolve_citations
 from .columns import ChunkTable, ResultColumns
-from .evidence import EvidenceRecallAtK, locator_verdict
+from .evidence import EvidenceMatcher, EvidenceRecallAtK, locator_verdict
 from .llm_judge import JUDGE_PROMPT, JudgeError, LLMJudge
 from .models import (
     RECOGNISED_LOCATOR_FIELDS,
@@ -23,8 +24,9 @@ from .models import (
     QueryResponse,
     QueryResult,
 )
-from .normalize import answer_tokens, contains_tokens, normalize_answer
+from .normalize import answer_tokens, contains_tokens, evidence_tokens, normalize_answer
 from .protocol import BenchmarkEvaluatorProtocol
+from .rag import ContextPrecisionAtK
 from .retrieval import (
     BEIR_K_VALUES,
     METRICS,
@@ -53,11 +55,15 @@ __all__ = [
     "BenchmarkCase",
     "BenchmarkEvaluatorProtocol",
     "ChunkTable",
+    "CitationPrecision",
+    "CitationRecall",
+    "ContextPrecisionAtK",
     "Document",
     "DocumentRanking",
     "EvaluationFailure",
     "EvaluationReport",
     "EvaluationScore",
+    "EvidenceMatcher",
     "EvidenceRecallAtK",
     "ExpectedOutput",
     "GoldEvidence",
@@ -77,9 +83,11 @@ __all__ = [
     "default_document_resolver",
     "evaluate_responses",
     "evaluate_run",
+    "evidence_tokens",
     "locator_verdict",
     "measure_key",
     "normalize_answer",
     "parse_measure",
+    "resolve_citations",
     "summarize_scores",
 ]
