@@ -1,5 +1,6 @@
 # heta-eval: two commands for a new user
 #   make eval DATASET=scifact     install (once) and run the main job
+#   make eval RAY=auto            the same on a Ray cluster (local | auto | HOST:PORT)
 #   make test                     run the test suite
 PYTHON ?= python3
 VENV := .venv
@@ -44,7 +45,7 @@ lint: install
 	$(BIN)/ruff format --check heta_eval adapters tests bench
 
 eval: install
-	$(BIN)/heta-eval run --dataset $(DATASET) --modes $(MODES) --output $(OUT)
+	$(BIN)/heta-eval run --dataset $(DATASET) --modes $(MODES) --output $(OUT) $(if $(RAY),--ray $(RAY))
 
 # Reproduce the reference numbers on SciFact (BM25 flat 0.6789 / R@100 0.9253 / R@1000 0.9767,
 # MTEB all-MiniLM-L6-v2 0.6451) through the real pipeline, then check them against the

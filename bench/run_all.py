@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ("bench_metrics.py", "bench_oneshot.py", "bench_kb.py", "bench_e2e.py", "bench_lucene.py")
+SCRIPTS = (
+    "bench_metrics.py",
+    "bench_oneshot.py",
+    "bench_kb.py",
+    "bench_e2e.py",
+    "bench_lucene.py",
+    "bench_ray.py",
+)
 
 
 def machine() -> dict[str, Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CliError
+from .ray_options import add_ray_arguments, executor_from_args
 
 EXAMPLE = """\
 examples:
@@ -19,6 +20,7 @@ examples:
   heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes keyword_search \\
       --judge --judge-prices prices.json --dry-run      # what the judge would cost
+  heta-eval run --dataset scifact --modes vector_search --ray auto
 
 A rerun with the same arguments continues where an interrupted run stopped; a rerun with
 other modes adds them to the folder. A folder of another run (other documents, cases,
@@ -74,6 +76,7 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per query")
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_ray_arguments(run)
     judge = parser.add_argument_group(
         "the LLM judge (model from HETA_EVAL_LLM_MODEL / _BASE_URL / _API_KEY)"
     )
@@ -267,7 +270,7 @@ def handle(args: argparse.Namespace) -> int:
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
         top_k=args.top_k, concurrency=args.concurrency, query_timeout=args.timeout,
-        progress=not args.quiet,
+        progress=not args.quiet, executor=executor_from_args(args),
     )  # fmt: skip
     all_results = []
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -130,10 +130,13 @@ class Recipe(_Spec):
         *,
         cache_dir: str | Path | Literal[False] | None = None,
         progress: bool = True,
+        executor: Any = None,
     ):  # -> ReferenceKnowledgeBase (import cycle)
         """Build the knowledge base ``name`` over ``documents``.
 
         ``cache_dir=None`` uses :func:`default_cache_dir`; ``False`` disables the cache.
+        ``executor`` (e.g. :class:`heta_eval.scale.RayExecutor`) encodes the corpus and
+        serves dense search elsewhere; the cached artifacts are the same either way.
         """
         from .answerers import make_answerer
         from .bm25 import BM25Index
@@ -199,23 +202,30 @@ class Recipe(_Spec):
         if "vector_search" in self.modes or "hybrid_search" in self.modes:
             d = self.dense
             encoder = DenseEncoder(d.model, precision=d.precision, batch_size=d.batch_size)
+            root = cache.root if cache is not None else None
+
+            def encode_texts(batch: list[str]) -> Any:
+                if executor is None:
+                    return encoder.encode(batch, progress=progress)
+                return executor.encode_corpus(encoder, batch, progress=progress, cache_root=root)
+
             t = time.perf_counter()
             if cache is None:
-                embeddings, info["embeddings"] = encoder.encode(texts, progress=progress), "built"
+                embeddings, info["embeddings"] = encode_texts(texts), "built"
             else:
                 # Keyed by the texts encoded (not the corpus or chunking that made them), the
                 # model and the resolved precision ("auto" shares entries with what it
-                # resolves to; another CPU never reuses vectors of another precision).
+                # resolves to; another CPU never reuses vectors of another precision). Local and
+                # Ray encodes share entries; only texts no entry holds are encoded.
                 embeddings, info["embeddings"], path = cached_embeddings(
-                    cache, d.model, encoder.precision, texts,
-                    lambda batch: encoder.encode(batch, progress=progress),
-                )  # fmt: skip
+                    cache, d.model, encoder.precision, texts, encode_texts
+                )
                 info["embeddings_path"] = str(path)
             info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
             info["precision"] = encoder.precision
 
         info["seconds"] = round(time.perf_counter() - started, 3)
-        return ReferenceKnowledgeBase(
+        kb = ReferenceKnowledgeBase(
             name,
             recipe=self,
             documents=documents,
@@ -226,3 +236,4 @@ class Recipe(_Spec):
             answerer=make_answerer(self.answerer),
             build_info=info,
         )
+        return executor.attach(kb) if executor is not None else kb

@@ -111,6 +111,8 @@ class RunSummary(BaseModel):
     checks: dict[str, int] = Field(default_factory=dict)
     #: Everything the run warned about (also printed, and listed under the table).
     warnings: list[str] = Field(default_factory=list)
+    #: Where the knowledge base was built: kind (local / ray), nodes, workers, GPUs.
+    executor: dict[str, Any] = Field(default_factory=dict)
     created_at: str = ""
     heta_eval_version: str = ""
     # Per evaluator that spends (an LLM judge): calls, tokens, cost, failures, agreement.

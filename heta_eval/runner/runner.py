@@ -85,6 +85,7 @@ class BenchmarkRunner:
         query_timeout: float | None = 120.0,
         evaluation_timeout: float | None = 300.0,
         progress: bool = True,
+        executor: Any = None,
     ) -> None:
         if top_k < 1:
             raise ValueError(f"top_k must be positive, got {top_k}")
@@ -93,6 +94,8 @@ class BenchmarkRunner:
         self.query_timeout = query_timeout
         self.evaluation_timeout = evaluation_timeout
         self.progress = progress
+        #: Where recipes are built (``None``: here; a :class:`heta_eval.scale.RayExecutor`).
+        self.executor = executor
 
     def run(
         self,
@@ -207,6 +210,7 @@ class BenchmarkRunner:
         previous = _previous_summary(folder)
         build_info: dict[str, Any] = dict(previous.build) if previous else {}
         build_seconds: float | None = previous.timings.get("build_s") if previous else None
+        executor: dict[str, Any] = dict(previous.executor) if previous else {}
         kb = knowledge_base
         if kb is None and any(pending.values()):
             started = time.perf_counter()
@@ -215,9 +219,11 @@ class BenchmarkRunner:
                 benchmark.documents(),
                 cache_dir=None if cache_dir is True else cache_dir,
                 progress=self.progress,
+                **({"executor": self.executor} if self.executor is not None else {}),
             )
             build_seconds = round(time.perf_counter() - started, 3)
             build_info = dict(getattr(kb, "build_info", {}) or {})
+            executor = _executor_record(self.executor)
         if kb is not None and any(pending.values()):
             unknown = [mode for mode in modes if mode not in getattr(kb, "modes", modes)]
             if unknown:
@@ -283,6 +289,7 @@ class BenchmarkRunner:
             build=build_info,
             checks=_input_counts(benchmark, cases, scan),
             warnings=warnings + _reply_warnings(mode_summaries),
+            executor=executor,
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             heta_eval_version=_version(),
             usage=usage,
@@ -603,6 +610,12 @@ def _previous_summary(folder: Path | None) -> RunSummary | None:
         return RunSummary.model_validate_json((folder / "summary.json").read_text("utf-8"))
     except ValueError:
         return None  # unreadable: the journal still holds every finished case
+
+
+def _executor_record(executor: Any) -> dict[str, Any]:
+    from ..scale.executor import local_executor_record
+
+    return executor.describe() if executor is not None else local_executor_record()
 
 
 def _fingerprint(items: Sequence[str]) -> str:

@@ -1,0 +1,47 @@
+"""The ``--ray`` options shared by ``heta-eval run`` and ``heta-eval sweep``.
+
+Ray is imported only when ``--ray`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from . import CliError
+
+__all__ = ["add_ray_arguments", "executor_from_args"]
+
+
+def add_ray_arguments(group: Any) -> None:
+    group.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run on Ray: 'local' starts Ray in this process, 'auto' or HOST:PORT joins a "
+        "running cluster (needs pip install 'heta-eval[ray]')",
+    )
+    group.add_argument(
+        "--ray-shard-size",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="with --ray: chunks per embedding shard, the unit of resumption (default: 4096)",
+    )
+
+
+def executor_from_args(args: argparse.Namespace) -> Any:
+    """A started :class:`~heta_eval.scale.RayExecutor` for ``--ray``, else ``None``."""
+    if not getattr(args, "ray", None):
+        return None
+    if getattr(args, "kb_url", None):
+        raise CliError("--ray builds the recipe's knowledge base on a cluster; drop --kb-url")
+    if args.ray_shard_size <= 0:
+        raise CliError(f"--ray-shard-size must be positive, got {args.ray_shard_size}")
+    from ..scale.cluster import RayUnavailableError, parse_address
+    from ..scale.executor import RayExecutor
+
+    try:
+        parse_address(args.ray)
+        return RayExecutor(args.ray, shard_size=args.ray_shard_size).start()
+    except (ValueError, RayUnavailableError) as error:
+        raise CliError(str(error)) from None

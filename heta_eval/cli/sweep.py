@@ -1,0 +1,106 @@
+"""``heta-eval sweep``: every dataset × recipe × mode cell, resumable, with a leaderboard."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import CliError
+from .ray_options import add_ray_arguments, executor_from_args
+
+EXAMPLE = """\
+examples:
+  heta-eval sweep --datasets scifact,nfcorpus --modes keyword_search,vector_search \\
+      --output results/sweep
+  heta-eval sweep --datasets scifact --modes keyword_search,vector_search,hybrid_search \\
+      --recipes small.json,large.json --output results/chunking --ray auto
+
+Each cell writes an ordinary results folder under OUTPUT/<dataset>/<recipe>/<mode>/;
+OUTPUT/sweep.json records the cells done, so rerunning the same command resumes.
+"""
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sweep",
+        help="run every dataset × recipe × mode and print a leaderboard (resumable)",
+        description="Run a grid of datasets, recipes and modes, in sequence or as Ray tasks, "
+        "each cell into its own results folder, then print one metric across all cells.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--datasets", required=True, help="comma-separated dataset names")
+    parser.add_argument("--modes", required=True, help="comma-separated query modes")
+    parser.add_argument(
+        "--recipes",
+        default="reference",
+        help="comma-separated recipe JSON files, or 'reference' (default); each names its "
+        "cells by the file's stem",
+    )
+    parser.add_argument("--output", type=Path, required=True, help="the sweep's folder")
+    parser.add_argument("--data-dir", help="where datasets live (default: $HETA_EVAL_DATA)")
+    parser.add_argument("--top-k", type=int, default=100, help="hits per query (default: 100)")
+    parser.add_argument("--metric", default="ndcg@10", help="leaderboard metric (ndcg@10)")
+    add_ray_arguments(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _recipes(text: str) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from ..kb import Recipe
+
+    recipes: dict[str, Any] = {}
+    for item in _split(text):
+        name = "reference" if item == "reference" else Path(item).stem
+        if name in recipes:
+            raise CliError(f"two recipes named {name!r}; give the files distinct names")
+        try:
+            recipes[name] = Recipe() if item == "reference" else Recipe.from_file(item)
+        except FileNotFoundError:
+            raise CliError(f"recipe file {item} does not exist") from None
+        except ValidationError as error:
+            raise CliError(f"{item}: invalid recipe: {error}") from None
+    return recipes
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..data.registry import RegistryError, get_dataset
+    from ..kb.reference import MODES
+    from ..scale.sweep import Sweep, SweepError
+
+    datasets = _split(args.datasets)
+    for name in datasets:
+        try:
+            get_dataset(name)
+        except (RegistryError, KeyError) as error:
+            raise CliError(str(error).strip("'\"")) from None
+    modes = _split(args.modes)
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise CliError(f"unknown mode {unknown[0]!r}; modes: {', '.join(MODES)}")
+    try:
+        sweep = Sweep(datasets, _recipes(args.recipes), modes, args.output,
+                      data_dir=args.data_dir, top_k=args.top_k)  # fmt: skip
+        sweep.load_manifest()  # a folder of another sweep is refused before any work
+        manifest = sweep.run(
+            executor=executor_from_args(args), log=lambda line: print(line, file=sys.stderr)
+        )
+    except SweepError as error:
+        raise CliError(str(error)) from None
+    board = sweep.leaderboard(manifest, args.metric)
+    (args.output / "leaderboard.md").write_text(board, encoding="utf-8")
+    print(board)
+    failed = [cid for cid, state in manifest["cells"].items() if state.get("status") != "done"]
+    if failed:
+        print(f"warning: {len(failed)} cells failed (rerun to retry): {', '.join(failed)}",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    print(f"sweep: {args.output} ({len(sweep.cells)} cells)", file=sys.stderr)
+    return 0

@@ -1,0 +1,91 @@
+"""Connecting to Ray, and what the cluster holds. ``ray`` is imported only when called."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from typing import Any
+
+__all__ = ["RayUnavailableError", "cluster_resources", "connect", "parse_address"]
+
+
+class RayUnavailableError(RuntimeError):
+    """Ray is not installed or the cluster cannot be reached; the message says what to do."""
+
+
+def parse_address(address: str) -> str | None:
+    """``"local"`` (start Ray in this process: ``None``), ``"auto"`` or ``"host:port"``.
+
+    >>> parse_address("local") is None, parse_address("auto"), parse_address("10.0.0.5:6379")
+    (True, 'auto', '10.0.0.5:6379')
+    >>> parse_address("nowhere")
+    Traceback (most recent call last):
+    ...
+    ValueError: --ray must be 'local', 'auto', HOST:PORT or ray://HOST:PORT, got 'nowhere'
+    """
+    text = address.strip()
+    if text == "local":
+        return None
+    if text == "auto" or text.startswith("ray://"):
+        return text
+    host, _, port = text.rpartition(":")
+    if host and port.isdigit():
+        return text
+    raise ValueError(
+        f"--ray must be 'local', 'auto', HOST:PORT or ray://HOST:PORT, got {address!r}"
+    )
+
+
+def connect(address: str) -> Any:
+    """Join the cluster at ``address`` (or start one in this process for ``"local"``) and
+    return the ``ray`` module. Joining twice is a no-op."""
+    target = parse_address(address)
+    host, _, port = (target or "").rpartition(":")
+    if target is None:
+        # An in-process cluster is this machine only: keep it on the loopback interface
+        # (Ray would otherwise use the machine's outward address). Read when ray imports.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if host and port.isdigit() and not _reachable(host, int(port)):
+        raise RayUnavailableError(
+            f"no Ray cluster answers at {address} (start one with `ray start --head`)"
+        )
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailableError(
+            "--ray needs Ray: pip install 'heta-eval[ray]' (or pip install 'ray[data]')"
+        ) from None
+    if ray.is_initialized():
+        return ray
+    # Ray Data's INFO lines would drown the run's output (RAY_DATA_LOG_LEVEL=INFO shows them).
+    os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if target is None:
+        options["include_dashboard"] = False
+    try:
+        ray.init(address=target, **options)
+    except (ConnectionError, RuntimeError) as error:
+        raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
+    return ray
+
+
+def _reachable(host: str, port: int, timeout: float = 5.0) -> bool:
+    # Ray retries an unreachable address for minutes; a plain TCP connect says it at once.
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def cluster_resources() -> dict[str, Any]:
+    """Alive nodes, and the CPUs and GPUs they offer in total."""
+    import ray
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    return {
+        "nodes": len(nodes),
+        "cpus": sum(n["Resources"].get("CPU", 0.0) for n in nodes),
+        "gpus": sum(n["Resources"].get("GPU", 0.0) for n in nodes),
+    }

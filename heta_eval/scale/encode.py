@@ -1,0 +1,137 @@
+"""Corpus encoding on Ray Data: shards of length-sorted chunks flow through ``map_batches``
+over a pool of stateful encoder actors (each loads the model once; one GPU each where the
+cluster has GPUs); the driver writes each shard to disk as soon as all its vectors are back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..kb.dense import DenseEncoder
+from .shards import ShardStore, plan_shards
+
+__all__ = ["ShardEncoder", "encode_shards"]
+
+
+class ShardEncoder:
+    """The actor of the pool: one :class:`DenseEncoder` (one model load) per actor.
+
+    Called with a batch of chunk rows (``shard``, ``pos``, ``text``) in plan order, it
+    encodes them ``batch_size`` at a time (the batches a local encode forms, see
+    :func:`~heta_eval.scale.shards.plan_shards`) and returns the vectors with the node that
+    computed them.
+    """
+
+    def __init__(self, model: str, precision: str, batch_size: int, device: str) -> None:
+        import ray
+
+        self.encoder = DenseEncoder(model, precision=precision, batch_size=batch_size,  # type: ignore[arg-type]
+                                    device=device)  # fmt: skip
+        self.node = ray.get_runtime_context().get_node_id()
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        texts = [str(t) for t in batch["text"]]
+        # Rows of one local batch share (shard, pos // batch_size), however Ray cut the rows.
+        keys = batch["shard"] * (1 << 32) + batch["pos"] // self.encoder.batch_size
+        cuts = np.flatnonzero(np.diff(keys)) + 1
+        vectors = np.concatenate([
+            self.encoder.encode(texts[a:b])
+            for a, b in zip([0, *cuts], [*cuts, len(texts)], strict=True)
+        ])  # fmt: skip
+        return {
+            "shard": batch["shard"],
+            "pos": batch["pos"],
+            "vector": vectors,
+            "node": np.array([self.node] * len(vectors)),
+        }
+
+
+def encode_shards(
+    encoder: DenseEncoder,
+    texts: Sequence[str],
+    store: ShardStore,
+    *,
+    shard_size: int,
+    workers: int,
+    gpus_per_worker: float,
+    progress: bool = False,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Encode the shards of ``texts`` that ``store`` lacks, then assemble the matrix.
+
+    Returns the matrix (chunk order, float32) and a record of the work: shards reused and
+    encoded, chunks encoded per node, workers, GPUs and seconds.
+    """
+    import pyarrow as pa
+    import ray
+
+    started = time.perf_counter()
+    plan = plan_shards(texts, shard_size, encoder.batch_size)
+    shard_size = len(plan[0]) if plan else shard_size
+    done = store.finished()
+    pending = [s for s in range(len(plan)) if s not in done]
+    per_node: Counter[str] = Counter()
+    if pending:
+        # One block per shard, in plan order (longest first): a shard's rows stay together
+        # and each actor call cuts them into the local encoder's batches. A shard must
+        # start at a multiple of the encoder's batch size within the plan, which holds
+        # because only whole shards are ever sent.
+        blocks = [
+            pa.table(
+                {
+                    "shard": np.full(len(plan[s]), s, dtype=np.int64),
+                    "pos": np.arange(len(plan[s]), dtype=np.int64),
+                    "text": [texts[i] for i in plan[s]],
+                }
+            )
+            for s in pending
+        ]
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = progress
+        context.execution_options.verbose_progress = False
+        dataset = ray.data.from_arrow(blocks).map_batches(
+            ShardEncoder,
+            fn_constructor_kwargs={
+                "model": encoder.model_name,
+                "precision": encoder.precision,
+                "batch_size": encoder.batch_size,
+                "device": "cuda" if gpus_per_worker else encoder.device,
+            },
+            batch_size=shard_size,
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=max(1, min(workers, len(pending)))),
+            num_cpus=0 if gpus_per_worker else 1,
+            num_gpus=gpus_per_worker or None,
+        )
+        # Vectors come back in any order and any batching: a shard is written once all its
+        # rows are back, so an interrupted encode keeps every shard it finished.
+        buffers: dict[int, np.ndarray] = {}
+        filled: Counter[int] = Counter()
+        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+            vectors = np.asarray(batch["vector"], dtype=np.float32)
+            for shard, pos, vector, node in zip(
+                batch["shard"], batch["pos"], vectors, batch["node"], strict=True
+            ):
+                shard = int(shard)
+                if shard not in buffers:
+                    buffers[shard] = np.empty((len(plan[shard]), vectors.shape[1]), np.float32)
+                buffers[shard][int(pos)] = vector
+                filled[shard] += 1
+                per_node[str(node)] += 1
+                if filled[shard] == len(plan[shard]):
+                    store.save(shard, buffers.pop(shard))
+    record = {
+        "shards": len(plan),
+        "shard_size": shard_size,
+        "shards_reused": len(plan) - len(pending),
+        "shards_encoded": len(pending),
+        "chunks_by_node": dict(per_node),
+        "workers": max(1, min(workers, len(pending))) if pending else 0,
+        "gpus": (gpus_per_worker or 0) * (max(1, min(workers, len(pending))) if pending else 0),
+        "encode_seconds": round(time.perf_counter() - started, 3),
+    }
+    return store.assemble(plan, len(texts)), record

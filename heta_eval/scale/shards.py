@@ -1,0 +1,117 @@
+"""Embedding shards on disk: the plan that cuts a corpus into length-sorted shards, and the
+folder in the artifact cache where finished shards wait until the whole corpus is encoded.
+
+A shard is a fixed set of chunk indices (chunks sorted by text length, longest first, so
+every batch pads little; see :func:`plan_shards`), saved as ``shard-NNNNN.npy`` once fully
+encoded. An interrupted encode leaves its finished shards; the next one encodes only the
+missing ones. The folder is keyed by what the vectors depend on (texts, model, precision,
+shard and batch size).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..kb.cache import cache_key, load_array, save_array
+
+__all__ = ["ShardStore", "plan_shards"]
+
+_SHARD = re.compile(r"^shard-(\d{5,})\.npy$")
+
+
+def plan_shards(texts: Sequence[str], shard_size: int, batch_size: int = 1) -> list[np.ndarray]:
+    """Chunk indices of each shard: longest texts first, ``shard_size`` rounded up to a
+    multiple of ``batch_size`` each.
+
+    The order is the one ``sentence-transformers`` sorts a corpus by before batching it
+    (``np.argsort`` of minus the character lengths), so encoding a shard batch by batch
+    forms the very batches a local encode of the whole corpus forms: same padding, same
+    vectors to the bit, also in bfloat16 (where another batching moves them by ~1e-3).
+
+    >>> [s.tolist() for s in plan_shards(["a", "ccc", "bb", "dddd", "e"], 2)]
+    [[3, 1], [2, 0], [4]]
+    >>> [len(s) for s in plan_shards(["x"] * 10, 3, batch_size=4)]
+    [4, 4, 2]
+    """
+    if shard_size <= 0 or batch_size <= 0:
+        raise ValueError(f"shard and batch sizes must be positive, got {shard_size}, {batch_size}")
+    size = -(-shard_size // batch_size) * batch_size
+    order = np.argsort([-len(text) for text in texts]).astype(np.int64)
+    return [order[i : i + size] for i in range(0, len(order), size)]
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """SHA-256 of the texts, in order."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+class ShardStore:
+    """The folder of finished shards of one encode.
+
+    >>> import tempfile
+    >>> store = ShardStore.for_encode(tempfile.mkdtemp(), ["x", "y"], "m", "float32", 1)
+    >>> store.save(1, np.ones((1, 2), dtype=np.float32)); store.finished()
+    {1}
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @classmethod
+    def for_encode(
+        cls, root: str | Path, texts: Sequence[str], model: str, precision: str, shard_size: int,
+        batch_size: int = 1,
+    ) -> ShardStore:  # fmt: skip
+        parts = ("dense-shards", model, precision, shard_size, batch_size, texts_digest(texts))
+        key = cache_key(*parts)
+        return cls(Path(root) / f"shards-{key}")
+
+    def path(self, shard: int) -> Path:
+        return self.folder / f"shard-{shard:05d}.npy"
+
+    def finished(self) -> set[int]:
+        """Shards saved so far (a file is there only once fully written)."""
+        if not self.folder.is_dir():
+            return set()
+        return {int(m.group(1)) for p in self.folder.iterdir() if (m := _SHARD.match(p.name))}
+
+    def save(self, shard: int, vectors: np.ndarray) -> None:
+        """Write a shard atomically: a killed process never leaves half a shard."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        temporary = self.folder / f".{uuid.uuid4().hex}.npy"
+        save_array(temporary, vectors)
+        os.replace(temporary, self.path(shard))
+
+    def assemble(self, plan: Sequence[np.ndarray], total: int) -> np.ndarray:
+        """The corpus matrix in chunk order, from every shard of ``plan``."""
+        matrix: np.ndarray | None = None
+        for shard, rows in enumerate(plan):
+            vectors = load_array(self.path(shard))
+            if vectors.shape[0] != len(rows):
+                raise ValueError(
+                    f"{self.path(shard)}: {vectors.shape[0]} vectors for {len(rows)} chunks"
+                )
+            if matrix is None:
+                matrix = np.empty((total, vectors.shape[1]), dtype=np.float32)
+            matrix[rows] = vectors
+        assert matrix is not None
+        return matrix
+
+    def remove(self) -> None:
+        """Drop the shards once the assembled matrix is in the cache."""
+        for path in self.folder.glob("*.npy"):
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self.folder.rmdir()

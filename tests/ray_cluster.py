@@ -1,0 +1,98 @@
+"""A real two-node Ray cluster on 127.0.0.1 for the tests, and a small slice of SciFact.
+
+Both nodes run on this machine (``ray start --head`` and ``ray start --address``), one CPU
+each, with distinct custom resources (``node_head`` / ``node_worker``) so a test can tell
+which node did what. Everything is bounded in time, and ``ray stop`` always runs at the end.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cluster_env() -> dict[str, str]:
+    """The environment the nodes' workers run in: they import this checkout's heta_eval."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # An in-process `ray.init()` elsewhere may have left ~/.ray/auth_token, which would turn
+    # token authentication on for these nodes but not for their clients.
+    env["RAY_AUTH_MODE"] = "disabled"
+    return env
+
+
+def _ray(*args: str, timeout: float = 120) -> None:
+    result = subprocess.run([RAY, *args], env=cluster_env(), timeout=timeout,
+                            capture_output=True, text=True)  # fmt: skip
+    if result.returncode != 0:
+        raise RuntimeError(f"ray {' '.join(args)} failed:\n{result.stderr[-2000:]}")
+
+
+class TwoNodeCluster:
+    """``with TwoNodeCluster() as address:`` a head and a worker node, stopped on exit."""
+
+    def __enter__(self) -> str:
+        port = free_port()
+        self.address = f"127.0.0.1:{port}"
+        try:
+            _ray("start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                 "--num-cpus", "1", "--num-gpus", "0", "--resources", '{"node_head": 1}',
+                 "--include-dashboard", "false", "--disable-usage-stats")  # fmt: skip
+            _ray("start", "--address", self.address, "--node-ip-address", "127.0.0.1",
+                 "--num-cpus", "1", "--num-gpus", "0", "--resources", '{"node_worker": 1}',
+                 "--disable-usage-stats")  # fmt: skip
+        except BaseException:
+            self.stop()
+            raise
+        return self.address
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @staticmethod
+    def stop() -> None:
+        subprocess.run([RAY, "stop", "--force"], env=cluster_env(), timeout=120,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+
+def scifact_slice(scifact_dir: Path, target: Path, *, queries: int, extra_docs: int) -> Path:
+    """A BEIR folder with the first ``queries`` test queries, the documents they judge and
+    ``extra_docs`` more from the start of the corpus."""
+    rows = list(csv.reader((scifact_dir / "qrels" / "test.tsv").open(), delimiter="\t"))[1:]
+    chosen: list[str] = []
+    for qid, _, _ in rows:
+        if qid not in chosen:
+            chosen.append(qid)
+    chosen = chosen[:queries]
+    judged = [r for r in rows if r[0] in chosen]
+    needed = {r[1] for r in judged}
+    docs = []
+    with (scifact_dir / "corpus.jsonl").open() as f:
+        for number, line in enumerate(f):
+            doc = json.loads(line)
+            if number < extra_docs or doc["_id"] in needed:
+                docs.append(line)
+    (target / "qrels").mkdir(parents=True, exist_ok=True)
+    (target / "corpus.jsonl").write_text("".join(docs))
+    with (scifact_dir / "queries.jsonl").open() as f:
+        wanted = [line for line in f if json.loads(line)["_id"] in set(chosen)]
+    (target / "queries.jsonl").write_text("".join(wanted))
+    with (target / "qrels" / "test.tsv").open("w") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        f.writelines("\t".join(r) + "\n" for r in judged)
+    return target
