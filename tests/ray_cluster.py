@@ -3,6 +3,10 @@
 Both nodes run on this machine (``ray start --head`` and ``ray start --address``), one CPU
 each, with distinct custom resources (``node_head`` / ``node_worker``) so a test can tell
 which node did what. Everything is bounded in time, and ``ray stop`` always runs at the end.
+
+Ray replaces 127.0.0.1 with the machine's outward address for a multi-node cluster, so the
+nodes and every client run inside a network namespace of the test's own that holds only a
+loopback interface: all of the cluster's traffic stays on loopback.
 """
 
 from __future__ import annotations
@@ -36,8 +40,42 @@ def cluster_env() -> dict[str, str]:
     return env
 
 
+class LoopbackNamespace:
+    """``with LoopbackNamespace() as ns:`` a network namespace with only ``lo`` (up), removed
+    on exit; ``ns.wrap(argv)`` runs a command inside it. Needs root and iproute2."""
+
+    def __init__(self) -> None:
+        self.name = f"heta-ray-{os.getpid()}"
+
+    def __enter__(self) -> LoopbackNamespace:
+        subprocess.run(["ip", "netns", "add", self.name], check=True, timeout=30,
+                       capture_output=True)  # fmt: skip
+        subprocess.run(self.wrap(["ip", "link", "set", "lo", "up"]), check=True, timeout=30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        subprocess.run(["ip", "netns", "delete", self.name], timeout=30, capture_output=True)
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        return ["ip", "netns", "exec", self.name, *argv]
+
+    @staticmethod
+    def available() -> str | None:
+        """None when namespaces can be made here, else why not."""
+        probe = LoopbackNamespace()
+        probe.name += "-probe"
+        try:
+            with probe:
+                return None
+        except (OSError, subprocess.SubprocessError) as error:
+            return f"cannot make a network namespace (needs root and iproute2): {error}"
+
+
+NETNS = LoopbackNamespace()
+
+
 def _ray(*args: str, timeout: float = 120) -> None:
-    result = subprocess.run([RAY, *args], env=cluster_env(), timeout=timeout,
+    result = subprocess.run(NETNS.wrap([RAY, *args]), env=cluster_env(), timeout=timeout,
                             capture_output=True, text=True)  # fmt: skip
     if result.returncode != 0:
         raise RuntimeError(f"ray {' '.join(args)} failed:\n{result.stderr[-2000:]}")
@@ -49,6 +87,7 @@ class TwoNodeCluster:
     def __enter__(self) -> str:
         port = free_port()
         self.address = f"127.0.0.1:{port}"
+        NETNS.__enter__()
         try:
             _ray("start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
                  "--num-cpus", "1", "--num-gpus", "0", "--resources", '{"node_head": 1}',
@@ -66,8 +105,9 @@ class TwoNodeCluster:
 
     @staticmethod
     def stop() -> None:
-        subprocess.run([RAY, "stop", "--force"], env=cluster_env(), timeout=120,
+        subprocess.run(NETNS.wrap([RAY, "stop", "--force"]), env=cluster_env(), timeout=120,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        NETNS.__exit__()
 
 
 def scifact_slice(scifact_dir: Path, target: Path, *, queries: int, extra_docs: int) -> Path:

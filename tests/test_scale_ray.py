@@ -21,12 +21,17 @@ import time
 from pathlib import Path
 
 import pytest
-from ray_cluster import REPO, TwoNodeCluster, cluster_env, scifact_slice
+from ray_cluster import NETNS, REPO, LoopbackNamespace, TwoNodeCluster, cluster_env, scifact_slice
 
 if importlib.util.find_spec("ray") is None:  # `make install` installs the ray extra
     if os.environ.get("CI"):
         pytest.fail("ray is not installed: CI must run the Ray tests", pytrace=False)
     pytest.skip("the Ray tests need the ray extra: pip install 'heta-eval[ray]'",
+                allow_module_level=True)  # fmt: skip
+if (_why := LoopbackNamespace.available()) is not None:
+    if os.environ.get("CI"):
+        pytest.fail(f"the Ray tests run in their own network namespace: {_why}", pytrace=False)
+    pytest.skip(f"the Ray tests run in their own network namespace: {_why}",
                 allow_module_level=True)  # fmt: skip
 
 # Small batches and shards so a tiny corpus still spans several shards on both nodes.
@@ -53,8 +58,9 @@ def data(scifact_dir, tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def local_run(data, tmp_path_factory) -> Path:
-    """The same run without Ray: what every Ray run must reproduce."""
+def local_run(cluster, data, tmp_path_factory) -> Path:
+    """The same run without Ray: what every Ray run must reproduce (in the cluster's namespace,
+    like every command here)."""
     out = tmp_path_factory.mktemp("local-run")
     result = heta_eval(*run_args(data, out / "results"), cache=out / "cache")
     assert result.returncode == 0, result.stderr
@@ -63,7 +69,7 @@ def local_run(data, tmp_path_factory) -> Path:
 
 def heta_eval(*args: str, cache: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], env=env, cwd=REPO,
+    return subprocess.run(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)  # fmt: skip
 
 
@@ -80,7 +86,7 @@ def cluster_nodes(address: str) -> dict[str, str]:
         "print(json.dumps({n['NodeID']: next(r for r in n['Resources'] if r.startswith('node_'))"
         " for n in ray.nodes() if n['Alive']}))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], env=cluster_env(),
+    result = subprocess.run(NETNS.wrap([sys.executable, "-c", code]), env=cluster_env(),
                             capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -123,7 +129,7 @@ def test_run_killed_mid_encode_resumes_from_finished_shards(cluster, data, local
     cache = tmp_path / "cache"
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
     args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
-    process = subprocess.Popen([sys.executable, "-m", "heta_eval", *args], env=env, cwd=REPO,
+    process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)  # fmt: skip
     finished: list[Path] = []
@@ -164,7 +170,7 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
             "--recipes", f"{root / 'chunks48.json'},{root / 'chunks96.json'}",
             "--output", str(out), "--ray", cluster, "--ray-shard-size", SHARD]  # fmt: skip
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(tmp_path / "cache")}
-    process = subprocess.Popen([sys.executable, "-m", "heta_eval", *args], env=env, cwd=REPO,
+    process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)  # fmt: skip
     done_before: dict[str, dict] = {}
