@@ -86,6 +86,16 @@ class ColumnarRun:
         return int(self.offsets[-1])
 
 
+def measure_column(measure: object, k_values: Sequence[int]) -> int:
+    """The column of :func:`evaluate_columnar`'s output holding ``measure`` (one of BEIR's
+    five families at a cutoff in ``k_values``)."""
+    family = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision"}
+    metric = family.get(measure.family, measure.family)  # type: ignore[attr-defined]
+    return METRIC_ORDER.index(metric) * len(k_values) + list(k_values).index(
+        int(measure.param)  # type: ignore[attr-defined]
+    )
+
+
 def string_buffers(values: Sequence[str] | object) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 bytes and int64 offsets of a sequence of str (or an Arrow string array).
 
