@@ -12,7 +12,7 @@ __all__ = ["main"]
 
 # Module names under heta_eval.cli; each defines add_parser(subparsers) -> None and sets
 # a ``handler`` default (a callable taking the parsed args and returning an exit code).
-_COMMANDS = ("run", "evaluate", "datasets", "compare", "check", "leaderboard")
+_COMMANDS = ("run", "evaluate", "datasets", "compare", "check", "leaderboard", "trec_eval")
 
 
 class CliError(Exception):
