@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .trec_measures import FAMILIES
+
 __all__ = [
     "BEIR_K_VALUES",
     "METRICS",
@@ -51,46 +53,20 @@ BEIR_K_VALUES: tuple[int, ...] = (1, 3, 5, 10, 100)
 Rule = Literal["trec_eval", "beir_mrr", "rr_cut", "judged"]
 Summary = Literal["mean", "sum", "geometric"]
 
-# trec_eval 9.0.8's families: parameter kind and how trec_eval summarises them over queries.
-# "cutoffs": integer cutoffs (one value per cutoff, key family_k); "levels": float levels
-# (key family_0.10); "float": one float parameter (one key); "gains": rel=gain pairs;
-# None: no parameter. gm_* report the geometric mean (pytrec_eval gives per-query logs).
+# trec_eval 9.0.8's families, from the catalogue (trec_measures.py): parameter kind and how
+# trec_eval summarises them over queries. Kinds: "cutoffs" (integer ranks, key family_k),
+# "levels" (float levels, key family_0.10), "floats" (a list of numbers, one key), "gains"
+# (LEVEL=GAIN pairs, one key), None. gm_* are geometric means (pytrec_eval gives the logs).
+_KIND = {"none": None, "cutoffs": "cutoffs", "float_cutoffs": "levels", "floats": "floats",
+         "gains": "gains"}  # fmt: skip
+_SUMMARY: dict[str, Summary] = {
+    "mean": "mean", "geometric_mean": "geometric", "sum": "sum", "num_q": "sum",
+}  # fmt: skip
 TREC_FAMILIES: dict[str, tuple[str | None, Summary]] = {
-    "num_q": (None, "sum"),
-    "num_ret": (None, "sum"),
-    "num_rel": (None, "sum"),
-    "num_rel_ret": (None, "sum"),
-    "num_nonrel_judged_ret": (None, "sum"),
-    "map": (None, "mean"),
-    "gm_map": (None, "geometric"),
-    "Rprec": (None, "mean"),
-    "bpref": (None, "mean"),
-    "gm_bpref": (None, "geometric"),
-    "recip_rank": (None, "mean"),
-    "infAP": (None, "mean"),
-    "11pt_avg": (None, "mean"),
-    "Rndcg": (None, "mean"),
-    "ndcg_rel": (None, "mean"),
-    "binG": (None, "mean"),
-    "G": (None, "mean"),
-    "set_P": (None, "mean"),
-    "set_recall": (None, "mean"),
-    "set_relative_P": (None, "mean"),
-    "set_map": (None, "mean"),
-    "set_F": ("float", "mean"),
-    "utility": (None, "mean"),
-    "iprec_at_recall": ("levels", "mean"),
-    "Rprec_mult": ("levels", "mean"),
-    "P": ("cutoffs", "mean"),
-    "recall": ("cutoffs", "mean"),
-    "relative_P": ("cutoffs", "mean"),
-    "success": ("cutoffs", "mean"),
-    "map_cut": ("cutoffs", "mean"),
-    "ndcg_cut": ("cutoffs", "mean"),
-    "ndcg": ("gains", "mean"),
+    f.name: (_KIND[f.params], _SUMMARY[f.summary]) for f in FAMILIES if f.summary in _SUMMARY
 }
-#: trec_eval families that are not numbers (``heta-eval trec_eval`` prints them).
-TEXT_FAMILIES = ("runid", "relstring")
+#: trec_eval families that are text, not numbers (``heta-eval trec_eval`` prints them).
+TEXT_FAMILIES = tuple(f.name for f in FAMILIES if f.summary not in _SUMMARY)
 
 _IR_NAMES = {  # ir_measures name -> (family without cutoff, family with cutoff)
     "nDCG": ("ndcg", "ndcg_cut"),
@@ -129,7 +105,7 @@ _LEGACY_ALIASES = {
 _LEGACY_FAMILY = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P"}
 _LEGACY_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
 _AT = re.compile(r"^([A-Za-z]+)@(\S+)$")
-_GAINS = re.compile(r"^-?\d+=\d+(,-?\d+=\d+)*$")
+_GAINS = re.compile(r"^\d+=\d+(,\d+=\d+)*$")
 
 
 class UnknownMeasureError(ValueError):
@@ -162,6 +138,13 @@ def _level(text: str, name: str) -> str:
     if not 0.0 <= value <= 1000.0:
         raise _unknown(name, ": the level is out of range")
     return f"{value:.2f}"
+
+
+def _floats(text: str, name: str) -> str:
+    try:
+        return ",".join(f"{float(part):g}" for part in text.split(","))
+    except ValueError:
+        raise _unknown(name, ": its parameters are numbers, e.g. utility.1,-1,0,0") from None
 
 
 @dataclass(frozen=True, order=True)
@@ -206,7 +189,7 @@ class Measure:
         if self.rule != "trec_eval":
             return None
         kind = TREC_FAMILIES[self.family][0]
-        if self.param is None or kind in ("float", "gains"):
+        if self.param is None or kind in ("floats", "gains"):
             return self.family
         return f"{self.family}_{self.param}"
 
@@ -224,7 +207,9 @@ class Measure:
             return None
         if self.family == "iprec_at_recall":
             return f"IPrec@{float(self.param or 0):g}"
-        return name if self.param is None or self.family == "set_F" else f"{name}@{self.param}"
+        if self.family == "set_F":
+            return name if self.param is None else None
+        return name if self.param is None else f"{name}@{self.param}"
 
     @property
     def legacy(self) -> tuple[str, int] | None:
@@ -281,8 +266,10 @@ class Measure:
             return cls(family, _cutoff(param, name))
         if kind == "levels":
             return cls(family, _level(param, name))
-        if kind == "float":
-            return cls(family, _level(param, name).rstrip("0").rstrip("."))
+        if kind == "floats":
+            return cls(family, _floats(param, name))
+        if family != "ndcg":
+            raise _unknown(name, f": pytrec_eval cannot take {family}'s gain pairs")
         if _GAINS.match(param) is None:
             raise _unknown(name, ": ndcg gains are integer pairs LEVEL=GAIN, e.g. ndcg.1=1,2=3")
         return cls(family, param)

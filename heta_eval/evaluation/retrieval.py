@@ -19,14 +19,13 @@ scores, relevant means label > 0).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from .backends import choose_backend, empty_ranking_values, pytrec_values
-from .beir_rules import AggregateValue, beir_denominator, summarise
+from .backends import choose_backend, pytrec_values
+from .beir_rules import AggregateValue
 from .collapse import (
     CollapsedBatch,
     DocumentRanking,
@@ -46,6 +45,7 @@ from .measures import (
     parse_measures,
 )
 from .models import BenchmarkCase, EvaluationScore, QueryResponse
+from .run_evaluation import RunEvaluation, assemble
 
 __all__ = [
     "BEIR_K_VALUES",
@@ -65,78 +65,10 @@ __all__ = [
     "default_document_resolver",
     "evaluate_columnar_run",
     "evaluate_run",
+    "evaluate_run_file",
     "measure_key",
     "parse_measure",
 ]
-
-
-@dataclass
-class RunEvaluation:
-    """Per-query values and BEIR / strict aggregates of one document-level run, keyed by
-    measure name (BEIR's keys for the default grid, ``str(Measure)`` with ``measures=``)."""
-
-    k_values: tuple[int, ...]
-    metrics: tuple[str, ...]
-    per_query: dict[str, dict[str, float]]
-    aggregates: dict[str, AggregateValue]
-    counts: dict[str, int] = field(default_factory=dict)
-    measures: dict[str, Measure] = field(default_factory=dict)
-
-    def beir_dict(self) -> dict[str, dict[str, float | None]]:
-        """Rounded BEIR numbers keyed like BEIR: ``{"ndcg": {"NDCG@10": ...}, "map": ...}``."""
-        return self._as_dict("beir")
-
-    def strict_dict(self) -> dict[str, dict[str, float | None]]:
-        """Rounded strict (``trec_eval -c``) numbers, same shape as :meth:`beir_dict`."""
-        return self._as_dict("strict")
-
-    def _as_dict(self, attribute: str) -> dict[str, dict[str, float | None]]:
-        out: dict[str, dict[str, float | None]] = {}
-        for name, measure in self._named().items():
-            legacy = measure.legacy
-            if legacy is not None:
-                key = measure_key(*legacy)
-                out.setdefault(legacy[0], {})[key] = getattr(self.aggregates[name], attribute)
-        return out
-
-    def _named(self) -> dict[str, Measure]:
-        if self.measures:
-            return self.measures
-        return {
-            measure_key(m, k): legacy_measure(m, k) for m in self.metrics for k in self.k_values
-        }
-
-    def values(self, attribute: str = "beir") -> dict[str, float | None]:
-        """``{measure name: rounded BEIR (or ``"strict"``) aggregate}``."""
-        return {name: getattr(value, attribute) for name, value in self.aggregates.items()}
-
-    def per_query_frame(self) -> Any:
-        """Per-query values as a pandas DataFrame: one row per query, one column per measure.
-
-        >>> run = evaluate_run({"q": {"d": 1}}, {"q": {"d": 1.0}}, measures=["nDCG@10", "Rprec"])
-        >>> run.per_query_frame()
-           nDCG@10  Rprec
-        q      1.0    1.0
-        """
-        import pandas as pd
-
-        columns = list(self.aggregates)
-        frame = pd.DataFrame.from_dict(self.per_query, orient="index", columns=columns)
-        frame.index.name = None
-        return frame
-
-    def table(self) -> str:
-        """A markdown table with one row per measure and BEIR / strict columns."""
-        lines = ["| measure | BEIR | strict (trec_eval -c) |", "|---|---:|---:|"]
-        for aggregate in self.aggregates.values():
-            lines.append(
-                f"| {aggregate.name} | {_fmt(aggregate.beir)} | {_fmt(aggregate.strict)} |"
-            )
-        return "\n".join(lines)
-
-
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.5f}"
 
 
 def _validate_k_values(k_values: Iterable[int]) -> tuple[int, ...]:
@@ -234,7 +166,44 @@ def evaluate_run(
     values = pytrec_values(qrels, run, list(named.values()))
     names = {m: name for name, m in named.items()}
     per_query = {qid: {names[m]: v for m, v in row.items()} for qid, row in values.items() if row}
-    return _aggregate(qrels, list(run), per_query, ks, chosen, named, self_hits)
+    return assemble(qrels, list(run), per_query, ks, chosen, named, self_hits)
+
+
+def evaluate_run_file(
+    qrels: Mapping[str, Mapping[str, int]],
+    path: Any,
+    k_values: Iterable[int] = BEIR_K_VALUES,
+    *,
+    metrics: Iterable[str] = METRICS,
+    measures: Iterable[str | Measure] | str | None = None,
+    duplicates: str = "error",
+    ignore_identical_ids: bool = True,
+    engine: str = "auto",
+) -> RunEvaluation:
+    """:func:`evaluate_run` on a run file (TREC or BEIR results JSON), read by the project's
+    one run reader (:mod:`heta_eval.trec`). A large TREC file the engine can score is read
+    straight into arrays; anything else, or any doubt (a repeated pair, a parse problem),
+    goes through :func:`heta_eval.trec.read_run`, which names the bad line. Same numbers
+    either way. Raises :class:`~heta_eval.trec.TrecFormatError` or ``OSError``.
+    """
+    from heta_eval.trec import read_run, read_run_columnar
+
+    named = _plan(k_values, metrics, measures)[2]
+    if choose_backend(engine, 1 << 62, list(named.values())) == "fast":
+        columnar = read_run_columnar(path, ignore_identical_ids=ignore_identical_ids)
+        if columnar is not None and choose_backend(engine, columnar.rows, []) == "fast":
+            try:
+                return evaluate_columnar_run(
+                    qrels, columnar, k_values, metrics=metrics, measures=measures,
+                    reject_duplicates=True,
+                )  # fmt: skip
+            except DuplicateRowsError:
+                pass  # read_run names the line (or keeps the last value)
+    run = read_run(path, duplicates=duplicates)  # type: ignore[arg-type]
+    return evaluate_run(
+        qrels, run, k_values, metrics=metrics, measures=measures,
+        ignore_identical_ids=ignore_identical_ids, engine=engine,
+    )  # fmt: skip
 
 
 class DuplicateRowsError(ValueError):
@@ -318,42 +287,7 @@ def _evaluate_columnar(
         if entry:
             per_query[qid] = entry
     self_hits = int(np.count_nonzero(stats[:, 2]))
-    return _aggregate(qrels, run.query_ids, per_query, ks, chosen, named, self_hits)
-
-
-def _aggregate(
-    qrels: Mapping[str, Mapping[str, int]],
-    run_qids: Sequence[str],
-    per_query: dict[str, dict[str, float]],
-    ks: tuple[int, ...],
-    chosen: tuple[str, ...],
-    named: dict[str, Measure],
-    self_hits: int,
-) -> RunEvaluation:
-    """BEIR and strict aggregates (:mod:`~heta_eval.evaluation.beir_rules`) of per-query values."""
-    in_run = set(run_qids)
-    judged = [qid for qid, docs in qrels.items() if docs]
-    trec_evaluated = [qid for qid in run_qids if qrels.get(qid)]  # pytrec_eval's output order
-    mrr_evaluated = [qid for qid in run_qids if qid in qrels]
-    missing = [qid for qid in judged if qid not in in_run]
-    empty = empty_ranking_values(qrels, missing, list(named.values()))
-    aggregates: dict[str, AggregateValue] = {}
-    for name, measure in named.items():
-        evaluated = mrr_evaluated if measure.rule == "beir_mrr" else trec_evaluated
-        beir_values = [per_query[qid][name] for qid in evaluated]
-        strict_values = [
-            per_query[qid][name] if qid in in_run else empty[qid][measure] for qid in judged
-        ]
-        divisor = beir_denominator(measure, len(evaluated), len(qrels))
-        aggregates[name] = summarise(name, measure, beir_values, strict_values, divisor)
-    counts = {
-        "judged_queries": len(judged),
-        "evaluated_queries": len(trec_evaluated),
-        "missing_queries": len(missing),
-        "unjudged_queries": sum(1 for qid in run_qids if not qrels.get(qid)),
-        "self_hits_removed": self_hits,
-    }
-    return RunEvaluation(ks, chosen, per_query, aggregates, counts, dict(named))
+    return assemble(qrels, run.query_ids, per_query, ks, chosen, named, self_hits)
 
 
 class BeirRetrievalMetric:
