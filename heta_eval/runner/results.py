@@ -54,6 +54,9 @@ class QueryRecord(BaseModel):
     error: str | None = None
     latency_ms: float | None = None
     evaluation_ms: float | None = None
+    # Per retrieval-metric config, what the chunk collapse dropped: lets an interrupted run
+    # score journaled records from ``documents`` exactly as their mode's batch would have.
+    collapse: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:
