@@ -21,12 +21,14 @@ every measure is one it has; both give identical numbers on identical input (tes
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 import pytrec_eval
 
 from .measures import Measure
+from .trec_measures import MIN_GEO_MEAN
 
 __all__ = [
     "ENGINE_FAMILIES",
@@ -85,7 +87,7 @@ def _run_pytrec(
 ) -> dict[str, dict[Measure, float]]:
     # Internal query ids dodge trec_eval's "no_query" cache key (beir-semantics §3.6).
     internal_qrels = {str(i): qrels[qid] for i, qid in enumerate(qids)}
-    internal_run = {str(i): run.get(qid, {}) for i, qid in enumerate(qids)}
+    internal_run = {str(i): run[qid] for i, qid in enumerate(qids)}
     raw = pytrec_eval.RelevanceEvaluator(internal_qrels, _trec_request(measures)).evaluate(
         internal_run
     )
@@ -115,28 +117,34 @@ def pytrec_values(
     qrels: Qrels, run: Run, measures: Sequence[Measure], qids: Sequence[str] | None = None
 ) -> dict[str, dict[Measure, float]]:
     """Per-query values of ``measures`` for ``qids`` (default: the run's queries with
-    non-empty qrels, and for BEIR's MRR those with any qrels entry), in that order. A query
-    of ``qids`` missing from the run is scored on an empty ranking."""
+    non-empty qrels, and for BEIR's MRR those with any qrels entry), in that order. An empty
+    ranking (or a query of ``qids`` missing from the run) has :func:`empty_ranking_values`."""
     trec_qids = list(qids) if qids is not None else [q for q in run if qrels.get(q)]
-    out: dict[str, dict[Measure, float]] = {qid: {} for qid in trec_qids}
     by_rule: dict[str, list[Measure]] = defaultdict(list)
     for m in measures:
         by_rule[m.rule].append(m)
+    # An empty ranking scores as trec_eval -c scores a missing query (pytrec_eval gives
+    # other values when every ranking is empty, and may crash then).
+    empty = [q for q in trec_qids if not run.get(q)]
+    out = empty_ranking_values(qrels, empty, by_rule["trec_eval"] + by_rule["judged"])
+    ranked = [q for q in trec_qids if run.get(q)]
+    out.update({qid: {} for qid in ranked})
     plain = [m for m in by_rule["trec_eval"] if not (m.family == "ndcg" and m.param)]
-    if plain and trec_qids:
-        for qid, values in _run_pytrec(qrels, run, trec_qids, plain).items():
+    if plain and ranked:
+        for qid, values in _run_pytrec(qrels, run, ranked, plain).items():
             out[qid].update(values)
     for m in by_rule["trec_eval"]:
-        if m.family == "ndcg" and m.param:
-            gained = _gain_qrels(qrels, trec_qids, m.param)
-            for qid, values in _run_pytrec(gained, run, trec_qids, [Measure("ndcg")]).items():
+        if m.family == "ndcg" and m.param and ranked:
+            gained = _gain_qrels(qrels, ranked, m.param)
+            for qid, values in _run_pytrec(gained, run, ranked, [Measure("ndcg")]).items():
                 out[qid][m] = values[Measure("ndcg")]
-    if by_rule["judged"] and trec_qids:
-        judged = {q: dict.fromkeys(qrels[q], 1) for q in trec_qids}
+    if by_rule["judged"] and ranked:
+        judged = {q: dict.fromkeys(qrels[q], 1) for q in ranked}
         as_p = [Measure("P", m.param) for m in by_rule["judged"]]
-        for qid, values in _run_pytrec(judged, run, trec_qids, as_p).items():
+        for qid, values in _run_pytrec(judged, run, ranked, as_p).items():
             for m, p in zip(by_rule["judged"], as_p, strict=True):
                 out[qid][m] = values[p]
+    out = {qid: out[qid] for qid in trec_qids}  # in run order
     for m in by_rule["rr_cut"]:
         k = int(m.param or 0)
         for qid in trec_qids:
@@ -172,12 +180,16 @@ def beir_mrr_values(
 def empty_ranking_values(
     qrels: Qrels, qids: Sequence[str], measures: Sequence[Measure]
 ) -> dict[str, dict[Measure, float]]:
-    """What each measure gives a judged query with no results (trec_eval ``-c``): 0 for
-    most, but ``num_rel``, ``num_q`` and the ``gm_*`` logs are not 0."""
-    nonzero = [m for m in measures if m.rule == "trec_eval" and _empty_not_zero(m)]
-    values = pytrec_values(qrels, {}, nonzero, qids) if nonzero and qids else {}
-    return {q: {m: values.get(q, {}).get(m, 0.0) for m in measures} for q in qids}
-
-
-def _empty_not_zero(measure: Measure) -> bool:
-    return measure.family in ("num_q", "num_rel", "gm_map", "gm_bpref", "11pt_avg")
+    """What each measure gives a judged query missing from the run under trec_eval ``-c``
+    (``meas_avg.c``): 0, except ``num_q`` (1), ``num_rel`` (its relevant documents) and the
+    ``gm_*`` logs (``log(MIN_GEO_MEAN)``). Closed forms: pytrec_eval crashes on a run whose
+    every query is empty."""
+    floor = math.log(MIN_GEO_MEAN)
+    out: dict[str, dict[Measure, float]] = {}
+    for qid in qids:
+        relevant = float(sum(1 for label in qrels[qid].values() if label > 0))
+        special = {"num_q": 1.0, "num_rel": relevant, "gm_map": floor, "gm_bpref": floor}
+        out[qid] = {
+            m: special.get(m.family, 0.0) if m.rule == "trec_eval" else 0.0 for m in measures
+        }
+    return out

@@ -257,6 +257,13 @@ class Measure:
             raise _unknown(name)
         kind = TREC_FAMILIES[family][0]
         if not param:
+            if kind in ("cutoffs", "levels"):
+                example = "10" if kind == "cutoffs" else "0.10"
+                raise _unknown(
+                    name,
+                    f": give a parameter ({family}.{example}); parse_measures expands "
+                    f"a bare {family} to trec_eval's defaults",
+                )
             return cls(family)
         if kind is None:
             raise _unknown(name, f": {family} takes no parameter")
@@ -277,7 +284,8 @@ class Measure:
 
 def parse_measures(names: str | Measure | list[str | Measure] | tuple) -> tuple[Measure, ...]:
     """Many measures: a list, or one string of space-separated names; trec_eval's
-    ``family.a,b`` expands to one measure per cutoff. Repeats are dropped.
+    ``family.a,b`` expands to one measure per cutoff, and a bare cutoff family (``P``) to
+    trec_eval's default cutoffs. Repeats are dropped.
 
     >>> [str(m) for m in parse_measures("nDCG@10 recall.100,1000 Rprec")]
     ['nDCG@10', 'R@100', 'R@1000', 'Rprec']
@@ -287,6 +295,11 @@ def parse_measures(names: str | Measure | list[str | Measure] | tuple) -> tuple[
         items = [names]
     out: list[Measure] = []
     for item in items:
+        kind = TREC_FAMILIES.get(item, (None, "mean"))[0] if isinstance(item, str) else None
+        if kind in ("cutoffs", "levels"):  # trec_eval's -m P: every default cutoff
+            defaults = next(f.defaults for f in FAMILIES if f.name == item)
+            out.extend(Measure.parse(f"{item}.{value:g}") for value in defaults)
+            continue
         if isinstance(item, str) and "." in item:
             family, _, params = item.partition(".")
             kind = TREC_FAMILIES.get(family, (None, "mean"))[0]
