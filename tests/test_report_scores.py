@@ -15,9 +15,9 @@ from heta_eval.evaluation import (
     EvaluationReport,
     QueryResponse,
     backends,
-    retrieval_batch,
     beir_default_metrics,
     evaluate_responses,
+    retrieval_batch,
 )
 from heta_eval.evaluation.aggregate import ScoreTable, score_retrieval_batch
 
