@@ -13,6 +13,7 @@ from .answers import AnswerContains, AnswerExactMatch, AnswerF1
 from .columns import ChunkTable, ResultColumns
 from .evidence import EvidenceRecallAtK, locator_verdict
 from .llm_judge import JUDGE_PROMPT, JudgeError, LLMJudge
+from .measures import Measure, UnknownMeasureError, parse_measures
 from .models import (
     RECOGNISED_LOCATOR_FIELDS,
     BenchmarkCase,
@@ -36,6 +37,7 @@ from .retrieval import (
     collapse_to_documents,
     default_document_resolver,
     evaluate_run,
+    evaluate_run_file,
     measure_key,
     parse_measure,
 )
@@ -63,12 +65,14 @@ __all__ = [
     "GoldEvidence",
     "JudgeError",
     "LLMJudge",
+    "Measure",
     "MetricSummary",
     "QueryResponse",
     "QueryResult",
     "ResultColumns",
     "RunEvaluation",
     "ScoreTable",
+    "UnknownMeasureError",
     "aevaluate_responses",
     "answer_tokens",
     "beir_default_metrics",
@@ -77,9 +81,11 @@ __all__ = [
     "default_document_resolver",
     "evaluate_responses",
     "evaluate_run",
+    "evaluate_run_file",
     "locator_verdict",
     "measure_key",
     "normalize_answer",
     "parse_measure",
+    "parse_measures",
     "summarize_scores",
 ]
