@@ -497,8 +497,9 @@ def iter_qrels(
     (``query-id corpus-id score``: fields split on tabs, ASCII whitespace around a field
     dropped, CSV quotes removed as BEIR's ``csv.reader`` does, extra columns ignored);
     otherwise TREC's four whitespace-separated columns ``qid iter docid rel``. ``#``
-    comment lines are skipped; the first other line is skipped when its label is not an
-    integer (a header), or always with ``skip_first_line`` (BEIR's rule, which counts the
+    comment lines are skipped; the first other line is skipped when it is a header (its
+    label is not an integer and it names a column: ``query-id``, ``qid``, ``score``, ``rel``,
+    ...), or always with ``skip_first_line`` (BEIR's rule, which counts the
     first physical line).
     """
     path = Path(path)
@@ -513,15 +514,30 @@ def iter_qrels(
             beir_tsv = len(line.rstrip("\r\n").split("\t")) == 3
         if first_data_line:
             first_data_line = False
-            fields = _qrels_fields(line, beir_tsv)
-            if len(fields) >= 3 and _LABEL.fullmatch(fields[-1 if not beir_tsv else 2]) is None:
-                continue  # a header line
+            if _is_header(_qrels_fields(line, beir_tsv), beir_tsv):
+                continue
         try:
             yield _qrels_record(line, beir_tsv, path, number)
         except TrecFormatError as error:
             if errors == "raise":
                 raise
             yield error
+
+
+_HEADER_WORDS = {
+    "query-id", "query_id", "qid", "query", "topic", "corpus-id", "docid", "docno",
+    "score", "rel", "relevance", "label", "judgment", "judgement", "grade",
+}  # fmt: skip
+
+
+def _is_header(fields: list[str], beir_tsv: bool) -> bool:
+    """A first line naming its columns (``query-id corpus-id score``, ``qid iter docno rel``):
+    its label field is not an integer and it uses a column name; ``q1 0 d1 x`` is data."""
+    if len(fields) < 3:
+        return False
+    label = fields[2 if beir_tsv else -1]
+    named = {f.lower() for f in fields} & _HEADER_WORDS
+    return _LABEL.fullmatch(label) is None and bool(named)
 
 
 def _qrels_record(line: str, beir_tsv: bool, path: Path, number: int) -> tuple[int, str, str, int]:

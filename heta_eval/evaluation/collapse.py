@@ -218,7 +218,7 @@ def collapse_batch(
     >>> batch.run.scores.tolist(), batch.duplicates
     ([0.9, 0.8], [1])
     """
-    from .engine import ColumnarRun
+    from .columnar import ColumnarRun
 
     parts: list[_Part] = []
     segment: list[tuple[str, QueryResponse]] = []
@@ -286,7 +286,7 @@ def _collapse_segment(
         return _collapse_table_segment(pairs, table, ignore_identical_ids)
     import pyarrow as pa
 
-    from .engine import string_buffers
+    from .columnar import string_buffers
 
     query_ids: list[str] = []
     all_ids: list[str] = []
@@ -323,7 +323,7 @@ def _collapse_segment(
 def _collapse_table_segment(
     pairs: list[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
 ) -> _Part:
-    from .engine import first_occurrences, gather_strings, string_buffers
+    from .columnar import first_occurrences, gather_strings, string_buffers
 
     query_ids = [query_id for query_id, _ in pairs]
     columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]

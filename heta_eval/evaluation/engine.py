@@ -41,6 +41,8 @@ from ._jit import compare_bytes as _compare
 from .columnar import (
     ColumnarRun,
     columnar_run_from_dict,
+    first_occurrences,
+    gather_strings,
     string_buffers,
 )
 
@@ -50,6 +52,9 @@ __all__ = [
     "ColumnarRun",
     "columnar_run_from_dict",
     "evaluate_columnar",
+    "first_occurrences",
+    "gather_strings",
+    "measure_column",
     "string_buffers",
 ]
 
