@@ -164,25 +164,26 @@ def read_run(path: PathLike, *, duplicates: Duplicates = "error") -> Run:
         raise TrecFormatError("empty file: no run lines", path)
     if head.lstrip(_BOM + b" \t\r\n").startswith(b"{"):
         return _read_run_json(path, duplicates)
-    table = _read_run_table(path, _ALL_COLUMNS)
+    table = _read_run_table(path, "qid docid score")
     if table is None:
         return _read_run_lines(path, duplicates)
     run = _run_from_table(table, duplicates)
     return _read_run_lines(path, duplicates) if run is None else run
 
 
-_ALL_COLUMNS = "qid q0 docid rank score tag"
-
-
 def _arrow_ready(data: bytes) -> str | None:
     """The one delimiter of a run whose lines pyarrow splits exactly as the line reader does,
     or None (then the line reader reads it: mixed whitespace, CR, NUL, ...)."""
     first = data[: data.find(b"\n")] if b"\n" in data else data
-    delimiter, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
-    for byte in (other, b"\r", b"\x0b", b"\x0c", b"\x00"):
-        if data.find(byte) >= 0:
+    d, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
+    # Each find is one fast scan; an empty field needs two delimiters in a row or one at
+    # a line's edge (pyarrow would read it as an empty string, the line reader as nothing).
+    for needle in (other, b"\r", b"\x0b", b"\x0c", b"\x00", d + d, b"\n" + d, d + b"\n"):
+        if data.find(needle) >= 0:
             return None
-    return delimiter.decode()
+    if data.startswith(d) or data.endswith(d):
+        return None
+    return d.decode()
 
 
 def _read_run_table(path: Path, columns: str) -> Any:
@@ -200,7 +201,7 @@ def _read_run_table(path: Path, columns: str) -> Any:
     if delimiter is None:
         return None
     wanted = columns.split()
-    string = pa.large_string() if "rank" not in wanted else pa.string()
+    string = pa.large_string()
     try:
         table = pcsv.read_csv(
             pa.BufferReader(data),
@@ -214,7 +215,7 @@ def _read_run_table(path: Path, columns: str) -> Any:
             ),
             convert_options=pcsv.ConvertOptions(
                 column_types={c: pa.float64() if c == "score" else string for c in _RUN_COLUMNS},
-                include_columns=_RUN_COLUMNS,
+                include_columns=_RUN_COLUMNS,  # all six: each is checked as UTF-8
                 null_values=[],
                 strings_can_be_null=False,
                 check_utf8=True,
@@ -224,13 +225,9 @@ def _read_run_table(path: Path, columns: str) -> Any:
         return None
     if table.num_rows == 0:
         return None
-    for name in _RUN_COLUMNS:
-        column = table.column(name)
-        if name == "score":
-            if column.null_count or not pc.all(pc.is_finite(column)).as_py():
-                return None  # NaN/inf: let the slow pass name the line
-        elif pc.min(pc.binary_length(column)).as_py() == 0:
-            return None  # an empty field: the line reader names the line
+    scores = table.column("score")
+    if scores.null_count or not pc.all(pc.is_finite(scores)).as_py():
+        return None  # NaN/inf: let the slow pass name the line
     return table.select(wanted)
 
 

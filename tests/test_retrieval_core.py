@@ -319,3 +319,25 @@ def test_cli_unknown_measure_is_a_one_line_error(tmp_path, capsys):
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code != 0 and "unknown measure 'bogus'" in err and "Traceback" not in err
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=cases())
+def test_cli_on_the_compiled_engine_equals_pytrec_eval(tmp_path, capsys, monkeypatch, case):
+    qrels, run = case
+    qrels = {q: d for q, d in qrels.items() if d}
+    run = {q: d for q, d in run.items() if d}
+    if not qrels or not run:
+        return  # a file needs at least one line
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    write_run(run, tmp_path / "run.trec", sort=False)
+    monkeypatch.setattr(backends, "ENGINE_MIN_ROWS", 0)  # every file takes the engine path
+    argv = ["evaluate", "--run", str(tmp_path / "run.trec"), "--qrels", str(tmp_path / "qrels.txt"),
+            "--measures", "nDCG@3 AP@3 R@2 P@1 MRR@3", "--json", "--per-query"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    library = evaluate_run(qrels, run, measures="nDCG@3 AP@3 R@2 P@1 MRR@3", engine="pytrec")
+    assert out["per_query"] == library.per_query
+    assert out["counts"] == library.counts
