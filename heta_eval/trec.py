@@ -206,9 +206,10 @@ def _read_run_table(path: Path, columns: str) -> Any:
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
-    if path.stat().st_size == 0:
-        return None
-    scanned = _scan(path)
+    try:
+        scanned = _scan(path) if path.stat().st_size else None
+    except (OSError, ValueError):  # not a regular file (a pipe): the line reader reads it
+        scanned = None
     if scanned is None:
         return None
     delimiter, ascii_only = scanned
