@@ -26,9 +26,9 @@ from heta_eval.evaluation.retrieval import beir_default_metrics
 
 __all__ = ["BEIR_ADAPTER_K_VALUES", "BeirBenchmark"]
 
-#: k values of :meth:`BeirBenchmark.evaluators` (BEIR's defaults without 1000: the runner
-#: retrieves 100 hits per query).
-BEIR_ADAPTER_K_VALUES = (1, 3, 5, 10, 100)
+#: k values of :meth:`BeirBenchmark.evaluators`: BEIR's defaults. The runner retrieves as deep
+#: as the largest k, so a BEIR run keeps 1,000 hits per query, as BEIR and Pyserini's 2CR do.
+BEIR_ADAPTER_K_VALUES = (1, 3, 5, 10, 100, 1000)
 
 
 class BeirBenchmark:
@@ -120,8 +120,16 @@ class BeirBenchmark:
             for qid, text in dataset.queries.items()
         ]
 
+    def recipe(self, modes):  # (Sequence[str]) -> heta_eval.kb.Recipe
+        """The reference knowledge base as BEIR's protocol has it: whole documents are the
+        retrieval unit (never chunked), BM25 as Pyserini's BEIR flat index (Lucene's analyzer
+        and scoring), the dense model over the same title + text."""
+        from heta_eval.kb import Recipe
+
+        return Recipe(modes=list(modes), chunking={"size": None})
+
     def evaluators(self):  # -> tuple[BeirRetrievalMetric, ...]
-        """``beir_default_metrics`` at k = 1, 3, 5, 10, 100 with this dataset's policy."""
+        """``beir_default_metrics`` at k = 1, 3, 5, 10, 100, 1000 with this dataset's policy."""
         return beir_default_metrics(
             k_values=BEIR_ADAPTER_K_VALUES, ignore_identical_ids=self.ignore_identical_ids
         )

@@ -131,17 +131,34 @@ class ClaimLabelExactMatch(AnswerExactMatch):
     """
 
     name = "label_exact_match"
-    _forms = frozenset(normalize_answer(label) for label in LABELS)
 
     async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
         answer = response.answer or ""
-        if case.expected.answers and normalize_answer(answer) not in self._forms:
+        form = _label_form(answer)
+        if case.expected.answers and form not in _LABEL_FORMS:
             return EvaluationScore.skip(
                 self.name,
                 "the answer is not a claim label (SUPPORT, CONTRADICT, NOT_ENOUGH_INFO)",
                 answer=answer[:200],
             )
-        return await super().evaluate(case=case, response=response)
+        if not case.expected.answers:
+            return await super().evaluate(case=case, response=response)
+        matched = next((g for g in case.expected.answers if _label_form(g) == form), None)
+        return EvaluationScore(
+            name=self.name,
+            value=matched is not None,
+            passed=matched is not None,
+            metadata={"matched_answer": matched, "normalized_answer": form},
+        )
+
+
+def _label_form(text: str) -> str:
+    # SQuAD's normalization deletes "_" (NOT_ENOUGH_INFO -> notenoughinfo); a label written
+    # with spaces is the same label, so "_" counts as a space here.
+    return normalize_answer(text.replace("_", " "))
+
+
+_LABEL_FORMS = frozenset(_label_form(label) for label in LABELS)
 
 
 class SciFactClaimsBenchmark:
@@ -288,7 +305,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m adapters.scifact_claims",
+        prog="python -m heta_eval.adapters.scifact_claims",
         description="Summarize the SciFact claims benchmark (counts, labels, evidence).",
     )
     parser.add_argument("--data-dir")

@@ -1,7 +1,7 @@
 """Does chunking lose evidence? Evidence recall@5 on SciFact claims by mode and chunk size.
 
 Runs the reference knowledge base in every mode at each chunk size on the 300 SciFact dev
-claims (``adapters.scifact_claims``) and prints a markdown table of evidence_recall@5 (the
+claims (``heta_eval.adapters.scifact_claims``) and prints a markdown table of evidence_recall@5 (the
 rationale sentences held by the top 5 chunks) with nDCG@10 (whole-document retrieval) for
 context. Results folders go to ``bench/out/claims/size-<N>/``; a rerun reuses them and the
 cached indexes, so only what is missing is computed.
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Runnable as a script from the repository root (``adapters`` is not an installed package).
+# Runnable as a script from the repository root: the checkout's heta_eval wins.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ALL_MODES = ("keyword_search", "vector_search", "hybrid_search")
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
 
-    from adapters.scifact_claims import SciFactClaimsBenchmark
+    from heta_eval.adapters.scifact_claims import SciFactClaimsBenchmark
     from heta_eval.kb import Recipe
     from heta_eval.runner import BenchmarkRunner
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ("bench_metrics.py", "bench_kb.py", "bench_e2e.py")
+SCRIPTS = ("bench_metrics.py", "bench_oneshot.py", "bench_kb.py", "bench_e2e.py", "bench_lucene.py")
 
 
 def machine() -> dict[str, Any]:

@@ -1,35 +1,34 @@
 """heta-eval: a pytrec_eval-backed, BEIR-compatible harness for retrieval and RAG systems.
 
 The public API is importable from here; evaluation objects also from
-``heta_eval.evaluation``:
+``heta_eval.evaluation``. Names load on first use (PEP 562): ``import heta_eval`` costs
+nothing until a name is read, and a one-shot command imports only what it uses.
 
 >>> from heta_eval import BeirRetrievalMetric, evaluate_run
 >>> evaluate_run({"q": {"d": 1}}, {"q": {"d": 1.0}}).beir_dict()["ndcg"]["NDCG@10"]
 1.0
 """
 
-from .evaluation import *  # noqa: F403
+from __future__ import annotations
+
+from ._lazy import attach
 from .evaluation import __all__ as _evaluation_all
-from .kb import HttpKnowledgeBase, KnowledgeBase, Recipe, ReferenceKnowledgeBase
-from .runner import (
-    Benchmark,
-    BenchmarkResults,
-    BenchmarkRunner,
-    JsonlBenchmark,
-    load_results,
-)
 
 __version__ = "0.1.0"
-__all__ = [
-    *_evaluation_all,
-    "Benchmark",
-    "BenchmarkResults",
-    "BenchmarkRunner",
-    "HttpKnowledgeBase",
-    "JsonlBenchmark",
-    "KnowledgeBase",
-    "Recipe",
-    "ReferenceKnowledgeBase",
-    "__version__",
-    "load_results",
-]
+
+#: Public name -> the module that defines it (evaluation names: ``heta_eval.evaluation``).
+_LAZY = {
+    **dict.fromkeys(_evaluation_all, "evaluation"),
+    "Benchmark": "runner",
+    "BenchmarkResults": "runner",
+    "BenchmarkRunner": "runner",
+    "HttpKnowledgeBase": "kb",
+    "JsonlBenchmark": "runner",
+    "KnowledgeBase": "kb",
+    "Recipe": "kb",
+    "ReferenceKnowledgeBase": "kb",
+    "load_results": "runner",
+}
+
+__all__ = sorted([*_LAZY, "__version__"])
+__getattr__, __dir__ = attach(__name__, _LAZY)

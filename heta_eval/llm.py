@@ -19,7 +19,15 @@ from typing import Any
 
 import httpx
 
-__all__ = ["LLMClient", "LLMError", "RemoteCallError", "RetryPolicy", "post_json"]
+__all__ = [
+    "ChatReply",
+    "LLMClient",
+    "LLMError",
+    "RemoteCallError",
+    "RetryPolicy",
+    "post_json",
+    "reply_usage",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -106,6 +114,32 @@ async def post_json(
     )
 
 
+@dataclass(frozen=True)
+class ChatReply:
+    """The first choice's content and the reply's token ``usage`` (None when the server
+    sent none: a missing count is never taken as zero)."""
+
+    content: str
+    usage: dict[str, int] | None = None
+
+
+def reply_usage(reply: Any) -> dict[str, int] | None:
+    """``prompt_tokens`` and ``completion_tokens`` of an OpenAI-compatible reply's ``usage``.
+
+    >>> reply_usage({"usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}})
+    {'prompt_tokens': 12, 'completion_tokens': 3}
+    >>> reply_usage({"usage": {"prompt_tokens": "12"}}) is None
+    True
+    """
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    counts = {key: usage.get(key) for key in ("prompt_tokens", "completion_tokens")}
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values()):
+        return None
+    return counts  # type: ignore[return-value]
+
+
 class LLMClient:
     """Async OpenAI-compatible chat-completions client with bounded concurrency and retries.
 
@@ -155,6 +189,12 @@ class LLMClient:
         self, messages: list[dict[str, str]], *, temperature: float = 0.0, **extra: Any
     ) -> str:
         """Send ``messages`` and return the first choice's content (raises :class:`LLMError`)."""
+        return (await self.complete(messages, temperature=temperature, **extra)).content
+
+    async def complete(
+        self, messages: list[dict[str, str]], *, temperature: float = 0.0, **extra: Any
+    ) -> ChatReply:
+        """Send ``messages``; the first choice's content and the reply's token usage."""
         payload = {"model": self.model, "messages": messages, "temperature": temperature, **extra}
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else None
         async with self._semaphore(), httpx.AsyncClient() as client:
@@ -169,4 +209,4 @@ class LLMClient:
             ) from None
         if not isinstance(content, str):
             raise LLMError(self.url, f"choices[0].message.content is not a string: {content!r}")
-        return content
+        return ChatReply(content, reply_usage(reply))

@@ -31,7 +31,10 @@ def reply(answer: str | None) -> QueryResponse:
         ("ＡＢＣ １２３", "abc 123"),  # NFKC full-width
         ("Straße", "strasse"),  # casefold
         ("北京。", "北京"),  # CJK punctuation
-        ("«Bonjour», dit-il!", "bonjour dit il"),
+        ("«Bonjour», dit-il!", "bonjour ditil"),  # deleted, as SQuAD deletes ASCII punctuation
+        ("Eiffel-Tower", "eiffeltower"),
+        ("U.S. Army", "us army"),
+        ("$5 < 6 | ~x", "5 6 x"),  # ASCII symbols are in SQuAD's set too
         ("an apple a day", "apple day"),
         ("  many \t spaces\n", "many spaces"),
     ],
@@ -95,3 +98,10 @@ def test_answer_of_the_wrong_type_is_rejected_naming_the_field():
     with pytest.raises(ValidationError) as raised:
         QueryResponse.model_validate({"query": "?", "answer": {"text": "Paris"}})
     assert raised.value.errors()[0]["loc"] == ("answer",)
+
+
+def test_evidence_tokens_split_at_punctuation_where_answers_delete_it():
+    from heta_eval.evaluation import evidence_tokens
+
+    assert evidence_tokens("IL-2+ cells.The end") == ["il", "2+", "cells", "end"]
+    assert answer_tokens("IL-2+ cells.The end") == ["il2", "cellsthe", "end"]

@@ -62,12 +62,12 @@ def test_counts_and_cqadupstack_policy():
     assert get_dataset("scifact-claims").adapter == "scifact-claims"
 
 
-def test_registry_is_data_not_a_package():
-    folder = REGISTRY_PATH.parent
-    assert REGISTRY_PATH.name == "registry.json"
-    assert not (folder / "__init__.py").exists()
-    assert not list(folder.glob("*.py"))
-    json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))
+def test_registry_ships_inside_the_package_as_data():
+    from importlib import resources
+
+    bundled = resources.files("heta_eval.data").joinpath("registry.json")
+    assert Path(str(bundled)) == REGISTRY_PATH
+    assert json.loads(bundled.read_text(encoding="utf-8"))["datasets"]["scifact"]
 
 
 def test_unknown_dataset_lists_known_ones():

@@ -76,6 +76,12 @@ class ChatServer:
         self.httpd.server_close()
 
 
+@pytest.fixture(autouse=True)
+def private_judge_cache(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The judge caches its calls by default; each test gets its own empty cache.
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def serve() -> Iterator[Callable[[list[Behaviour]], ChatServer]]:
     servers: list[ChatServer] = []

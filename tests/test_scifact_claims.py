@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from adapters import load_benchmark
-from adapters.scifact_claims import (
+from heta_eval.adapters import load_benchmark
+from heta_eval.adapters.scifact_claims import (
     ClaimLabelExactMatch,
     SciFactClaimsBenchmark,
     find_release,
     sentence_spans,
 )
 from heta_eval.data.beir_loader import load_beir
+from heta_eval.data.registry import REGISTRY_PATH
 from heta_eval.evaluation import EvidenceRecallAtK, QueryResponse
 from heta_eval.kb import Recipe
 from heta_eval.kb.chunking import chunk_document
@@ -227,7 +228,7 @@ def test_download_pins_the_unknown_checksum_and_finds_the_data_folder(tmp_path, 
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        registry = json.loads(Path("datasets/registry.json").read_text(encoding="utf-8"))
+        registry = json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))
         entry = registry["datasets"]["scifact-claims"]
         assert (
             entry["url"] == "https://scifact.s3-us-west-2.amazonaws.com/release/latest/data.tar.gz"

@@ -19,7 +19,9 @@ class CliError(Exception):
     """A user-facing error: printed without a traceback, exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with a known ``command``, only that sub-command's module is imported (a
+    one-shot command starts fast), else all of them (help, a typo'd command)."""
     parser = argparse.ArgumentParser(
         prog="heta-eval",
         description="Evaluate retrieval and RAG systems on BEIR and custom benchmarks.",
@@ -27,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMANDS:
+    for name in (command,) if command in _COMMANDS else _COMMANDS:
         try:
             module = import_module(f"heta_eval.cli.{name}")
         except ModuleNotFoundError as error:
@@ -39,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
@@ -48,6 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except CliError as error:
         print(f"heta-eval {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:
+        from heta_eval.extras import MissingExtraError, extra_for
+
+        if extra_for(error) is None:
+            raise
+        print(
+            f"heta-eval {args.command}: error: {MissingExtraError(error.name or '')}",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished work is kept", file=sys.stderr)

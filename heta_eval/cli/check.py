@@ -20,7 +20,8 @@ reference; FAIL otherwise. Pyserini references are trec_eval -c numbers and are 
 against our strict aggregate; MTEB and BEIR-paper references against the BEIR aggregate.
 Reference systems: bm25-flat, bm25-multifield (Pyserini 2CR), all-MiniLM-L6-v2 (MTEB),
 bm25-beir-paper (BEIR paper Table 2). Without --system every reference is listed.
-Exit status 1 when --system is given and a check FAILs.
+Exit status 1 when --system is given and a check FAILs; with --require-ok, unless every
+check is OK.
 """
 
 REFERENCE_METRICS = ("ndcg@10", "recall@100", "recall@1000")
@@ -45,6 +46,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_source_arguments(parser, exclusive=False)
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.add_argument(
+        "--require-ok",
+        action="store_true",
+        help="exit status 1 unless every check is OK (|Δ| <= 1e-4): OKish fails too",
+    )
     parser.set_defaults(handler=run_check)
 
 
@@ -78,6 +84,8 @@ def run_check(args: argparse.Namespace) -> int:
         results += [(system.name, item) for item in found]
     _print(results, args.format)
     failed = any(item.status == "FAIL" for _, item in results)
+    if args.require_ok and (not results or any(item.status != "OK" for _, item in results)):
+        return 1
     return 1 if failed and args.system is not None else 0
 
 

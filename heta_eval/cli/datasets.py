@@ -75,7 +75,7 @@ def _on_disk(info: DatasetInfo, data_dir: str | None) -> bool:
     from heta_eval.data.locate import dataset_dir, looks_like_beir
 
     if info.adapter == "scifact-claims":
-        from adapters.scifact_claims import find_release
+        from heta_eval.adapters.scifact_claims import find_release
 
         return find_release(data_dir, info.split) is not None
     folder = dataset_dir(info.name, data_dir)

@@ -17,6 +17,8 @@ examples:
       --output results/scifact --k 1,10,100
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes hybrid_search
   heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search
+  heta-eval run --benchmark cases.jsonl --documents docs/ --modes keyword_search \\
+      --judge --judge-prices prices.json --dry-run      # what the judge would cost
 
 A rerun with the same arguments continues where an interrupted run stopped.
 """
@@ -60,6 +62,31 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per query")
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    judge = parser.add_argument_group(
+        "the LLM judge (model from HETA_EVAL_LLM_MODEL / _BASE_URL / _API_KEY)"
+    )
+    judge.add_argument("--judge", action="store_true", help="also grade answers with LLMJudge")
+    judge.add_argument(
+        "--judge-repeats", type=int, default=1, metavar="N", help="judgments per case"
+    )
+    judge.add_argument(
+        "--judge-prices", type=Path, metavar="FILE", help="JSON: model -> USD per 1M tokens"
+    )
+    judge.add_argument(
+        "--judge-cache", type=Path, metavar="PATH", help="SQLite cache of judge calls"
+    )
+    judge.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds per judge call (default: 30)",
+    )
+    judge.add_argument(
+        "--dry-run", action="store_true",
+        help="with --judge: query, then count the judge calls and tokens; call no judge, "
+        "write no results",
+    )  # fmt: skip
     parser.set_defaults(handler=handle)
 
 
@@ -87,7 +114,7 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
             if not path.exists():
                 raise CliError(f"{path} does not exist")
         return [JsonlBenchmark(args.benchmark, args.documents)]
-    from adapters import load_benchmark
+    from heta_eval.adapters import load_benchmark
 
     from ..data.registry import RegistryError
 
@@ -111,11 +138,71 @@ def _evaluators(benchmark: Any, k_values: tuple[int, ...] | None) -> Any:
     return [*beir_default_metrics(k_values, ignore_identical_ids=policy), *others]
 
 
+def _judge(args: argparse.Namespace) -> Any:
+    if not args.judge:
+        if args.dry_run:
+            raise CliError("--dry-run estimates what the LLM judge would spend: add --judge")
+        return None
+    from ..evaluation import LLMJudge
+    from ..llm import LLMClient, RetryPolicy
+
+    cache = args.judge_cache if args.judge_cache else (False if args.no_cache else None)
+    try:
+        client = LLMClient.from_env(policy=RetryPolicy(timeout=args.judge_timeout))
+        return LLMJudge(
+            client, repeats=args.judge_repeats, prices=args.judge_prices, cache=cache,
+            dry_run=args.dry_run,
+        )  # fmt: skip
+    except ValueError as error:
+        raise CliError(str(error)) from None
+
+
+def _usage_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
+    lines = []
+    for name, u in usage.items():
+        cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
+        lines.append(
+            f"{name} ({u['model']}): {u['calls']} calls, {u['cached_calls']} from the cache; "
+            f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}"
+        )
+        if u.get("mean_agreement") is not None:
+            lines.append(
+                f"{name} agreement over {u['repeats']} repeats: mean {u['mean_agreement']:.3f}, "
+                f"unanimous {u['unanimous_cases']}/{u['repeated_cases']} cases"
+            )
+        lines.extend(f"{name} note: {note}" for note in u.get("notes", []))
+        if u["failed"]:
+            lines.append(f"{name}: {u['failed']} judgments FAILED:")
+            lines.extend(
+                f"  case {f['case_id']} ({f['mode']}): {f['error']}" for f in u["failures"]
+            )
+    return lines
+
+
+def _dry_run_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
+    lines = []
+    for name, u in usage.items():
+        cost = (
+            f", about ${u['estimated_cost_usd']:.4f}"
+            if u.get("estimated_cost_usd") is not None
+            else ""
+        )
+        lines.append(
+            f"dry run, {name} ({u['model']}): would make {u['estimated_calls']} calls "
+            f"(about {u['estimated_prompt_tokens']} prompt + "
+            f"{u['estimated_completion_tokens']} completion tokens{cost}); "
+            f"{u['cached_calls']} more are in the cache. Nothing was sent to the judge."
+        )
+    return lines
+
+
 def _recipe(args: argparse.Namespace, modes: list[str]) -> Any:
     from pydantic import ValidationError
 
     from ..kb import Recipe
 
+    if not args.recipe and args.chunk_size is None and args.chunk_overlap is None:
+        return None  # the runner takes the benchmark's own (BEIR: whole documents)
     try:
         recipe = Recipe.from_file(args.recipe) if args.recipe else Recipe(modes=modes)
         if args.chunk_size is not None or args.chunk_overlap is not None:
@@ -162,17 +249,28 @@ def handle(args: argparse.Namespace) -> int:
         benchmarks = _benchmarks(args)
         for benchmark in benchmarks:
             folder = output / benchmark.name.split("/")[-1] if len(benchmarks) > 1 else output
-            if args.fresh and folder.exists():
+            if args.fresh and folder.exists() and not args.dry_run:
                 shutil.rmtree(folder)
-            print(f"== {benchmark.name}: modes {', '.join(modes)} -> {folder}", file=sys.stderr)
+            target = "(dry run: nothing written)" if args.dry_run else folder
+            print(f"== {benchmark.name}: modes {', '.join(modes)} -> {target}", file=sys.stderr)
+            evaluators = _evaluators(benchmark, k_values)
+            judge = _judge(args)
+            if judge is not None:
+                base = evaluators if evaluators is not None else benchmark.evaluators()
+                evaluators = [*base, judge]
             results = runner.run(
                 benchmark=benchmark, recipe=recipe, knowledge_base_name=args.kb_name,
-                query_modes=tuple(modes), evaluators=_evaluators(benchmark, k_values),
-                knowledge_base=knowledge_base, output_dir=folder,
+                query_modes=tuple(modes), evaluators=evaluators,
+                knowledge_base=knowledge_base, output_dir=None if args.dry_run else folder,
                 cache_dir=False if args.no_cache else None,
             )  # fmt: skip
+            if args.dry_run:
+                print("\n".join(_dry_run_lines(results.summary.usage)))
+                continue
             all_results.append(results)
             print(f"\n## {benchmark.name}\n\n{results.table()}\n")
+            if results.summary.usage:
+                print("\n".join(_usage_lines(results.summary.usage)) + "\n")
             print(f"results: {folder}", file=sys.stderr)
     except (DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError) as error:
         raise CliError(str(error)) from None

@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ __all__ = [
 
 OK_TOLERANCE = 1e-4
 OKISH_TOLERANCE = 0.01
-_PATH = Path(__file__).with_name("references.json")
+_PATH = Path(str(resources.files(__package__).joinpath("references.json")))
 # Float slack so 0.67890000001 vs 0.6789 is not a failure of the 1e-4 rule.
 _SLACK = 1e-12
 

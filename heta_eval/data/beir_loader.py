@@ -27,8 +27,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from heta_eval.evaluation.models import Document
+if TYPE_CHECKING:
+    from heta_eval.evaluation.models import Document
 
 __all__ = [
     "BeirDataset",
@@ -114,6 +116,9 @@ def load_queries(path: PathLike, qrels: dict[str, dict[str, int]] | None = None)
 
 def iter_corpus(path: PathLike, *, keep_metadata: bool = False) -> Iterator[Document]:
     """Stream corpus.jsonl as :class:`Document` objects (id = BEIR ``_id``), one line at a time."""
+    # pydantic's models load only when a corpus is read, not for qrels alone.
+    from heta_eval.evaluation.models import Document
+
     for _, obj in _iter_jsonl(path):
         yield Document(
             id=str(obj["_id"]),

@@ -4,8 +4,8 @@ Resolution order for the *data root* (a folder holding ``<name>/``):
 
 1. an explicit ``data_dir`` (``--data-dir``); it may also be the dataset folder itself;
 2. the ``HETA_EVAL_DATA`` environment variable;
-3. the cache ``datasets/cache/`` in the repository, or ``~/.cache/heta-eval`` when the
-   repository folder is not writable (an installed, read-only checkout).
+3. in a checkout, the cache ``datasets/cache/`` in the repository; installed (or when the
+   checkout is not writable), ``~/.cache/heta-eval``.
 
 >>> import os
 >>> resolve_data_root("/data/beir")
@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 ENV_VAR = "HETA_EVAL_DATA"
-_REPO_CACHE = Path(__file__).resolve().parents[2] / "datasets" / "cache"
+_ROOT = Path(__file__).resolve().parents[2]
+_REPO_CACHE = _ROOT / "datasets" / "cache"
 _HOME_CACHE = Path.home() / ".cache" / "heta-eval"
 
 
@@ -46,9 +47,14 @@ def _writable(path: Path) -> bool:
     return os.access(probe, os.W_OK)
 
 
+def _in_checkout() -> bool:
+    # Installed, parents[2] is a lib/ folder of the environment: never write datasets there.
+    return (_ROOT / "pyproject.toml").is_file() and (_ROOT / "heta_eval").is_dir()
+
+
 def default_cache_dir() -> Path:
-    """``<repo>/datasets/cache`` if writable, else ``~/.cache/heta-eval``."""
-    return _REPO_CACHE if _writable(_REPO_CACHE) else _HOME_CACHE
+    """``<repo>/datasets/cache`` in a writable checkout, else ``~/.cache/heta-eval``."""
+    return _REPO_CACHE if _in_checkout() and _writable(_REPO_CACHE) else _HOME_CACHE
 
 
 def resolve_data_root(data_dir: str | os.PathLike[str] | None = None) -> Path:

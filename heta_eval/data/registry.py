@@ -1,4 +1,4 @@
-"""The dataset registry: ``datasets/registry.json`` in the repository (data, not code).
+"""The dataset registry: ``registry.json``, data shipped in this package (importlib.resources).
 
 Each entry names a downloadable dataset, its URL and checksum, its evaluation split, its
 expected size and its scoring policy. ``"md5": null`` means the checksum is unknown; see
@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,9 @@ __all__ = [
     "load_registry",
 ]
 
-#: ``<repo>/datasets/registry.json``; ``HETA_EVAL_REGISTRY`` points elsewhere (tests, installs).
-REGISTRY_PATH = Path(__file__).resolve().parents[2] / "datasets" / "registry.json"
+#: The registry shipped in the package (a checkout or an installed wheel alike);
+#: ``HETA_EVAL_REGISTRY`` points elsewhere (a private registry, tests).
+REGISTRY_PATH = Path(str(resources.files(__package__).joinpath("registry.json")))
 
 _MD5 = re.compile(r"^[0-9a-f]{32}$")
 _KINDS = {"beir", "custom"}
@@ -61,7 +63,7 @@ class DatasetInfo:
     parent: str | None = None
     notes: str = ""
     known_defects: dict[str, list[str]] = field(default_factory=dict)
-    #: The benchmark adapter that reads it (``adapters.load_benchmark``): ``beir`` or e.g.
+    #: The benchmark adapter that reads it (``heta_eval.adapters.load_benchmark``): ``beir`` or e.g.
     #: ``scifact-claims`` for a dataset in another layout.
     adapter: str = "beir"
 

@@ -1,8 +1,10 @@
-"""Answer evaluators: contains, exact match and SQuAD-style token F1.
+"""Answer evaluators: contains, exact match and token F1, by the official SQuAD v1.1 rules.
 
-All three normalize with ``normalize_answer`` (see ``normalize.py``), compare against every
-gold answer and keep the best. A response without an answer scores False (or 0.0) with the
-reason in ``metadata``; a case without gold answers is skipped.
+All three normalize with ``normalize_answer`` (SQuAD v1.1's normalization, extended to
+Unicode; see ``normalize.py``), compare against every gold answer and keep the best, as
+SQuAD's ``metric_max_over_ground_truths`` does. On ASCII text exact match and F1 equal the
+official ``evaluate-v1.1.py`` numbers. A response without an answer (``None`` or blank)
+scores False (or 0.0) with the reason in ``metadata``; a case without gold answers is skipped.
 """
 
 from __future__ import annotations
@@ -18,11 +20,9 @@ __all__ = ["AnswerContains", "AnswerExactMatch", "AnswerF1"]
 def _token_f1(prediction: list[str], gold: list[str]) -> tuple[float, float, float]:
     common = Counter(prediction) & Counter(gold)
     overlap = sum(common.values())
-    if not prediction or not gold:
-        # SQuAD rule: two empty answers agree; one empty answer scores 0.
-        same = float(prediction == gold)
-        return same, same, same
     if overlap == 0:
+        # SQuAD v1.1: no shared token scores 0, even when both normalize to nothing
+        # ("The" against "a"); exact match still calls those equal.
         return 0.0, 0.0, 0.0
     precision = overlap / len(prediction)
     recall = overlap / len(gold)
@@ -114,7 +114,10 @@ class AnswerExactMatch(_AnswerEvaluator):
 
 
 class AnswerF1(_AnswerEvaluator):
-    """SQuAD-style token F1 against the best-matching gold answer (CJK per character).
+    """SQuAD v1.1 token F1 against the best-matching gold answer (CJK per character).
+
+    F1 over the whitespace tokens of the normalized answers with multiset overlap;
+    no shared token scores 0.0 (SQuAD v1.1, not v2.0's "two empty answers agree").
 
     ``threshold`` (optional) sets ``passed`` to ``value >= threshold``.
 

@@ -31,6 +31,7 @@ from .measures import Measure
 from .trec_measures import MIN_GEO_MEAN
 
 __all__ = [
+    "COMPILED_MIN_BYTES",
     "ENGINE_FAMILIES",
     "ENGINE_MIN_ROWS",
     "choose_backend",
@@ -41,6 +42,9 @@ __all__ = [
 #: Runs (or batches of responses) with at least this many results go to the compiled
 #: engine under ``engine="auto"``; below it pytrec_eval is as fast and needs no JIT.
 ENGINE_MIN_ROWS = 100_000
+#: Run files smaller than this are read for pytrec_eval without trying the engine (about
+#: ENGINE_MIN_ROWS TREC lines): loading numba costs more than it saves below it.
+COMPILED_MIN_BYTES = 8 * 2**20
 #: The measure families the compiled engine computes.
 ENGINE_FAMILIES = frozenset({"ndcg_cut", "map_cut", "recall", "P", "mrr"})
 
@@ -60,10 +64,11 @@ def choose_backend(engine: str, rows: int, measures: Sequence[Measure]) -> str:
         others = [str(m) for m in measures if m.family not in ENGINE_FAMILIES or m.param is None]
         raise ValueError(f"the compiled engine has no {', '.join(others)}; use engine='pytrec'")
     if engine == "auto":
-        from .engine import HAVE_NUMBA
+        if rows < ENGINE_MIN_ROWS or not engine_can(measures):
+            return "pytrec"
+        from .engine import HAVE_NUMBA  # numba loads only for input large enough
 
-        fast = HAVE_NUMBA and rows >= ENGINE_MIN_ROWS and engine_can(measures)
-        return "fast" if fast else "pytrec"
+        return "fast" if HAVE_NUMBA else "pytrec"
     return engine
 
 

@@ -19,12 +19,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .columns import ResultColumns
-from .models import QueryResponse, QueryResult
+
+if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
+    from .models import QueryResponse, QueryResult
 
 __all__ = [
     "CollapsedBatch",
@@ -35,13 +37,14 @@ __all__ = [
     "default_document_resolver",
 ]
 
-DocumentResolver = Callable[[QueryResult], "str | None"]
+DocumentResolver = Callable[["QueryResult"], "str | None"]
 
 
 def default_document_resolver(result: QueryResult) -> str | None:
     """The benchmark document id of a result: ``source`` field ``document_id``, then
     ``source_key``, then ``object_key``.
 
+    >>> from heta_eval.evaluation import QueryResult
     >>> default_document_resolver(QueryResult(source={"source_key": "doc-7", "chunk_id": 2}))
     'doc-7'
     """
@@ -87,6 +90,7 @@ def collapse_to_documents(
     the response's order exactly. Results that map to no document are dropped and counted;
     with ``ignore_identical_ids`` a document whose id equals ``query_id`` is dropped too.
 
+    >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
     ...     {"score": 0.9, "source": {"document_id": "a"}},
     ...     {"score": 0.8, "source": {"document_id": "b"}},
@@ -210,6 +214,7 @@ def collapse_batch(
     Consecutive ``ResultColumns`` responses of one chunk table are collapsed together by a
     compiled pass over their integer document codes, without building result objects.
 
+    >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
     ...     {"score": 0.9, "source": {"document_id": "a"}},
     ...     {"score": 0.8, "source": {"document_id": "b"}},

@@ -1,4 +1,8 @@
-"""Evidence recall at k: how much of the gold evidence the top-k chunks hold."""
+"""Which chunks hold which gold evidence (``EvidenceMatcher``), and evidence recall at k.
+
+The matching is shared by every evidence-based evaluator: ``EvidenceRecallAtK`` here,
+``ContextPrecisionAtK`` and the citation metrics in ``rag.py``.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +18,9 @@ from .models import (
     QueryResponse,
     QueryResult,
 )
-from .normalize import answer_tokens, contains_tokens
+from .normalize import contains_tokens, evidence_tokens
 
-__all__ = ["EvidenceRecallAtK", "locator_verdict"]
+__all__ = ["EvidenceMatcher", "EvidenceRecallAtK", "locator_verdict"]
 
 
 def _same(gold: Any, found: Any) -> bool:
@@ -52,6 +56,92 @@ def locator_verdict(gold: Mapping[str, Any], source: Mapping[str, Any]) -> bool 
     if all(key in source for key in recognised):
         return True
     return None
+
+
+# When several chunks hold a gold item, the one matched by the strongest method is reported.
+_METHOD_ORDER = {"locator": 0, "reference_id": 1, "text": 2, "text_overlap": 2}
+
+
+class EvidenceMatcher:
+    """Decides, for gold evidence items and ranked chunks, which chunk holds which item.
+
+    A chunk holds a gold item when, tried in order: its ``source`` confirms the gold
+    ``locator`` (see ``locator_verdict``); or its ``reference_id`` equals the gold one; or the
+    gold text's tokens occur contiguously in the chunk's (``evidence_tokens``), or, with
+    ``min_token_overlap`` set, that share of them is present (evidence cut by a chunk
+    boundary). A chunk whose locator contradicts the gold locator never holds the item.
+    Texts are tokenized once, on first need.
+
+    >>> matcher = EvidenceMatcher(
+    ...     [GoldEvidence(locator={"document_id": "d1"}), GoldEvidence(text="The sky is blue.")],
+    ...     [QueryResult(text="Grass is green.", source={"document_id": "d1"}),
+    ...      QueryResult(text="Why is the sky blue?", source={"document_id": "d9"})])
+    >>> matcher.method(0, 0), matcher.method(1, 1), matcher.held_by(0)
+    ('locator', None, [0])
+    """
+
+    def __init__(
+        self,
+        gold: list[GoldEvidence],
+        results: list[QueryResult] | Any,
+        *,
+        min_token_overlap: float | None = None,
+    ) -> None:
+        self.gold = list(gold)
+        self.results = list(results)
+        self.min_token_overlap = min_token_overlap
+        self._gold_tokens: dict[int, list[str]] = {}
+        self._result_tokens: dict[int, list[str]] = {}
+        self._methods: dict[tuple[int, int], str | None] = {}
+
+    def method(self, gold_index: int, result_index: int) -> str | None:
+        """How result ``result_index`` holds gold item ``gold_index`` (None: it does not)."""
+        key = (gold_index, result_index)
+        if key not in self._methods:
+            self._methods[key] = self._decide(self.gold[gold_index], gold_index, result_index)
+        return self._methods[key]
+
+    def held_by(self, result_index: int) -> list[int]:
+        """Indices of the gold items that result ``result_index`` holds."""
+        return [g for g in range(len(self.gold)) if self.method(g, result_index) is not None]
+
+    def find(self, gold_index: int) -> tuple[str, int] | None:
+        """The strongest match of a gold item among the results: (method, 1-based rank)."""
+        best: tuple[str, int] | None = None
+        for index in range(len(self.results)):
+            found = self.method(gold_index, index)
+            if found is None:
+                continue
+            if best is None or _METHOD_ORDER[found] < _METHOD_ORDER[best[0]]:
+                best = (found, index + 1)
+                if _METHOD_ORDER[found] == 0:
+                    break
+        return best
+
+    def _decide(self, gold: GoldEvidence, gold_index: int, result_index: int) -> str | None:
+        result = self.results[result_index]
+        verdict = locator_verdict(gold.locator, result.source) if gold.locator else None
+        if verdict is not None:
+            return "locator" if verdict else None
+        if gold.reference_id is not None and result.reference_id == gold.reference_id:
+            return "reference_id"
+        if not gold.text:
+            return None
+        if gold_index not in self._gold_tokens:
+            self._gold_tokens[gold_index] = evidence_tokens(gold.text)
+        gold_tokens = self._gold_tokens[gold_index]
+        if not gold_tokens:
+            return None
+        if result_index not in self._result_tokens:
+            self._result_tokens[result_index] = evidence_tokens(result.text)
+        chunk = self._result_tokens[result_index]
+        if contains_tokens(chunk, gold_tokens):
+            return "text"
+        if self.min_token_overlap is not None:
+            common = Counter(gold_tokens) & Counter(chunk)
+            if sum(common.values()) / len(gold_tokens) >= self.min_token_overlap:
+                return "text_overlap"
+        return None
 
 
 class EvidenceRecallAtK:
@@ -94,12 +184,13 @@ class EvidenceRecallAtK:
         gold_items = case.expected.evidence
         if not gold_items:
             return EvaluationScore.skip(self.name, "case has no gold evidence")
-        top = response.results[: self.k]
-        result_tokens: list[list[str] | None] = [None] * len(top)  # tokenized lazily
+        matcher = EvidenceMatcher(
+            gold_items, response.results[: self.k], min_token_overlap=self.min_token_overlap
+        )
         details: list[dict[str, Any]] = []
         missing: list[dict[str, Any]] = []
         for index, gold in enumerate(gold_items):
-            found = self._match(gold, top, result_tokens)
+            found = matcher.find(index)
             if found is None:
                 missing.append(gold.model_dump(exclude_none=True))
                 details.append({"index": index, "method": None, "rank": None})
@@ -117,36 +208,3 @@ class EvidenceRecallAtK:
                 "details": details,
             },
         )
-
-    def _match(
-        self,
-        gold: GoldEvidence,
-        results: list[QueryResult],
-        tokens: list[list[str] | None],
-    ) -> tuple[str, int] | None:
-        verdicts = [
-            locator_verdict(gold.locator, r.source) if gold.locator else None for r in results
-        ]
-        for rank, verdict in enumerate(verdicts, 1):
-            if verdict is True:
-                return "locator", rank
-        allowed = [i for i, verdict in enumerate(verdicts) if verdict is not False]
-        if gold.reference_id is not None:
-            for i in allowed:
-                if results[i].reference_id == gold.reference_id:
-                    return "reference_id", i + 1
-        if gold.text:
-            gold_tokens = answer_tokens(gold.text)
-            if not gold_tokens:
-                return None
-            for i in allowed:
-                if tokens[i] is None:
-                    tokens[i] = answer_tokens(results[i].text)
-                chunk = tokens[i] or []
-                if contains_tokens(chunk, gold_tokens):
-                    return "text", i + 1
-                if self.min_token_overlap is not None:
-                    common = Counter(gold_tokens) & Counter(chunk)
-                    if sum(common.values()) / len(gold_tokens) >= self.min_token_overlap:
-                        return "text_overlap", i + 1
-        return None

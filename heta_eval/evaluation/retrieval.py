@@ -19,12 +19,13 @@ scores, relevant means label > 0).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .backends import choose_backend, pytrec_values
+from .backends import COMPILED_MIN_BYTES, choose_backend, pytrec_values
 from .beir_rules import AggregateValue
 from .collapse import (
     CollapsedBatch,
@@ -35,6 +36,7 @@ from .collapse import (
     default_document_resolver,
 )
 from .inputs import InputError, validate_qrels, validate_run
+from .interop import as_qrels, as_run
 from .measures import (
     BEIR_K_VALUES,
     METRICS,
@@ -44,8 +46,10 @@ from .measures import (
     parse_measure,
     parse_measures,
 )
-from .models import BenchmarkCase, EvaluationScore, QueryResponse
 from .run_evaluation import RunEvaluation, assemble
+
+if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
+    from .models import BenchmarkCase, EvaluationScore, QueryResponse
 
 __all__ = [
     "BEIR_K_VALUES",
@@ -132,9 +136,10 @@ def evaluate_run(
     """Score a document-level run with BEIR's exact semantics, plus strict aggregates.
 
     ``qrels`` maps query id to ``{doc id: label}`` (integers; negative = non-relevant);
-    ``run`` maps query id to ``{doc id: score}``. Neither is modified; bad input raises
-    :class:`~heta_eval.evaluation.inputs.InputError`. Without ``measures`` the result is
-    BEIR's grid (``metrics`` × ``k_values``, keyed ``NDCG@10``...); ``measures`` names any
+    ``run`` maps query id to ``{doc id: score}``; either may also be a pandas DataFrame or a
+    ranx ``Qrels``/``Run`` (:mod:`heta_eval.evaluation.interop`). Neither is modified; bad
+    input raises :class:`~heta_eval.evaluation.inputs.InputError`. Without ``measures`` the
+    result is BEIR's grid (``metrics`` × ``k_values``, keyed ``NDCG@10``...); ``measures`` names any
     measures in any spelling (``["nDCG@10", "Rprec", "bpref"]``, keyed ``str(Measure)``).
     ``engine``: ``"pytrec"``, ``"fast"`` (the compiled engine, BEIR's five families only) or
     ``"auto"``; every choice gives the same numbers.
@@ -152,8 +157,8 @@ def evaluate_run(
     {'nDCG@10': 0.81546, 'Rprec': 0.5, 'Bpref': 0.5}
     """
     ks, chosen, named = _plan(k_values, metrics, measures)
-    qrels = validate_qrels(qrels)
-    run = validate_run(run)
+    qrels = validate_qrels(as_qrels(qrels))  # a pandas DataFrame or ranx Qrels works too
+    run = validate_run(as_run(run))
     rows = sum(map(len, run.values()))
     if choose_backend(engine, rows, list(named.values())) == "fast":
         from .engine import columnar_run_from_dict
@@ -189,7 +194,13 @@ def evaluate_run_file(
     from heta_eval.trec import read_run, read_run_columnar
 
     named = _plan(k_values, metrics, measures)[2]
-    if choose_backend(engine, 1 << 62, list(named.values())) == "fast":
+    # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
+    try:
+        large = os.path.getsize(path) >= COMPILED_MIN_BYTES
+    except OSError:
+        large = False  # read_run reports it
+    rows = 1 << 62 if large or engine == "fast" else 0
+    if choose_backend(engine, rows, list(named.values())) == "fast":
         columnar = read_run_columnar(path, ignore_identical_ids=ignore_identical_ids)
         if columnar is not None and choose_backend(engine, columnar.rows, []) == "fast":
             try:
@@ -299,6 +310,7 @@ class BeirRetrievalMetric:
 
     >>> import asyncio
     >>> metric = BeirRetrievalMetric(metric="ndcg", k=10)
+    >>> from heta_eval.evaluation import BenchmarkCase, QueryResponse
     >>> case = BenchmarkCase(id="q1", query="?", expected={"relevance": {"d1": 1}})
     >>> response = QueryResponse(query="?", results=[
     ...     {"score": 2.0, "source": {"document_id": "d2"}},
@@ -355,6 +367,8 @@ class BeirRetrievalMetric:
 
     async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
         """One case, through the one evaluator (``evaluate_responses`` batches many)."""
+        from .models import EvaluationScore
+
         if not case.expected.relevance:
             return EvaluationScore.skip(self.name, "case has no relevance judgments")
         ranking = self.collapse(case, response)
@@ -369,6 +383,8 @@ class BeirRetrievalMetric:
         return self.score_from(result.per_query[case.id][self.key], ranking)
 
     def score_from(self, value: float, ranking: DocumentRanking) -> EvaluationScore:
+        from .models import EvaluationScore
+
         return EvaluationScore(name=self.name, value=value, metadata=ranking.metadata())
 
 

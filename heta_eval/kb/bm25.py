@@ -1,4 +1,8 @@
-"""BM25 keyword index (``bm25s``, Lucene scoring, English stemming and stopwords)."""
+"""BM25 keyword index (``bm25s``, Lucene scoring, English stemming and stopwords).
+
+The reference knowledge base's default is :class:`~heta_eval.kb.lucene.LuceneBM25Index`
+(Lucene's analyzer and byte-encoded lengths); this ``bm25s`` index is the ``bm25s`` analyzer.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +20,14 @@ __all__ = ["BM25Index", "top_indices"]
 _TOKEN_RE = re.compile(r"(?u)\b\w\w+\b")
 
 
-def top_indices(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` highest scores, best first, ties by lower index (exact).
+def top_indices(scores: np.ndarray, k: int, ties: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``k`` highest scores, best first, ties by lower index (exact), or by
+    lower ``ties[i]`` when given (a rank per index, e.g. of the document ids).
 
     >>> top_indices(np.array([0.1, 0.9, 0.5, 0.9]), 3).tolist()
     [1, 3, 2]
+    >>> top_indices(np.array([0.1, 0.9, 0.5, 0.9]), 3, ties=np.array([0, 3, 2, 1])).tolist()
+    [3, 1, 2]
     """
     n = len(scores)
     k = min(k, n)
@@ -28,7 +35,7 @@ def top_indices(scores: np.ndarray, k: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if k == n:
         part = np.arange(n)
-        return part[np.lexsort((part, -scores))]
+        return part[np.lexsort((part if ties is None else ties, -scores))]
     # BM25 scores most texts 0: when the positive scores hold the top k, select among them
     # only (argpartition is slow on long runs of equal values).
     candidates = np.flatnonzero(scores > 0)
@@ -42,11 +49,13 @@ def top_indices(scores: np.ndarray, k: int) -> np.ndarray:
         part = np.argpartition(values, m - k)[m - k :]
         kth = values[part].min()
         above = candidates[part[values[part] > kth]]
-        ties = candidates[values == kth][: k - len(above)]
-        part = np.concatenate([above, ties])
+        tied = candidates[values == kth]
+        if ties is not None:
+            tied = tied[np.argsort(ties[tied], kind="stable")]
+        part = np.concatenate([above, tied[: k - len(above)]])
     else:
         part = candidates
-    return part[np.lexsort((part, -scores[part]))]
+    return part[np.lexsort((part if ties is None else ties[part], -scores[part]))]
 
 
 class BM25Index:

@@ -36,12 +36,29 @@ class ChunkingSpec(_Spec):
 
 
 class BM25Spec(_Spec):
-    """BM25 settings; the defaults are Pyserini's (Lucene BM25, k1=0.9, b=0.4)."""
+    """BM25 settings; the defaults are Pyserini's (Lucene BM25, k1=0.9, b=0.4).
 
+    ``analyzer="lucene"`` (default) analyzes and scores exactly as Lucene's
+    ``EnglishAnalyzer`` and ``BM25Similarity`` do in Anserini (docs/bm25.md), over title and
+    text in one field (``fields="flat"``) or in two whose scores add (``"multifield"``, 2CR's
+    multifield row). ``analyzer="bm25s"`` uses ``bm25s`` (its tokenizer and stop words,
+    Snowball stemming in ``language``, the BM25 variant ``method``).
+    """
+
+    analyzer: Literal["lucene", "bm25s"] = "lucene"
+    fields: Literal["flat", "multifield"] = "flat"
     method: str = "lucene"
     k1: float = 0.9
     b: float = 0.4
     language: str = "english"
+
+    @model_validator(mode="after")
+    def _lucene_is_english(self) -> BM25Spec:
+        if self.analyzer == "lucene" and self.language != "english":
+            raise ValueError("bm25.analyzer 'lucene' is English only; use 'bm25s' for others")
+        if self.fields == "multifield" and self.analyzer != "lucene":
+            raise ValueError("bm25.fields 'multifield' needs bm25.analyzer 'lucene'")
+        return self
 
 
 class DenseSpec(_Spec):
@@ -124,6 +141,7 @@ class Recipe(_Spec):
         from .bm25 import BM25Index
         from .chunking import chunk_documents
         from .dense import DenseEncoder
+        from .lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
         from .reference import ReferenceKnowledgeBase
 
         documents = list(documents)
@@ -144,7 +162,19 @@ class Recipe(_Spec):
         if "keyword_search" in self.modes or "hybrid_search" in self.modes:
             b = self.bm25
 
-            def build_bm25() -> BM25Index:
+            def build_bm25() -> BM25Index | LuceneBM25Index:
+                if b.analyzer == "lucene":
+                    fields = (
+                        {
+                            "contents": [ch.text for ch in chunks],
+                            "title": [ch.title for ch in chunks],
+                        }
+                        if b.fields == "multifield"
+                        else {"contents": texts}
+                    )
+                    # Equal scores rank by document id, as Anserini sorts them.
+                    ties = [ch.document_id for ch in chunks]
+                    return LuceneBM25Index.build(fields, k1=b.k1, b=b.b, tie_keys=ties)
                 return BM25Index.build(
                     texts, k1=b.k1, b=b.b, method=b.method, language=b.language, progress=progress
                 )
@@ -153,10 +183,14 @@ class Recipe(_Spec):
             if cache is None:
                 bm25, info["bm25"] = build_bm25(), "built"
             else:
-                key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint)
+                # The Lucene index's format version: a fix to its analysis rebuilds old entries.
+                version = [LUCENE_INDEX_VERSION] if b.analyzer == "lucene" else []
+                key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint, *version)
                 path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
                 bm25, info["bm25"] = (
-                    BM25Index.load(path, language=b.language),
+                    LuceneBM25Index.load(path)
+                    if b.analyzer == "lucene"
+                    else BM25Index.load(path, language=b.language),
                     ("cache" if reused else "built"),
                 )
                 info["bm25_path"] = str(path)

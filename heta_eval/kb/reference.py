@@ -14,6 +14,7 @@ from .bm25 import BM25Index, top_indices
 from .chunking import Chunk
 from .dense import DenseEncoder
 from .hybrid import reciprocal_rank_fusion
+from .lucene.index import LuceneBM25Index
 
 if TYPE_CHECKING:
     from .answerers import Answerer
@@ -55,7 +56,7 @@ class ReferenceKnowledgeBase:
         recipe: Recipe,
         documents: Sequence[Document],
         chunks: list[Chunk],
-        bm25: BM25Index | None,
+        bm25: BM25Index | LuceneBM25Index | None,
         embeddings: np.ndarray | None,
         encoder: DenseEncoder | None,
         answerer: Answerer | None,
@@ -123,7 +124,9 @@ class ReferenceKnowledgeBase:
         for i, query in enumerate(queries):
             if mode == "keyword_search":
                 # Like Lucene, BM25 returns only chunks that match at least one query term.
-                ranker = self._score_ranker(self._bm25_scores(query), positive_only=True)
+                ranker = self._score_ranker(
+                    self._bm25_scores(query), positive_only=True, ties=self._bm25_ties
+                )
             elif mode == "vector_search":
                 ranker = self._score_ranker(self.embeddings @ query_vectors[i])  # type: ignore[operator, index]
             else:
@@ -145,10 +148,17 @@ class ReferenceKnowledgeBase:
         assert self.bm25 is not None
         return self.bm25.scores(query)
 
+    @property
+    def _bm25_ties(self) -> np.ndarray | None:
+        # The Lucene index ranks equal scores by document id (as Anserini); bm25s by row.
+        return getattr(self.bm25, "tie_ranks", None)
+
     @staticmethod
-    def _score_ranker(scores: np.ndarray, *, positive_only: bool = False) -> Ranker:
+    def _score_ranker(
+        scores: np.ndarray, *, positive_only: bool = False, ties: np.ndarray | None = None
+    ) -> Ranker:
         def ranked(n: int) -> tuple[np.ndarray, np.ndarray]:
-            idx = top_indices(scores, n)
+            idx = top_indices(scores, n, ties)
             if positive_only:
                 idx = idx[scores[idx] > 0]
             return idx, scores[idx]
@@ -160,7 +170,7 @@ class ReferenceKnowledgeBase:
             # Each list is fused at depth max(n, rrf_depth) so shallow top_k still fuse fairly.
             depth = max(n, self.recipe.rrf_depth)
             # Chunks sharing no term with the query get no BM25 rank (as in keyword_search).
-            keyword_top = top_indices(keyword, depth)
+            keyword_top = top_indices(keyword, depth, self._bm25_ties)
             fused = reciprocal_rank_fusion(
                 [
                     keyword_top[keyword[keyword_top] > 0].tolist(),

@@ -90,6 +90,8 @@ class RunSummary(BaseModel):
     build: dict[str, Any] = Field(default_factory=dict)
     created_at: str = ""
     heta_eval_version: str = ""
+    # Per evaluator that spends (an LLM judge): calls, tokens, cost, failures, agreement.
+    usage: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def partial(self) -> bool:

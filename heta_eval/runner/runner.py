@@ -129,7 +129,9 @@ class BenchmarkRunner:
         if recipe is None and knowledge_base is None:
             from ..kb import Recipe
 
-            recipe = Recipe(modes=list(query_modes))
+            # A benchmark may say how its protocol builds the reference (BEIR: whole documents).
+            default = getattr(benchmark, "recipe", None)
+            recipe = default(query_modes) if default else Recipe(modes=list(query_modes))
         modes = tuple(dict.fromkeys(query_modes))
         if not modes:
             raise RunConfigurationError("query_modes is empty: name at least one mode")
@@ -210,6 +212,12 @@ class BenchmarkRunner:
                 journal.close()
 
         ordered = [records[(c.id, m)] for m in modes for c in cases if (c.id, m) in records]
+        # What spending evaluators (an LLM judge) report, added to a resumed run's earlier totals.
+        usage = {
+            e.name: e.usage_report(previous.usage.get(e.name) if previous else None)
+            for e in chosen
+            if callable(getattr(e, "usage_report", None))
+        }
         summary = RunSummary(
             benchmark=benchmark.name,
             knowledge_base=knowledge_base_name,
@@ -224,6 +232,7 @@ class BenchmarkRunner:
             build=build_info,
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             heta_eval_version=_version(),
+            usage=usage,
         )
         results = BenchmarkResults(summary, ordered, folder)
         if folder is not None and journal is not None:

@@ -1,0 +1,88 @@
+"""Lucene's ``EnglishAnalyzer``, as Anserini's default BM25 indexes use it.
+
+The chain: ``StandardTokenizer`` -> ``EnglishPossessiveFilter`` (a trailing ``'s`` goes) ->
+``LowerCaseFilter`` -> ``StopFilter`` (Lucene's 33 English stop words) -> ``PorterStemFilter``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .porter import porter_stem
+from .tokenizer import standard_tokens
+
+__all__ = ["ENGLISH_STOP_WORDS", "analyze"]
+
+#: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``.
+ENGLISH_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
+_APOSTROPHES = ("'", "\u2019", "\uff07")
+
+
+def analyze(text: str) -> list[str]:
+    """The terms Lucene's ``EnglishAnalyzer`` makes of ``text``, in order.
+
+    >>> analyze("The patients' responses to IL-6 weren't studied in John's 2 trials.")
+    ['patient', 'respons', 'il', '6', "weren't", 'studi', 'john', '2', 'trial']
+    """
+    terms = []
+    for token in standard_tokens(text):
+        term = _term(token)
+        if term is not None:
+            terms.append(term)
+    return terms
+
+
+@lru_cache(maxsize=1 << 20)
+def _term(token: str) -> str | None:
+    # Possessive filter: before lower-casing, so "JOHN'S" loses its "'S" too.
+    if len(token) >= 2 and token[-1] in "sS" and token[-2] in _APOSTROPHES:
+        token = token[:-2]
+    lower = token.lower() if token.isascii() else "".join(map(_lower_char, token))
+    if lower in ENGLISH_STOP_WORDS:
+        return None
+    return porter_stem(lower)
+
+
+@lru_cache(maxsize=4096)
+def _lower_char(char: str) -> str:
+    # Java's Character.toLowerCase is Unicode's simple (one-to-one) mapping; str.lower() is
+    # the full one, which maps "İ" to "i" + a combining dot (its first character is the simple
+    # mapping) and turns a word-final "Σ" into "ς" in context (never alone, as here).
+    return char.lower()[0]
