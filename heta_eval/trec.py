@@ -40,6 +40,7 @@ import gc
 import json
 import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -67,9 +68,13 @@ _RUN_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 class TrecFormatError(ValueError):
     """A malformed run or qrels file; ``path`` and ``line`` (1-based, or None) say where."""
 
-    def __init__(self, message: str, path: PathLike, line: int | None = None):
+    def __init__(
+        self, message: str, path: PathLike, line: int | None = None, code: str = "malformed"
+    ):
         where = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {message}")
+        self.reason = message
+        self.code = code
         self.path = Path(path)
         self.line = line
 
@@ -85,6 +90,68 @@ def _head(path: Path) -> bytes:
         return handle.read(1 << 16)
 
 
+# --------------------------------------------------------------------------- lines
+#
+# One set of rules for every reader and every size (the pyarrow path below must agree with
+# the line reader, which is the reference): fields are separated by ASCII whitespace as
+# trec_eval splits them (spaces, tabs, a CR before the newline), so a stray space never
+# becomes part of an id; a UTF-8 byte-order mark at the start of a file is dropped; ids must
+# not be empty or contain NUL; numbers follow one grammar and must fit int64 / float64.
+
+_BOM = b"\xef\xbb\xbf"
+_SCORE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_LABEL = re.compile(r"[+-]?\d+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _lines(path: Path) -> Any:
+    """``(line number, decoded line)`` of a file, the BOM of the first line dropped."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
+            yield number, _decode_line(raw, path, number)
+
+
+_WS = " \t\n\r\x0b\x0c"
+_ASCII_SPACE = re.compile(r"[ \t\n\r\x0b\x0c]+")
+
+
+def _fields(line: str) -> list[str]:
+    stripped = line.strip(_WS)
+    return _ASCII_SPACE.split(stripped) if stripped else []
+
+
+def _check_id(text: str, what: str, path: Path, number: int) -> str:
+    if "\x00" in text:
+        raise TrecFormatError(
+            f"{what} {text!r} contains a NUL character", path, number, "malformed_qrels_line"
+        )
+    return text
+
+
+def parse_score(text: str, path: PathLike, number: int | None) -> float:
+    """A run score: a decimal number (``1``, ``-0.5``, ``2e-3``) that fits a float64."""
+    if _SCORE.fullmatch(text) is None:
+        if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise TrecFormatError(f"score {text!r} is not finite", path, number)
+        raise TrecFormatError(f"score {text!r} is not a number", path, number)
+    score = float(text)
+    if not math.isfinite(score):
+        raise TrecFormatError(f"score {text!r} is not finite (beyond float64)", path, number)
+    return score
+
+
+def parse_label(text: str, path: PathLike, number: int | None) -> int:
+    """A relevance label: an integer (``2``, ``-1``) that fits int64."""
+    if _LABEL.fullmatch(text) is None:
+        raise TrecFormatError(f"relevance label {text!r} is not an integer", path, number)
+    label = int(text)
+    if not _INT64_MIN <= label <= _INT64_MAX:
+        raise TrecFormatError(f"relevance label {text!r} is outside the int64 range", path, number)
+    return label
+
+
 # --------------------------------------------------------------------------- runs
 
 
@@ -95,32 +162,68 @@ def read_run(path: PathLike, *, duplicates: Duplicates = "error") -> Run:
     head = _head(path)
     if not head.strip():
         raise TrecFormatError("empty file: no run lines", path)
-    if head.lstrip()[:1] == b"{":
+    if head.lstrip(_BOM + b" \t\r\n").startswith(b"{"):
         return _read_run_json(path, duplicates)
-    try:
-        return _read_run_arrow(path, _delimiter(head), duplicates)
-    except _FastPathFailed:
+    table = _read_run_table(path, "qid docid score")
+    if table is None:
         return _read_run_lines(path, duplicates)
+    run = _run_from_table(table, duplicates)
+    return _read_run_lines(path, duplicates) if run is None else run
 
 
-class _FastPathFailed(Exception):
-    pass
+_SMALL_FILE = 8 << 20
 
 
-def _delimiter(head: bytes) -> str:
-    return "\t" if b"\t" in head.split(b"\n", 1)[0] else " "
+def _scan(path: Path) -> tuple[str, bool] | None:
+    """``(delimiter, ascii)`` of a run whose lines pyarrow splits exactly as the line reader
+    does, or None (the line reader then reads it: mixed whitespace, CR, NUL, an empty field).
+    One memory map and a few C-speed scans; no copy of the file."""
+    import mmap
+
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        start = len(_BOM) if m[: len(_BOM)] == _BOM else 0
+        end = m.find(b"\n")
+        first = m[start : end if end >= 0 else len(m)]
+        d, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
+        for byte in (other, b"\r", b"\x0b", b"\x0c", b"\x00"):  # memchr scans
+            if m.find(byte, start) >= 0:
+                return None
+        if len(m) < _SMALL_FILE:  # a regular expression; numba would take longer to load
+            text = m[start:]
+            ascii_only = text.isascii()
+            e = re.escape(d)
+            empty = re.search(b"%s%s|\n%s|%s\n|^%s|%s$" % (e, e, e, e, e, e), text) is not None
+            return None if empty else (d.decode(), ascii_only)
+        from heta_eval.evaluation._jit import empty_field
+
+        data = np.frombuffer(m, dtype=np.uint8)[start:]
+        try:
+            ascii_only = int(data.max()) < 0x80
+            # Two delimiters in a row, or one at a line's edge: an empty field to pyarrow,
+            # nothing at all to the line reader.
+            empty = empty_field(data, np.uint8(ord(d)))
+        finally:
+            del data  # the map cannot close while a view of it lives
+    return None if empty else (d.decode(), ascii_only)
 
 
-def _read_run_table(
-    path: Path, delimiter: str, column_types: dict[str, Any], include: list[str]
-) -> Any:
-    """The run's ``include`` columns parsed by pyarrow (six columns a line, no quoting), or
-    None when Arrow cannot parse them, there are no lines, or a score is missing or not
-    finite: the callers then use the line reader, which names the bad line."""
+def _read_run_table(path: Path, columns: str) -> Any:
+    """The run's ``columns`` parsed by pyarrow (six columns a line, no quoting), or None
+    when the fast path does not apply or finds anything wrong: the callers then use the
+    line reader, which names the bad line."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
+    try:
+        scanned = _scan(path) if path.stat().st_size else None
+    except (OSError, ValueError):  # not a regular file (a pipe): the line reader reads it
+        scanned = None
+    if scanned is None:
+        return None
+    delimiter, ascii_only = scanned
+    wanted = columns.split()
+    string = pa.large_string()
     try:
         table = pcsv.read_csv(
             path,
@@ -133,8 +236,9 @@ def _read_run_table(
                 ignore_empty_lines=False,  # an empty line is an error, reported by the slow pass
             ),
             convert_options=pcsv.ConvertOptions(
-                column_types=column_types,
-                include_columns=include,
+                column_types={c: pa.float64() if c == "score" else string for c in _RUN_COLUMNS},
+                # Non-ASCII bytes: every column is converted, so each is checked as UTF-8.
+                include_columns=wanted if ascii_only else _RUN_COLUMNS,
                 null_values=[],
                 strings_can_be_null=False,
                 check_utf8=True,
@@ -147,7 +251,7 @@ def _read_run_table(
     scores = table.column("score")
     if scores.null_count or not pc.all(pc.is_finite(scores)).as_py():
         return None  # NaN/inf: let the slow pass name the line
-    return table
+    return table.select(wanted)
 
 
 def _block_offsets(qid_arr: Any) -> np.ndarray:
@@ -162,19 +266,8 @@ def _block_offsets(qid_arr: Any) -> np.ndarray:
     return offsets
 
 
-def _read_run_arrow(path: Path, delimiter: str, duplicates: Duplicates) -> Run:
-    import pyarrow as pa
-
-    string = pa.string()
-    table = _read_run_table(
-        path,
-        delimiter,
-        {"qid": string, "q0": string, "docid": string, "rank": string,
-         "score": pa.float64(), "tag": string},
-        _RUN_COLUMNS,
-    )  # fmt: skip
-    if table is None:
-        raise _FastPathFailed
+def _run_from_table(table: Any, duplicates: Duplicates) -> Run | None:
+    """The run dict of a parsed table, or None where the line reader must name a repeat."""
     qid_arr = table.column("qid").combine_chunks()
     # Runs are grouped by query: build each query's dict from a slice at C speed.
     offsets = _block_offsets(qid_arr).tolist()
@@ -188,14 +281,14 @@ def _read_run_arrow(path: Path, delimiter: str, duplicates: Duplicates) -> Run:
         for start, end in zip(starts, ends, strict=True):
             block = dict(zip(docids[start:end], scores[start:end], strict=True))
             if len(block) != end - start and duplicates == "error":
-                raise _FastPathFailed
+                return None
             qid = qid_arr[start].as_py()
             existing = run.get(qid)
             if existing is None:
                 run[qid] = block
             else:  # the query appears in two separate blocks of the file
                 if duplicates == "error" and not existing.keys().isdisjoint(block):
-                    raise _FastPathFailed
+                    return None
                 existing.update(block)
     finally:
         if gc_was_enabled:
@@ -226,14 +319,9 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
 
     path = Path(path)
     head = _head(path)
-    if not head.strip() or head.lstrip()[:1] == b"{":
+    if not head.strip() or head.lstrip(_BOM + b" \t\r\n").startswith(b"{"):
         return None
-    table = _read_run_table(
-        path,
-        _delimiter(head),
-        {"qid": pa.large_string(), "docid": pa.large_string(), "score": pa.float64()},
-        ["qid", "docid", "score"],
-    )
+    table = _read_run_table(path, "qid docid score")
     if table is None:
         return None
     try:
@@ -255,40 +343,36 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     return ColumnarRun(query_ids, offsets, data, doc_offsets, scores, None, skip)
 
 
-def _parse_score(text: str, path: Path, number: int) -> float:
-    try:
-        score = float(text)
-    except ValueError:
-        raise TrecFormatError(f"score {text!r} is not a number", path, number) from None
-    if not math.isfinite(score):
-        raise TrecFormatError(f"score {text!r} is not finite", path, number)
-    return score
-
-
 def _read_run_lines(path: Path, duplicates: Duplicates) -> Run:
     run: Run = {}
     seen: dict[tuple[str, str], int] = {}
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = _decode_line(raw, path, number)
-            fields = line.split()
-            if not fields:
-                raise TrecFormatError("empty line", path, number)
-            if len(fields) != 6:
-                raise TrecFormatError(
-                    f"expected 6 columns 'qid Q0 docid rank score tag', got {len(fields)}: "
-                    f"{line.rstrip()!r}",
-                    path,
-                    number,
-                )
-            qid, _, docid, _, score_text, _ = fields
-            score = _parse_score(score_text, path, number)
-            if duplicates == "error":
-                _refuse_repeat(seen, qid, docid, number, path, "(query, doc) pair")
-            run.setdefault(qid, {})[docid] = score
+    for number, line in _lines(path):
+        fields = _fields(line)
+        if not fields:
+            raise TrecFormatError("empty line", path, number)
+        if len(fields) != 6:
+            raise TrecFormatError(
+                f"expected 6 columns 'qid Q0 docid rank score tag', got {len(fields)}: "
+                f"{line.rstrip()!r}",
+                path,
+                number,
+            )
+        qid, _, docid, _, score_text, _ = fields
+        _check_id(qid, "query id", path, number)
+        _check_id(docid, "doc id", path, number)
+        score = parse_score(score_text, path, number)
+        if duplicates == "error":
+            _refuse_repeat(seen, qid, docid, number, path, "(query, doc) pair")
+        run.setdefault(qid, {})[docid] = score
     if not run:
         raise TrecFormatError("empty file: no run lines", path)
     return run
+
+
+def _json_id(value: str, what: str, path: Path) -> str:
+    if not value or "\x00" in value:
+        raise TrecFormatError(f"{what} {value!r} is empty or contains a NUL character", path)
+    return value
 
 
 def _read_run_json(path: Path, duplicates: Duplicates) -> Run:
@@ -300,27 +384,40 @@ def _read_run_json(path: Path, duplicates: Duplicates) -> Run:
             out[key] = value
         return out
 
+    raw = path.read_bytes()
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=pairs)
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
     except UnicodeDecodeError as error:
         raise TrecFormatError(f"not UTF-8 (at byte {error.start})", path) from None
     except json.JSONDecodeError as error:
         raise TrecFormatError(f"invalid JSON: {error.msg}", path, error.lineno) from None
+    except ValueError as error:  # e.g. an integer of more digits than Python converts
+        raise TrecFormatError(f"invalid JSON: {error}", path) from None
     if not isinstance(data, dict) or not data:
         raise TrecFormatError("expected a non-empty object {qid: {docid: score}}", path)
     run: Run = {}
     for qid, docs in data.items():
+        _json_id(qid, "query id", path)
         if not isinstance(docs, dict):
             raise TrecFormatError(f"query {qid!r}: expected an object {{docid: score}}", path)
         scores: dict[str, float] = {}
         for docid, score in docs.items():
+            _json_id(docid, f"query {qid!r}: doc id", path)
             if isinstance(score, bool) or not isinstance(score, (int, float)):
                 raise TrecFormatError(
                     f"query {qid!r}, doc {docid!r}: score {score!r} is not a number", path
                 )
-            if not math.isfinite(score):
-                raise TrecFormatError(f"query {qid!r}, doc {docid!r}: score is not finite", path)
-            scores[docid] = float(score)
+            try:
+                value = float(score)
+            except OverflowError:
+                value = math.inf
+            if not math.isfinite(value):
+                raise TrecFormatError(
+                    f"query {qid!r}, doc {docid!r}: score is not finite (beyond float64)", path
+                )
+            scores[docid] = value
         run[qid] = scores
     return run
 
@@ -381,49 +478,123 @@ def write_run_json(run: Mapping[str, Mapping[str, float]], path: PathLike) -> No
 def read_qrels(path: PathLike, *, duplicates: Duplicates = "error") -> Qrels:
     """Read TREC qrels (``qid 0 docid rel``) or a BEIR qrels tsv as ``{qid: {docid: int}}``.
 
-    A BEIR tsv's first line is skipped when it is a header (its third field is not an
-    integer). BEIR's loader skips it even when it is data; ``heta-eval datasets validate``
-    warns about such files.
+    Lines starting with ``#`` are comments (trec_eval 10 accepts them); the first other line
+    is skipped when it is a header (its label field is not an integer). BEIR's loader skips
+    the first line even when it is data (:func:`heta_eval.data.beir_loader.load_qrels`);
+    ``heta-eval datasets validate`` warns about such files. See :func:`iter_qrels`.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
+    >>> _ = path.write_text("# judged by hand\\nq1 0 d1 2\\nq1 0 d2 -2\\n")
+    >>> read_qrels(path)
+    {'q1': {'d1': 2, 'd2': -2}}
     """
     path = Path(path)
     _check_duplicates(duplicates)
     qrels: Qrels = {}
     seen: dict[tuple[str, str], int] = {}
-    beir_tsv: bool | None = None
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = _decode_line(raw, path, number)
-            if beir_tsv is None:
-                fields = line.rstrip("\r\n").split("\t")
-                beir_tsv = len(fields) == 3
-                if beir_tsv and not _is_int(fields[2]):
-                    continue  # header line
-            if beir_tsv:
-                fields = line.rstrip("\r\n").split("\t")
-                if len(fields) < 3:
-                    raise TrecFormatError(
-                        _columns_message(line, 3, "query-id corpus-id score"), path, number
-                    )
-                qid, docid, label_text = fields[0], fields[1], fields[2]
-            else:
-                fields = line.split()
-                if len(fields) != 4:
-                    raise TrecFormatError(
-                        _columns_message(line, 4, "qid 0 docid rel"), path, number
-                    )
-                qid, _, docid, label_text = fields
-            try:
-                label = int(label_text)
-            except ValueError:
-                raise TrecFormatError(
-                    f"relevance label {label_text!r} is not an integer", path, number
-                ) from None
-            if duplicates == "error":
-                _refuse_repeat(seen, qid, docid, number, path, "judgment")
-            qrels.setdefault(qid, {})[docid] = label
+    for number, qid, docid, label in iter_qrels(path):
+        if duplicates == "error":
+            _refuse_repeat(seen, qid, docid, number, path, "judgment")
+        qrels.setdefault(qid, {})[docid] = label
     if not qrels:
         raise TrecFormatError("empty file: no judgments", path)
     return qrels
+
+
+def iter_qrels(
+    path: PathLike,
+    *,
+    layout: Literal["auto", "beir", "trec"] = "auto",
+    skip_first_line: bool = False,
+    errors: Literal["raise", "yield"] = "raise",
+) -> Any:
+    """``(line number, qid, docid, label)`` of every judgment of a qrels file; a bad line
+    raises a :class:`TrecFormatError` naming it (``errors="yield"``: yields the error, with
+    a ``code``, and goes on). The project's one qrels reader.
+
+    Layout (``"auto"``): a first data line of exactly three tab-separated fields makes a BEIR tsv
+    (``query-id corpus-id score``: fields split on tabs, ASCII whitespace around a field
+    dropped, CSV quotes removed as BEIR's ``csv.reader`` does, extra columns ignored);
+    otherwise TREC's four whitespace-separated columns ``qid iter docid rel``. ``#``
+    comment lines are skipped; the first other line is skipped when it is a header (its
+    label is not an integer and it names a column: ``query-id``, ``qid``, ``score``, ``rel``,
+    ...), or always with ``skip_first_line`` (BEIR's rule, which counts the
+    first physical line).
+    """
+    path = Path(path)
+    beir_tsv: bool | None = None if layout == "auto" else layout == "beir"
+    first_data_line = not skip_first_line
+    for number, line in _lines(path):
+        if skip_first_line and number == 1:
+            continue
+        if line.lstrip(_WS).startswith("#"):
+            continue
+        if beir_tsv is None:
+            beir_tsv = len(line.rstrip("\r\n").split("\t")) == 3
+        if first_data_line:
+            first_data_line = False
+            if _is_header(_qrels_fields(line, beir_tsv), beir_tsv):
+                continue
+        try:
+            yield _qrels_record(line, beir_tsv, path, number)
+        except TrecFormatError as error:
+            if errors == "raise":
+                raise
+            yield error
+
+
+_HEADER_WORDS = {
+    "query-id", "query_id", "qid", "query", "topic", "corpus-id", "docid", "docno",
+    "score", "rel", "relevance", "label", "judgment", "judgement", "grade",
+}  # fmt: skip
+
+
+def _is_header(fields: list[str], beir_tsv: bool) -> bool:
+    """A first line naming its columns (``query-id corpus-id score``, ``qid iter docno rel``):
+    its label field is not an integer and it uses a column name; ``q1 0 d1 x`` is data."""
+    if len(fields) < 3:
+        return False
+    label = fields[2 if beir_tsv else -1]
+    named = {f.lower() for f in fields} & _HEADER_WORDS
+    return _LABEL.fullmatch(label) is None and bool(named)
+
+
+def _qrels_record(line: str, beir_tsv: bool, path: Path, number: int) -> tuple[int, str, str, int]:
+    fields = _qrels_fields(line, beir_tsv)
+    width = 3 if beir_tsv else 4
+    if len(fields) < width or (not beir_tsv and len(fields) > 4):
+        layout = "query-id corpus-id score" if beir_tsv else "qid 0 docid rel"
+        code = "empty_qrels_line" if not fields else "malformed_qrels_line"
+        raise TrecFormatError(_columns_message(line, width, layout), path, number, code)
+    qid, docid, label_text = fields[0], fields[width - 2], fields[width - 1]
+    for what, text in (("query id", qid), ("doc id", docid)):
+        if not text:
+            raise TrecFormatError(
+                f"empty {what}: {line.rstrip()!r}", path, number, "malformed_qrels_line"
+            )
+        _check_id(text, what, path, number)
+    try:
+        label = parse_label(label_text, path, number)
+    except TrecFormatError as error:
+        error.code = "non_integer_label"
+        raise
+    return number, qid, docid, label
+
+
+def _qrels_fields(line: str, beir_tsv: bool) -> list[str]:
+    if not beir_tsv:
+        return _fields(line)
+    text = line.rstrip("\r\n")
+    if not text.strip(_WS):
+        return []
+    if '"' in text:
+        import csv
+
+        cells = next(csv.reader([text], delimiter="\t", quoting=csv.QUOTE_MINIMAL))
+    else:
+        cells = text.split("\t")
+    return [cell.strip(_WS) for cell in cells][:3]
 
 
 def _decode_line(raw: bytes, path: Path, number: int) -> str:
@@ -447,14 +618,6 @@ def _refuse_repeat(
             path,
             number,
         )
-
-
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _columns_message(line: str, expected: int, layout: str) -> str:

@@ -140,19 +140,21 @@ def test_25_default_metrics_cost_one_pytrec_eval_pass(monkeypatch):
     assert CountingEvaluator.created == 1
 
 
-async def test_per_case_calls_share_one_pytrec_eval_pass_per_response(monkeypatch):
-    monkeypatch.setattr(pytrec_eval, "RelevanceEvaluator", CountingEvaluator)
-    CountingEvaluator.created = 0
+async def test_per_case_calls_equal_the_batch_scores():
+    # A per-case call goes through the same evaluator as the batch (no id()-keyed cache:
+    # batches are scored by evaluate_responses and the runner).
     case, reply = CASES[0], response("", "d2", "d1")
-    values = [await m.evaluate(case=case, response=reply) for m in beir_default_metrics()]
-    assert CountingEvaluator.created == 1
+    metrics = beir_default_metrics()
+    values = [await m.evaluate(case=case, response=reply) for m in metrics]
+    batch = evaluate_responses([case], {case.id: reply}, metrics).scores[case.id]
+    assert {v.name: v for v in values} == dict(batch)
     assert {v.name: round(v.value, 5) for v in values}["ndcg@10"] == 0.63093
 
 
 def test_scores_built_without_validation_equal_validated_ones():
     # The batch path builds 175k scores at MS MARCO size without re-validating them; a
     # pydantic upgrade that changed model internals must not go unnoticed.
-    from heta_eval.evaluation.aggregate import _fast_score
+    from heta_eval.evaluation.retrieval_batch import _fast_score
 
     metadata = {"documents": 3, "unmapped_results": 0}
     fast = _fast_score("ndcg@10", 0.5, metadata)

@@ -7,7 +7,6 @@ chunk-level batches, the array TREC reader with its fallbacks, and the real SciF
 
 from __future__ import annotations
 
-import argparse
 import copy
 import random
 from pathlib import Path
@@ -20,11 +19,10 @@ from hypothesis import strategies as st
 from test_chunk_parity import chunked_response
 from test_retrieval_parity import DOCS, K_VALUES, QIDS, SCORES, qrels_strategy, run_strategy
 
-from heta_eval.cli.evaluate import _evaluate_fast
 from heta_eval.evaluation import BenchmarkCase, beir_default_metrics, evaluate_run
 from heta_eval.evaluation.aggregate import score_retrieval_batch
-from heta_eval.evaluation.retrieval import evaluate_columnar_run
-from heta_eval.trec import read_qrels, read_run, read_run_columnar, write_run
+from heta_eval.evaluation.retrieval import evaluate_columnar_run, evaluate_run_file
+from heta_eval.trec import TrecFormatError, read_qrels, read_run, read_run_columnar, write_run
 
 # Longer lists than the core strategies, so k cuts inside them and ties are frequent.
 MANY_DOCS = [*DOCS, "ü", "Ü", "a b", "d10", "d1 ", "ß", "😀", ""]
@@ -105,13 +103,7 @@ def test_columnar_reader_path_equals_dict_path(tmp_path, qrels, run, k_values, d
     assert fast.counts == slow.counts
 
 
-def _args(run: Path) -> argparse.Namespace:
-    return argparse.Namespace(run=str(run))
-
-
-def test_columnar_reader_falls_back_on_anything_unusual(tmp_path, monkeypatch):
-    # These files are tiny: let the CLI take the compiled path whatever their size.
-    monkeypatch.setattr("heta_eval.cli.evaluate.COMPILED_MIN_BYTES", 0)
+def test_columnar_reader_falls_back_on_anything_unusual(tmp_path):
     qrels = {"q1": {"d1": 1}}
     cases = {
         "json": ['{"q1": {"d1": 1.0}}'],
@@ -125,15 +117,18 @@ def test_columnar_reader_falls_back_on_anything_unusual(tmp_path, monkeypatch):
         path = tmp_path / f"{name.replace(' ', '_')}.trec"
         _write_lines(path, lines)
         assert read_run_columnar(path) is None, name
-    # A repeated (query, doc) pair is found by the engine: the CLI then uses read_run.
+    # A repeated (query, doc) pair is found by the engine: evaluate_run_file then uses
+    # read_run, which names the line, or applies BEIR's last-wins rule.
     path = tmp_path / "dup.trec"
     _write_lines(path, ["q1 Q0 d1 1 1.0 t", "q1 Q0 d2 2 0.5 t", "q1 Q0 d1 3 0.2 t"])
     assert read_run_columnar(path) is not None
-    assert _evaluate_fast(_args(path), qrels, (1, 10), True) is None
+    with pytest.raises(TrecFormatError, match=r"dup\.trec:3: duplicate"):
+        evaluate_run_file(qrels, path, (1, 10), engine="fast")
+    last = evaluate_run_file(qrels, path, (1, 10), duplicates="last", engine="fast")
+    assert last.per_query == evaluate_run(qrels, {"q1": {"d1": 0.2, "d2": 0.5}}, (1, 10)).per_query
     path = tmp_path / "ok.trec"
     _write_lines(path, ["q1 Q0 d2 1 1.0 t", "q1 Q0 d1 2 0.5 t", "q1 Q0 q1 3 9.0 t"])
-    result = _evaluate_fast(_args(path), qrels, (1, 10), True)
-    assert result is not None
+    result = evaluate_run_file(qrels, path, (1, 10), engine="fast")
     assert result.beir_dict()["mrr"] == {"MRR@1": 0.0, "MRR@10": 0.5}
     assert result.counts["self_hits_removed"] == 1
 

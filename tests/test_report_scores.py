@@ -14,9 +14,10 @@ from heta_eval.evaluation import (
     ChunkTable,
     EvaluationReport,
     QueryResponse,
-    aggregate,
+    backends,
     beir_default_metrics,
     evaluate_responses,
+    retrieval_batch,
 )
 from heta_eval.evaluation.aggregate import ScoreTable, score_retrieval_batch
 
@@ -44,7 +45,7 @@ def _columnar_batch(n_cases: int, depth: int, seed: int = 0):
 @pytest.mark.parametrize("fast", [True, False])
 def test_report_scores_equal_the_per_case_evaluators(monkeypatch, fast):
     if fast:  # the compiled batch path, at a size where "auto" would not pick it
-        monkeypatch.setattr(aggregate, "AUTO_ENGINE_RESULTS", 0)
+        monkeypatch.setattr(backends, "ENGINE_MIN_ROWS", 0)
     cases, responses = _columnar_batch(40, 60)
     evaluators = [*beir_default_metrics((1, 5, 10)), AnswerContains()]
     report = evaluate_responses(cases, responses, evaluators)
@@ -74,16 +75,16 @@ def test_report_scores_equal_the_per_case_evaluators(monkeypatch, fast):
 
 
 def test_scores_are_built_once_on_first_read(monkeypatch):
-    monkeypatch.setattr(aggregate, "AUTO_ENGINE_RESULTS", 0)
+    monkeypatch.setattr(backends, "ENGINE_MIN_ROWS", 0)
     cases, responses = _columnar_batch(10, 20)
     calls = []
-    original = aggregate._fill_scores
+    original = retrieval_batch._fill_scores
 
     def counting(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(aggregate, "_fill_scores", counting)
+    monkeypatch.setattr(retrieval_batch, "_fill_scores", counting)
     report = evaluate_responses(cases, responses, beir_default_metrics((1, 10)))
     assert calls == [], "no per-case score is built until someone reads one"
     assert report.metrics["ndcg@10"].beir is not None
@@ -94,7 +95,7 @@ def test_scores_are_built_once_on_first_read(monkeypatch):
 
 
 def test_reports_serialize_pickle_and_compare_as_plain_dicts(monkeypatch):
-    monkeypatch.setattr(aggregate, "AUTO_ENGINE_RESULTS", 0)
+    monkeypatch.setattr(backends, "ENGINE_MIN_ROWS", 0)
     cases, responses = _columnar_batch(12, 15)
     report = evaluate_responses(cases, responses, beir_default_metrics((3,)))
     again = EvaluationReport.model_validate_json(report.model_dump_json())

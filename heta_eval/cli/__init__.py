@@ -12,7 +12,16 @@ __all__ = ["main"]
 
 # Module names under heta_eval.cli; each defines add_parser(subparsers) -> None and sets
 # a ``handler`` default (a callable taking the parsed args and returning an exit code).
-_COMMANDS = ("run", "evaluate", "datasets", "compare", "check", "leaderboard", "sweep")
+_COMMANDS = (
+    "run",
+    "evaluate",
+    "trec_eval",
+    "datasets",
+    "compare",
+    "check",
+    "leaderboard",
+    "sweep",
+)
 
 
 class CliError(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+from typing import Any
 
 from heta_eval.cli import CliError
 
@@ -12,6 +12,14 @@ EPILOG = """examples:
   heta-eval evaluate --run run.trec --qrels qrels/test.tsv
   heta-eval evaluate --run run.trec --dataset scifact --data-dir ../shared/datasets/beir
   heta-eval evaluate --run results.json --dataset scifact --k 10,100 --json
+  heta-eval evaluate --run bm25.trec --run dense.trec --qrels qrels.txt \\
+      --measures "nDCG@10 R@1000 Rprec"
+  heta-eval evaluate --run run.trec --qrels qrels.txt --measures "ndcg_cut.10 bpref" \\
+      --json --per-query
+
+--measures takes ir_measures (nDCG@10, AP, R@100, RR, Rprec, Bpref, infAP, Success@5,
+Judged@10), trec_eval (ndcg_cut.10, recall.100,1000, recip_rank, iprec_at_recall.0.10, ...)
+or BEIR (NDCG@10, MRR@10) names; see docs/retrieval-core.md.
 
 The BEIR column is beir's EvaluateRetrieval.evaluate (queries missing from the run are
 dropped from the mean; MRR divides by all judged queries, as beir's evaluate_custom does).
@@ -28,7 +36,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--run", required=True, help="TREC run (6 columns) or BEIR results JSON")
+    parser.add_argument(
+        "--run",
+        required=True,
+        action="append",
+        help="TREC run (6 columns) or BEIR results JSON; repeat for a column per run",
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--qrels", help="TREC qrels (qid 0 docid rel) or BEIR qrels tsv")
     source.add_argument("--dataset", help="registry dataset name (uses its evaluation split)")
@@ -36,6 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
     parser.add_argument(
         "--k", default="1,3,5,10,100", help="comma-separated cutoffs (default: 1,3,5,10,100)"
+    )
+    parser.add_argument(
+        "--measures",
+        help='space-separated measure names (replaces --k), e.g. "nDCG@10 R@1000 Rprec"',
     )
     parser.add_argument(
         "--duplicates",
@@ -49,6 +66,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="do not remove documents whose id equals the query id",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--per-query", action="store_true", help="with --json: add every query's values"
+    )
     parser.set_defaults(handler=run_evaluate)
 
 
@@ -90,77 +110,89 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
         raise CliError(str(error)) from None
 
 
-#: Smaller run files go to pytrec_eval: loading numba and the compiled kernel costs more than
-#: it saves below about AUTO_ENGINE_ROWS results (~40 bytes a TREC line).
-COMPILED_MIN_BYTES = 8 * 2**20
+def _evaluate(args: argparse.Namespace, path: str, qrels: dict, ignore_ids: bool) -> Any:
+    from heta_eval.evaluation.inputs import InputError
+    from heta_eval.evaluation.measures import UnknownMeasureError
+    from heta_eval.evaluation.retrieval import evaluate_run_file
+    from heta_eval.trec import TrecFormatError
 
-
-def _evaluate_fast(
-    args: argparse.Namespace,
-    qrels: dict[str, dict[str, int]],
-    ks: tuple[int, ...],
-    ignore_identical_ids: bool,
-) -> object | None:
-    """The columnar path: TREC text straight to arrays, scored by the compiled engine.
-
-    None when it does not apply (a small file, JSON, a parse problem, repeated pairs, no
-    numba): the validating reader then reads the file and names the line of any error.
-    """
     try:
-        if os.path.getsize(args.run) < COMPILED_MIN_BYTES:
-            return None
-    except OSError:
-        return None  # the validating reader reports it
-    from heta_eval.evaluation.engine import HAVE_NUMBA
-    from heta_eval.evaluation.retrieval import DuplicateRowsError, evaluate_columnar_run
-    from heta_eval.trec import read_run_columnar
+        if args.measures is not None:
+            return evaluate_run_file(
+                qrels, path, measures=args.measures, duplicates=args.duplicates,
+                ignore_identical_ids=ignore_ids,
+            )  # fmt: skip
+        return evaluate_run_file(
+            qrels, path, _k_values(args.k), duplicates=args.duplicates,
+            ignore_identical_ids=ignore_ids,
+        )  # fmt: skip
+    except (OSError, TrecFormatError, InputError, UnknownMeasureError) as error:
+        raise CliError(str(error)) from None
 
-    if not HAVE_NUMBA:
-        return None
-    try:
-        columnar = read_run_columnar(args.run, ignore_identical_ids=ignore_identical_ids)
-    except OSError:
-        return None  # the validating reader reports it
-    if columnar is None:
-        return None
-    try:
-        return evaluate_columnar_run(qrels, columnar, ks, reject_duplicates=True)
-    except DuplicateRowsError:
-        return None
+
+def _payload(args: argparse.Namespace, path: str, label: str, result: Any) -> dict:
+    payload: dict[str, Any] = {}
+    if args.measures is None:
+        payload.update(result.beir_dict())
+        payload["strict"] = result.strict_dict()
+    else:
+        payload["measures"] = {
+            name: {"beir": value.beir, "strict": value.strict}
+            for name, value in result.aggregates.items()
+        }
+    payload.update(counts=dict(result.counts), run=path, qrels=label)
+    if args.per_query:
+        payload["per_query"] = result.per_query
+    return payload
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from heta_eval.evaluation.retrieval import evaluate_run
-    from heta_eval.trec import TrecFormatError, read_run
-
-    ks = _k_values(args.k)
+    if args.per_query and not args.json:
+        raise CliError("--per-query goes with --json")
+    if args.measures is not None and args.k != "1,3,5,10,100":
+        raise CliError("give --measures or --k, not both")
     qrels, label, ignore_identical_ids = _load_qrels(args)
     if args.keep_self_hits:
         ignore_identical_ids = False
-    result = _evaluate_fast(args, qrels, ks, ignore_identical_ids)
-    if result is None:
-        try:
-            run = read_run(args.run, duplicates=args.duplicates)
-        except (OSError, TrecFormatError) as error:
-            raise CliError(str(error)) from None
-        result = evaluate_run(qrels, run, k_values=ks, ignore_identical_ids=ignore_identical_ids)
-    counts = dict(result.counts)
+    results = [(path, _evaluate(args, path, qrels, ignore_identical_ids)) for path in args.run]
     if args.json:
-        payload = {
-            **result.beir_dict(),
-            "strict": result.strict_dict(),
-            "counts": counts,
-            "run": args.run,
-            "qrels": label,
-        }
-        print(json.dumps(payload, indent=2))
+        payloads = [_payload(args, path, label, result) for path, result in results]
+        print(json.dumps(payloads[0] if len(payloads) == 1 else {"runs": payloads}, indent=2))
         return 0
-    print(f"run:   {args.run}")
+    if len(results) == 1:
+        path, result = results[0]
+        print(f"run:   {path}")
+        print(f"qrels: {label}")
+        print(_counts_line(result.counts))
+        print()
+        print(result.table())
+        return 0
     print(f"qrels: {label}")
-    print(
-        "queries: "
-        + ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in counts.items())
-    )
+    for i, (path, result) in enumerate(results, 1):
+        print(f"run {i}: {path} ({_counts_line(result.counts)})")
     print()
-    print(result.table())
+    print(_runs_table(results, "beir", "BEIR"))
+    if any(v.differs for _, result in results for v in result.aggregates.values()):
+        print()
+        print(_runs_table(results, "strict", "strict (trec_eval -c)"))
     return 0
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    return "queries: " + ", ".join(
+        f"{key.replace('_', ' ')} {value:,}" for key, value in counts.items()
+    )
+
+
+def _runs_table(results: list[tuple[str, Any]], attribute: str, title: str) -> str:
+    """One row per measure, one column per run."""
+    names = list(results[0][1].aggregates)
+    header = "| " + title + " | " + " | ".join(f"run {i}" for i in range(1, len(results) + 1))
+    lines = [header + " |", "|---|" + "---:|" * len(results)]
+    for name in names:
+        cells = []
+        for _, result in results:
+            value = getattr(result.aggregates[name], attribute)
+            cells.append("–" if value is None else f"{value:.5f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -2,8 +2,9 @@
 
 ``<folder>/corpus.jsonl``, ``<folder>/queries.jsonl`` and ``<folder>/qrels/<split>.tsv``:
 
-* qrels: tab-separated, read with :mod:`csv` like BEIR; the **first line is always skipped**
-  (BEIR treats it as the header even when it is data); labels are parsed with ``int()``
+* qrels: read by the project's one qrels reader (:func:`heta_eval.trec.iter_qrels`), with
+  BEIR's rules: the **first line is always skipped** (BEIR treats it as the header even when
+  it is data); CSV quotes are removed as BEIR's ``csv.reader`` does; labels are integers
   (``"1.0"`` is an error); extra columns are ignored; a repeated (query, doc) pair: the
   **last line wins**; zero labels and zero-only queries are kept.
 * queries: ``_id`` → ``text``, last line wins, then restricted to the judged queries, in
@@ -21,7 +22,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from collections.abc import Iterator
@@ -69,32 +69,15 @@ def load_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     >>> load_qrels(f)
     {'q1': {'d1': 2, 'd2': 0}}
     """
+    from heta_eval.trec import TrecFormatError, iter_qrels
+
     qrels: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL)
-        try:
-            next(reader)  # BEIR skips the first line unconditionally
-            for row in reader:
-                if len(row) < 3:
-                    raise DatasetFormatError(
-                        f"expected 3 tab-separated columns (query-id, corpus-id, score), "
-                        f"got {len(row)}: {row!r}",
-                        path,
-                        reader.line_num,
-                    )
-                try:
-                    label = int(row[2])
-                except ValueError:
-                    raise DatasetFormatError(
-                        f"relevance label {row[2]!r} is not an integer", path, reader.line_num
-                    ) from None
-                qrels.setdefault(row[0], {})[row[1]] = label
-        except StopIteration:
-            pass
-        except UnicodeDecodeError as error:
-            raise DatasetFormatError(
-                f"not UTF-8 ({error.reason} at byte {error.start} of a read block)", path
-            ) from None
+    try:
+        # The project's one qrels reader, with BEIR's rule: the first line is the header.
+        for _, qid, docid, label in iter_qrels(path, layout="beir", skip_first_line=True):
+            qrels.setdefault(qid, {})[docid] = label
+    except TrecFormatError as error:
+        raise DatasetFormatError(error.reason, path, error.line) from None
     return qrels
 
 

@@ -141,62 +141,47 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
 
 
 def _read_qrels(path: Path, report: ValidationReport) -> dict[str, dict[str, tuple[int, int]]]:
-    """``{qid: {docid: (label, line)}}``, reporting malformed lines and duplicates."""
+    """``{qid: {docid: (label, line)}}``, reporting malformed lines and duplicates; read by
+    the project's one qrels reader with BEIR's first-line rule."""
+    from heta_eval.trec import TrecFormatError, iter_qrels
+
     qrels: dict[str, dict[str, tuple[int, int]]] = {}
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL)
-            for row in reader:
-                number = reader.line_num
-                if number == 1:
-                    if len(row) >= 3 and row[2].strip().lstrip("-").isdigit():
-                        report.add(
-                            "warning",
-                            "qrels_header",
-                            path,
-                            1,
-                            f"first line {row!r} looks like data; BEIR always skips "
-                            "the first line as a header, so this judgment is lost",
-                        )
-                    continue
-                if not row or not any(cell.strip() for cell in row):
-                    report.add("error", "empty_qrels_line", path, number, "empty line")
-                    continue
-                if len(row) < 3:
-                    report.add(
-                        "error",
-                        "malformed_qrels_line",
-                        path,
-                        number,
-                        f"expected 3 tab-separated columns, got {len(row)}: {row!r}",
-                    )
-                    continue
-                try:
-                    label = int(row[2])
-                except ValueError:
-                    report.add(
-                        "error",
-                        "non_integer_label",
-                        path,
-                        number,
-                        f"relevance label {row[2]!r} is not an integer",
-                    )
-                    continue
-                qid, docid = row[0], row[1]
-                previous = qrels.setdefault(qid, {}).get(docid)
-                if previous is not None:
-                    report.add(
-                        "warning",
-                        "duplicate_qrels_pair",
-                        path,
-                        number,
-                        f"({qid!r}, {docid!r}) already judged on line {previous[1]}; "
-                        "the last line wins (as in BEIR)",
-                    )
-                qrels[qid][docid] = (label, number)
-    except UnicodeDecodeError as error:
-        report.add("error", "bad_qrels_encoding", path, None, f"not UTF-8: {error.reason}")
+        _warn_if_first_line_is_data(path, report)
+        for record in iter_qrels(path, layout="beir", skip_first_line=True, errors="yield"):
+            if isinstance(record, TrecFormatError):
+                report.add("error", record.code, path, record.line, record.reason)
+                continue
+            number, qid, docid, label = record
+            previous = qrels.setdefault(qid, {}).get(docid)
+            if previous is not None:
+                report.add(
+                    "warning",
+                    "duplicate_qrels_pair",
+                    path,
+                    number,
+                    f"({qid!r}, {docid!r}) already judged on line {previous[1]}; "
+                    "the last line wins (as in BEIR)",
+                )
+            qrels[qid][docid] = (label, number)
+    except TrecFormatError as error:  # not UTF-8: the reader cannot go on
+        report.add("error", "bad_qrels_encoding", path, error.line, error.reason)
     return qrels
+
+
+def _warn_if_first_line_is_data(path: Path, report: ValidationReport) -> None:
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        first = handle.readline()
+    row = next(csv.reader([first], delimiter="\t"), [])
+    if len(row) >= 3 and row[2].strip().lstrip("-").isdigit():
+        report.add(
+            "warning",
+            "qrels_header",
+            path,
+            1,
+            f"first line {row!r} looks like data; BEIR always skips "
+            "the first line as a header, so this judgment is lost",
+        )
 
 
 def validate_dataset(

@@ -10,170 +10,36 @@ their values: means for numbers, pass rates for booleans, counts for strings.
 from __future__ import annotations
 
 import asyncio
-import gc
 import inspect
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import methodcaller
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field, GetCoreSchemaHandler
-from pydantic_core import core_schema
+from typing import Any
 
 from .models import BenchmarkCase, EvaluationScore, QueryResponse
 from .protocol import BenchmarkEvaluatorProtocol
-from .retrieval import METRICS, BeirRetrievalMetric, DocumentRanking, evaluate_run
+from .report import EvaluationFailure, EvaluationReport, MetricSummary, ScoreTable
+from .retrieval import BeirRetrievalMetric
+from .retrieval_batch import (
+    _score_retrieval,
+    paused_collector,
+    retrieval_summary,
+    score_retrieval_batch,
+)
 
 __all__ = [
-    "AUTO_ENGINE_RESULTS",
     "EvaluationFailure",
     "EvaluationReport",
     "MetricSummary",
     "ScoreTable",
     "aevaluate_responses",
     "evaluate_responses",
+    "paused_collector",
     "score_case",
     "score_retrieval_batch",
     "summarize_scores",
 ]
-
-
-class MetricSummary(BaseModel):
-    """One evaluator's aggregate over the cases.
-
-    ``value`` is the headline number: the BEIR mean (rounded to 5 decimals) for retrieval
-    metrics, the mean for numeric scores, the pass rate for booleans, None for strings
-    (see ``counts``). ``partial`` is True when some case failed or had no response.
-    """
-
-    name: str
-    kind: Literal["retrieval", "numeric", "boolean", "categorical", "empty"]
-    value: float | None
-    beir: float | None = None
-    beir_unrounded: float | None = None
-    strict: float | None = None
-    strict_unrounded: float | None = None
-    mean: float | None = None
-    pass_rate: float | None = None
-    counts: dict[str, int] = Field(default_factory=dict)
-    scored: int = 0
-    skipped: int = 0
-    failed: int = 0
-    missing: int = 0
-    partial: bool = False
-
-
-class EvaluationFailure(BaseModel):
-    """An evaluator that raised or timed out on one case."""
-
-    case_id: str
-    evaluator: str
-    error: str
-
-
-class ScoreTable(Mapping[str, dict[str, EvaluationScore]]):
-    """Per-case scores, ``{case id: {evaluator name: EvaluationScore}}``, built on first read.
-
-    At MS MARCO size the retrieval metrics alone give 175k per-case scores (7k cases x 25
-    metrics); building them costs more than computing them, so a report keeps the metric
-    arrays and builds the score objects only when someone reads them (all at once, then
-    kept). Behaves as a read-only mapping; serializes as a plain dict.
-
-    >>> table = ScoreTable(lambda: {"q1": {}})
-    >>> list(table), table == {"q1": {}}
-    (['q1'], True)
-    """
-
-    __slots__ = ("_build", "_data")
-
-    def __init__(
-        self,
-        data: Mapping[str, dict[str, EvaluationScore]]
-        | Callable[[], dict[str, dict[str, EvaluationScore]]]
-        | None = None,
-    ) -> None:
-        self._build = data if callable(data) else None
-        self._data: dict[str, dict[str, EvaluationScore]] | None = (
-            None if callable(data) else dict(data or {})
-        )
-
-    def _scores(self) -> dict[str, dict[str, EvaluationScore]]:
-        if self._data is None:
-            assert self._build is not None
-            with paused_collector():
-                self._data = self._build()
-            self._build = None
-        return self._data
-
-    def __getitem__(self, case_id: str) -> dict[str, EvaluationScore]:
-        return self._scores()[case_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._scores())
-
-    def __len__(self) -> int:
-        return len(self._scores())
-
-    def __repr__(self) -> str:
-        return f"ScoreTable({self._scores()!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (ScoreTable, (self._scores(),))
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        plain = handler.generate_schema(dict[str, dict[str, EvaluationScore]])
-
-        def validate(value: Any, inner: Any) -> ScoreTable:
-            return value if isinstance(value, ScoreTable) else cls(inner(value))
-
-        def serialize(value: Any, inner: Any) -> Any:
-            return inner(value._scores() if isinstance(value, ScoreTable) else value)
-
-        return core_schema.no_info_wrap_validator_function(
-            validate,
-            plain,
-            serialization=core_schema.wrap_serializer_function_ser_schema(serialize, schema=plain),
-        )
-
-
-class EvaluationReport(BaseModel):
-    """Aggregates per evaluator, every per-case score (see :class:`ScoreTable`), and the
-    failures."""
-
-    metrics: dict[str, MetricSummary]
-    scores: ScoreTable = Field(default_factory=ScoreTable)
-    failures: list[EvaluationFailure] = Field(default_factory=list)
-    cases: int = 0
-    responses: int = 0
-
-    @property
-    def partial(self) -> bool:
-        return any(summary.partial for summary in self.metrics.values())
-
-    def table(self) -> str:
-        """A markdown table of the aggregates."""
-        lines = [
-            "| evaluator | value | BEIR | strict | scored | skipped | failed | missing |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for s in self.metrics.values():
-            value = _fmt(s.value) if s.kind != "categorical" else _fmt_counts(s.counts)
-            lines.append(
-                f"| {s.name}{' (partial)' if s.partial else ''} | {value} | {_fmt(s.beir)} | "
-                f"{_fmt(s.strict)} | {s.scored} | {s.skipped} | {s.failed} | {s.missing} |"
-            )
-        return "\n".join(lines)
-
-
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.5f}"
-
-
-def _fmt_counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{key}: {count}" for key, count in counts.items()) or "–"
 
 
 def _align(
@@ -205,254 +71,6 @@ def _align(
             response = QueryResponse.model_validate(response)
         aligned[cid] = response
     return aligned
-
-
-#: Batches with at least this many results use the compiled engine under ``engine="auto"``.
-AUTO_ENGINE_RESULTS = 100_000
-
-
-def score_retrieval_batch(
-    metrics: Sequence[BeirRetrievalMetric],
-    cases: Sequence[BenchmarkCase],
-    responses: Mapping[str, QueryResponse],
-    *,
-    engine: str = "auto",
-) -> dict[str, dict[str, EvaluationScore]]:
-    """Per-case scores of all retrieval metrics, one engine pass per document mapping.
-
-    ``engine``: ``"pytrec"`` (per-response collapse, then pytrec_eval), ``"fast"`` (a batch
-    collapse into arrays and the compiled engine; identical numbers), or ``"auto"`` (the
-    engine from ``AUTO_ENGINE_RESULTS`` results on, when numba is available).
-    """
-    return _score_retrieval(metrics, cases, responses, engine=engine).materialize()
-
-
-class _RetrievalScores:
-    """Retrieval scores before their ``EvaluationScore`` objects exist.
-
-    ``values(name)`` gives a metric's values over the scored cases in case order (what the
-    aggregates need); ``materialize()`` builds the per-case score dicts, group by group.
-    """
-
-    def __init__(self) -> None:
-        self.fills: list[Callable[[dict[str, dict[str, EvaluationScore]]], None]] = []
-        self.values_of: dict[str, Callable[[], list[float]]] = {}
-
-    def values(self, name: str) -> list[float]:
-        return self.values_of[name]()
-
-    def materialize(self) -> dict[str, dict[str, EvaluationScore]]:
-        scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
-        with paused_collector():
-            for fill in self.fills:
-                fill(scores)
-        return scores
-
-
-def _score_retrieval(
-    metrics: Sequence[BeirRetrievalMetric],
-    cases: Sequence[BenchmarkCase],
-    responses: Mapping[str, QueryResponse],
-    *,
-    engine: str = "auto",
-) -> _RetrievalScores:
-    if engine not in ("auto", "pytrec", "fast"):
-        raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
-    if engine == "auto":
-        from .engine import HAVE_NUMBA
-
-        total = sum(len(response.results) for response in responses.values())
-        engine = "fast" if HAVE_NUMBA and total >= AUTO_ENGINE_RESULTS else "pytrec"
-    out = _RetrievalScores()
-    groups: dict[tuple[Any, ...], list[BeirRetrievalMetric]] = defaultdict(list)
-    for metric in metrics:
-        groups[metric.config].append(metric)
-    judged = [case for case in cases if case.expected.relevance]
-    unjudged = [case.id for case in cases if not case.expected.relevance]
-    for group in groups.values():
-        out.fills.append(_skip_fill(group, unjudged))
-        if engine == "fast":
-            _score_group_fast(group, judged, responses, out)
-        else:
-            _score_group_pytrec(group, judged, responses, out)
-    return out
-
-
-def _skip_fill(
-    group: Sequence[BeirRetrievalMetric], unjudged: list[str]
-) -> Callable[[dict[str, dict[str, EvaluationScore]]], None]:
-    def fill(scores: dict[str, dict[str, EvaluationScore]]) -> None:
-        for case_id in unjudged:
-            for metric in group:
-                scores[case_id][metric.name] = EvaluationScore.skip(
-                    metric.name, "case has no relevance judgments"
-                )
-
-    return fill
-
-
-def _score_group_pytrec(
-    group: Sequence[BeirRetrievalMetric],
-    judged: Sequence[BenchmarkCase],
-    responses: Mapping[str, QueryResponse],
-    out: _RetrievalScores,
-) -> None:
-    """Per-response collapse, then one pytrec_eval pass (small batches)."""
-    collapser = group[0]
-    qrels = {case.id: case.expected.relevance for case in judged}
-    rankings: dict[str, DocumentRanking] = {}
-    for case in judged:
-        response = responses.get(case.id)
-        if response is not None:
-            rankings[case.id] = collapser.collapse(case, response)
-    run = {cid: ranking.scores for cid, ranking in rankings.items()}
-    k_values = sorted({m.k for m in group})
-    names = [name for name in METRICS if any(m.metric == name for m in group)]
-    evaluation = evaluate_run(
-        qrels, run, k_values, metrics=names, ignore_identical_ids=False, engine="pytrec"
-    )
-    scored = [case.id for case in judged if case.id in rankings]
-    for metric in group:
-        column = [evaluation.per_query[case_id][metric.key] for case_id in scored]
-        out.values_of[metric.name] = column.copy
-
-    def fill(scores: dict[str, dict[str, EvaluationScore]]) -> None:
-        for case_id in scored:
-            for metric in group:
-                value = evaluation.per_query[case_id][metric.key]
-                scores[case_id][metric.name] = metric.score_from(value, rankings[case_id])
-
-    out.fills.append(fill)
-
-
-_new_object = object.__new__
-_set = object.__setattr__
-_FIELDS_GIVEN = frozenset({"name", "value", "metadata"})
-
-
-def _fast_score(name: str, value: float, metadata: dict[str, Any]) -> EvaluationScore:
-    # What EvaluationScore(name=..., value=float, metadata=dict) builds, without validating
-    # already-valid values: 175k scores (7k cases x 25 metrics) cost 0.1 s instead of 0.4 s.
-    score = _new_object(EvaluationScore)
-    _set(
-        score,
-        "__dict__",
-        {"name": name, "value": value, "passed": None, "metadata": metadata, "skipped": False},
-    )
-    _set(score, "__pydantic_fields_set__", set(_FIELDS_GIVEN))
-    _set(score, "__pydantic_extra__", None)
-    _set(score, "__pydantic_private__", None)
-    return score
-
-
-def _score_group_fast(
-    group: Sequence[BeirRetrievalMetric],
-    judged: Sequence[BenchmarkCase],
-    responses: Mapping[str, QueryResponse],
-    out: _RetrievalScores,
-) -> None:
-    """One batch collapse and one engine pass for metrics sharing a document mapping."""
-    from .engine import METRIC_ORDER, evaluate_columnar
-    from .retrieval import _validate_k_values, collapse_batch
-
-    config = group[0]
-    answered = [case for case in judged if case.id in responses]
-    with paused_collector():
-        batch = collapse_batch(
-            ((case.id, responses[case.id]) for case in answered),
-            resolver=config.resolver,
-            ignore_identical_ids=config.ignore_identical_ids,
-        )
-        qrels = {case.id: case.expected.relevance for case in answered}
-        ks = _validate_k_values(m.k for m in group)
-        values, stats = evaluate_columnar(batch.run, qrels, ks)
-    nk = len(ks)
-    columns = [
-        (metric.name, METRIC_ORDER.index(metric.metric) * nk + ks.index(metric.k))
-        for metric in group
-    ]
-    for name, column in columns:
-        out.values_of[name] = values[:, column].tolist
-
-    def fill(scores: dict[str, dict[str, EvaluationScore]]) -> None:
-        _fill_scores(answered, values.tolist(), stats.tolist(), batch, columns, scores)
-
-    out.fills.append(fill)
-
-
-@contextmanager
-def paused_collector() -> Iterator[None]:
-    """Pause the cyclic garbage collector while our own acyclic bookkeeping runs.
-
-    With millions of chunk results alive, every full collection walks all of them (about a
-    second each at MS MARCO size) although nothing allocated here forms a cycle. User
-    evaluators never run inside this.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _fill_scores(
-    answered: Sequence[BenchmarkCase],
-    rows: list[list[float]],
-    stat_rows: list[list[int]],
-    batch: Any,
-    columns: list[tuple[str, int]],
-    scores: dict[str, dict[str, EvaluationScore]],
-) -> None:
-    for i, case in enumerate(answered):
-        row = rows[i]
-        base = {
-            "documents": stat_rows[i][0],
-            "unmapped_results": batch.unmapped[i],
-            "duplicate_chunks": batch.duplicates[i],
-            "self_hits_removed": batch.self_hits[i],
-            "rank_derived_scores": bool(stat_rows[i][3]),
-        }
-        case_scores = scores[case.id]
-        for name, column in columns:
-            case_scores[name] = _fast_score(name, row[column], dict(base))
-
-
-def _retrieval_summary(
-    metric: BeirRetrievalMetric,
-    judged: int,
-    values: Sequence[float],
-    *,
-    skipped: int,
-    failed: int,
-) -> MetricSummary:
-    """``values``: the metric's values on the judged cases that have one, in case order."""
-    # The same sums as evaluate_run, in case order (= run order), so the numbers are BEIR's:
-    # evaluate() divides by the evaluated queries, BEIR's mrr by all judged queries; the
-    # strict mean always by all judged queries.
-    total = 0.0
-    for value in values:  # a plain loop in case order: BEIR's summation, not sum()'s
-        total += value
-    evaluated = len(values)
-    denominator = judged if metric.metric == "mrr" else evaluated
-    beir = total / denominator if denominator else None
-    strict = total / judged if judged else None
-    missing = judged - evaluated - failed
-    return MetricSummary(
-        name=metric.name,
-        kind="retrieval",
-        value=None if beir is None else round(beir, 5),
-        beir=None if beir is None else round(beir, 5),
-        beir_unrounded=beir,
-        strict=None if strict is None else round(strict, 5),
-        strict_unrounded=strict,
-        scored=evaluated,
-        skipped=skipped,
-        failed=failed,
-        missing=missing,
-        partial=missing > 0 or failed > 0,
-    )
 
 
 def _summarize(
@@ -535,7 +153,7 @@ def _summaries(
         name = evaluator.name
         failed = failed_per_evaluator[name]
         if isinstance(evaluator, BeirRetrievalMetric):
-            summaries[name] = _retrieval_summary(
+            summaries[name] = retrieval_summary(
                 evaluator, judged, retrieval_values(name),
                 skipped=len(cases) - judged, failed=failed,
             )  # fmt: skip

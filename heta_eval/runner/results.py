@@ -58,6 +58,9 @@ class QueryRecord(BaseModel):
     #: How many results the reply held, and how many of them named no document.
     results: int = 0
     unmapped_results: int = 0
+    # Per retrieval-metric config, what the chunk collapse dropped: lets an interrupted run
+    # score journaled records from ``documents`` exactly as their mode's batch would have.
+    collapse: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:

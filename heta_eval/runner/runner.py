@@ -31,6 +31,7 @@ from ..evaluation import (
     summarize_scores,
 )
 from ..evaluation.aggregate import run_sync, score_case
+from ..evaluation.retrieval_batch import score_retrieval_batch
 from .benchmark import Benchmark
 from .checks import (
     LISTED,
@@ -204,6 +205,7 @@ class BenchmarkRunner:
             assert journal is not None
             # Finished cases of the modes asked are reused; other modes' records are kept.
             done = {key: r for key, r in journal.read().items() if r.ok or key[1] not in modes}
+            _rescore_incomplete(done, cases, retrieval, names)
 
         pending = {mode: [case for case in cases if (case.id, mode) not in done] for mode in modes}
         # Timings of work an earlier invocation did are kept, not reset by a resumed run.
@@ -357,14 +359,17 @@ class BenchmarkRunner:
             disable=not self.progress, dynamic_ncols=True,
         )  # fmt: skip
         finished: list[QueryRecord] = []
+        responses: dict[str, QueryResponse] = {}
 
         async def one(case: BenchmarkCase) -> None:
             async with semaphore:
-                record = await self._query_and_score(
+                record, response = await self._query_and_score(
                     kb, mode, case, evaluators, retrieval, top_k, document_ids
                 )
             if journal is not None:
-                journal.append(record)
+                journal.append(record)  # without retrieval scores yet: see below
+            if response is not None:
+                responses[case.id] = response
             finished.append(record)
             bar.update(1)
 
@@ -372,6 +377,14 @@ class BenchmarkRunner:
             await asyncio.gather(*(one(case) for case in pending))
         finally:
             bar.close()
+        if retrieval and responses:
+            # The mode's retrieval metrics in one batch, through the one evaluator.
+            order = [evaluator.name for evaluator in evaluators]
+            _score_batch(finished, cases, responses, order, retrieval)
+            if journal is not None:
+                for record in finished:
+                    if record.ok:
+                        journal.append(record)  # the last record of a case wins on resume
         return finished
 
     async def _query_and_score(
@@ -383,7 +396,7 @@ class BenchmarkRunner:
         retrieval: Sequence[BeirRetrievalMetric],
         top_k: int,
         document_ids: set[str],
-    ) -> QueryRecord:
+    ) -> tuple[QueryRecord, QueryResponse | None]:
         started = time.perf_counter()
         try:
             raw = await asyncio.wait_for(
@@ -396,24 +409,27 @@ class BenchmarkRunner:
                 case_id=case.id, mode=mode, query=case.query,
                 error=f"query timed out after {self.query_timeout}s",
                 latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            )  # fmt: skip
+            ), None  # fmt: skip
         except Exception as error:  # any knowledge-base failure is recorded against its case
             return QueryRecord(
                 case_id=case.id, mode=mode, query=case.query,
                 error=f"{type(error).__name__}: {error}",
                 latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            )  # fmt: skip
+            ), None  # fmt: skip
         latency_ms = round((time.perf_counter() - started) * 1000, 3)
 
         started = time.perf_counter()
         scores = {}
         failures: list[EvaluationFailure] = []
         for evaluator in evaluators:
+            if isinstance(evaluator, BeirRetrievalMetric):
+                continue  # scored per mode, in one batch (_score_batch)
             outcome = await score_case(evaluator, case, response, timeout=self.evaluation_timeout)
             if isinstance(outcome, EvaluationFailure):
                 failures.append(outcome)
             else:
                 scores[evaluator.name] = outcome
+        collapse = [m.collapse(case, response).metadata() for m in _by_config(retrieval)]
         # The documents kept for the TREC run: the system's own output, self-hits included
         # (the metrics remove them), mapped like the first retrieval metric maps them.
         ranking = collapse_to_documents(
@@ -429,12 +445,13 @@ class BenchmarkRunner:
             documents=list(ranking.scores.items()),
             answer=response.answer,
             scores=scores,
+            collapse=collapse,
             failures=failures,
             latency_ms=latency_ms,
             evaluation_ms=round((time.perf_counter() - started) * 1000, 3),
             results=len(response.results),
             unmapped_results=ranking.unmapped,
-        )
+        ), response
 
     def _summarize_mode(
         self,
@@ -601,6 +618,67 @@ def _reply_warnings(modes: dict[str, ModeSummary]) -> list[str]:
                 "is a document id); see docs/runs.md"
             )
     return warnings
+
+
+def _score_batch(
+    records: Sequence[QueryRecord],
+    cases: Sequence[BenchmarkCase],
+    responses: dict[str, QueryResponse],
+    order: Sequence[str],
+    retrieval: Sequence[BeirRetrievalMetric],
+) -> None:
+    """Score one mode's responses with every retrieval metric in one batch and put the
+    scores into the records, in evaluator order; the batch time is shared among them."""
+    started = time.perf_counter()
+    answered = [case for case in cases if case.id in responses]
+    batch = score_retrieval_batch(retrieval, answered, responses)
+    share_ms = (time.perf_counter() - started) * 1000 / max(1, len(answered))
+    for record in records:
+        if record.case_id not in responses:
+            continue
+        merged = {**batch.get(record.case_id, {}), **record.scores}
+        record.scores = {name: merged[name] for name in order if name in merged}
+        record.evaluation_ms = round((record.evaluation_ms or 0.0) + share_ms, 3)
+
+
+def _rescore_incomplete(
+    done: dict[tuple[str, str], QueryRecord],
+    cases: Sequence[BenchmarkCase],
+    retrieval: Sequence[BeirRetrievalMetric],
+    order: Sequence[str],
+) -> None:
+    """Records journaled before their mode's batch was scored (an interrupted run) get
+    their retrieval scores from their stored documents, mode by mode."""
+    names = [metric.name for metric in retrieval]
+    # Failed queries (kept for the modes not asked this time) have nothing to score.
+    incomplete = [r for r in done.values() if r.ok and any(n not in r.scores for n in names)]
+    # The stored documents are already resolved, with self-hits kept: score them as such.
+    plain = [
+        BeirRetrievalMetric(m.metric, m.k, ignore_identical_ids=m.ignore_identical_ids)
+        for m in retrieval
+    ]
+    for mode in dict.fromkeys(r.mode for r in incomplete):
+        records = [r for r in incomplete if r.mode == mode]
+        responses = {
+            r.case_id: QueryResponse(
+                query=r.query,
+                results=[{"score": s, "source": {"document_id": d}} for d, s in r.documents],
+            )
+            for r in records
+        }
+        _score_batch(records, cases, responses, order, plain)
+        configs = [m.config for m in _by_config(retrieval)]
+        for record in records:
+            for metric in retrieval:
+                stored = record.collapse[configs.index(metric.config)]
+                score = record.scores[metric.name]
+                if not score.skipped:
+                    record.scores[metric.name] = score.model_copy(update={"metadata": stored})
+
+
+def _by_config(retrieval: Sequence[BeirRetrievalMetric]) -> list[BeirRetrievalMetric]:
+    """One metric per document-mapping config, in order."""
+    return list({metric.config: metric for metric in retrieval}.values())
 
 
 def _previous_summary(folder: Path | None) -> RunSummary | None:

@@ -1,0 +1,90 @@
+"""``heta-eval trec_eval``: a drop-in for the trec_eval 9.0.8 command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from heta_eval.cli import CliError
+
+HELP = """\
+usage: heta-eval trec_eval [-q] [-c] [-n] [-J] [-m MEASURE[.PARAMS]]... [-l LEVEL] [-M N]
+                           QRELS RUN
+
+trec_eval 9.0.8's command line (the trec_eval inside pytrec_eval, so the numbers are
+BEIR's): the same options, and standard output identical to trec_eval's, byte for byte.
+
+options:
+  -q, --query_eval_wanted       also print every query's values
+  -c, --complete_rel_info_wanted
+                                average over every query in QRELS (missing ones count 0)
+  -m, --measure M[.P]           measures to print, repeatable, may be glued (-mP.5):
+                                a trec_eval name (map, ndcg_cut.10, recall.100,1000,
+                                iprec_at_recall.0.5, utility.1,-1,0,0, ndcg.0=0,1=1,2=3) or
+                                a nickname: official (the default), all_trec, set
+  -l, --level_for_rel N         lowest label that counts as relevant (default 1)
+  -M, --Max_retrieved_per_topic N
+                                use only each query's top N documents
+  -J, --Judged_docs_only        drop unjudged documents before scoring
+  -n, --nosummary               no summary ("all") lines
+  -h, --help                    this help;  -v, --version: the version emulated
+
+examples:
+  heta-eval trec_eval qrels.test run.trec
+  heta-eval trec_eval -c -m ndcg_cut.10 -m recall.100,1000 qrels.trec run.trec
+  heta-eval trec_eval -q -m all_trec -l2 qrels.trec run.trec
+  heta-eval trec_eval -mndcg_cut.10 -mP.5 -M100 qrels.trec run.trec
+
+Negative labels are "pooled but unjudged", as in trec_eval (labels of -2 and below, which
+crash trec_eval 9.0.8, are read as -1). Not supported: -D, -N, -Z, -o, other -R/-T formats,
+-l below 1. Errors are one line on stderr, exit status 2. See docs/trec_eval.md.
+"""
+
+VERSION = "trec_eval version 9.0.8 (heta-eval, through pytrec_eval)"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "trec_eval",
+        help="trec_eval 9.0.8's command line, byte-identical output",
+        description="trec_eval 9.0.8's command line; see heta-eval trec_eval --help.",
+        add_help=False,
+        prefix_chars="\0",  # every word, options included, goes to trec_eval's own parser
+    )
+    parser.add_argument("words", nargs=argparse.REMAINDER)
+    parser.set_defaults(handler=run_trec_eval)
+
+
+def run_trec_eval(args: argparse.Namespace) -> int:
+    from heta_eval.trec import TrecFormatError
+    from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
+    from heta_eval.trec_eval.options import TrecEvalUsageError
+
+    try:
+        options = parse_options(args.words)
+    except TrecEvalUsageError as error:
+        raise CliError(str(error)) from None
+    if options.help:
+        sys.stdout.write(HELP)
+        return 0
+    if options.version:
+        print(VERSION, file=sys.stderr)
+        return 0
+    for note in options.notes:
+        print(f"heta-eval trec_eval: note: {note}", file=sys.stderr)
+    try:
+        result = evaluate_options(options)
+    except (OSError, TrecFormatError, ValueError) as error:
+        raise CliError(_one_line(error)) from None
+    try:
+        sys.stdout.write("".join(f"{line}\n" for line in report_lines(options, result)))
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. piped into head: not an error
+        sys.stderr.close()
+    return 0
+
+
+def _one_line(error: Exception) -> str:
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error).splitlines()[0]

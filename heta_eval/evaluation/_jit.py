@@ -1,0 +1,50 @@
+"""numba's ``njit``, or a stand-in that leaves functions as they are when numba is missing
+(then ``evaluate_run`` keeps using pytrec_eval)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    from numba import njit
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - numba is installed with the project
+    HAVE_NUMBA = False
+
+    def njit(*args, **kwargs):  # type: ignore[no-redef]
+        def wrap(function):
+            return function
+
+        return wrap if not args or not callable(args[0]) else args[0]
+
+
+@njit(cache=True, inline="always")
+def compare_bytes(data_a, a0, a1, data_b, b0, b1):  # pragma: no cover - compiled
+    """strcmp on UTF-8 bytes (unsigned), shorter prefix first: code-point order."""
+    la = a1 - a0
+    lb = b1 - b0
+    m = la if la < lb else lb
+    for i in range(m):
+        ca = data_a[a0 + i]
+        cb = data_b[b0 + i]
+        if ca != cb:
+            return -1 if ca < cb else 1
+    if la == lb:
+        return 0
+    return -1 if la < lb else 1
+
+
+@njit(cache=True)
+def empty_field(data, delimiter):  # pragma: no cover - compiled
+    """True when a one-delimiter text has an empty field: two delimiters in a row, or one
+    at the start or end of a line."""
+    previous = np.uint8(10)
+    for i in range(len(data)):
+        c = data[i]
+        if c == delimiter and (previous == delimiter or previous == 10):
+            return True
+        if c == 10 and previous == delimiter:
+            return True
+        previous = c
+    return previous == delimiter

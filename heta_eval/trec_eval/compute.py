@@ -1,0 +1,178 @@
+"""trec_eval's numbers: per-query values from pytrec_eval, and trec_eval 9.0.8's summaries.
+
+Every value comes from :func:`per_query_values`, the one place this command calls
+pytrec_eval (the trec_eval 9.0.8 it embeds). The rest reproduces what trec_eval's ``main``
+adds around its measures: which queries are evaluated (those in both files, in ``strcmp``
+order of query id), ``-M`` (keep each query's top N by trec_eval's ranking), ``relstring``
+and ``runid`` (text, which pytrec_eval does not return), and the ``all`` lines, summed in
+trec_eval's order so that they are bit-identical.
+
+Relevance labels: trec_eval gives every negative label one meaning, "pooled but unjudged"
+(non-relevant everywhere; ``bpref``, ``infAP``, ``num_nonrel_judged_ret`` and ``-J`` tell it
+apart from a judged 0). Labels of -2 and below crash trec_eval 9.0.8 (a negative-size
+``memset`` when a query's highest label is below -1), so they are passed on as -1, which has
+exactly that meaning: the numbers equal trec_eval's wherever trec_eval does not crash.
+
+>>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": -3}}
+>>> run = {"q1": {"d1": 0.2, "d2": 0.9, "d3": 0.5}, "q9": {"d1": 1.0}}
+>>> per_query_values(qrels, run, ["P.2", "num_nonrel_judged_ret"])
+{'q1': {'P_2': 0.0, 'num_nonrel_judged_ret': 1.0}}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from heta_eval.evaluation.trec_measures import MIN_GEO_MEAN, TrecFamily
+from heta_eval.trec import ranked
+
+__all__ = ["TrecEvalResult", "evaluate", "per_query_values", "summary_value"]
+
+# trec_eval keeps one counter per label value up to the largest label of a query.
+MAX_LABEL = 1_000_000
+
+
+def per_query_values(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    measures: Iterable[str],
+    relevance_level: int = 1,
+    judged_only: bool = False,
+) -> dict[str, dict[str, float]]:
+    """pytrec_eval's per-query values for trec_eval measure strings (``"P.5,10"``, ``"map"``,
+    ``"iprec_at_recall.0.1"``): ``{qid: {key: value}}`` for the queries in both inputs.
+
+    Calls pytrec_eval's C extension directly: the Python wrapper rewrites parameters
+    (sorts them as text, refuses ``.1`` and negative numbers), which would change
+    ``utility`` and ``iprec_at_recall``. Labels <= -2 are passed on as -1 (see module doc);
+    ids containing NUL and labels beyond ``MAX_LABEL`` are refused (ValueError).
+    """
+    from pytrec_eval_ext import RelevanceEvaluator
+
+    specs = set(measures)
+    if not specs:
+        return {}
+    safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
+    for qid, docs in run.items():
+        if "\0" in qid or any("\0" in doc for doc in docs):
+            raise ValueError(f"query {qid!r}: an id contains NUL, which trec_eval cannot read")
+    evaluator = RelevanceEvaluator(safe_qrels, specs, relevance_level, judged_only)
+    return evaluator.evaluate(dict(run)) if run else {}
+
+
+def _safe_labels(qid: str, docs: Mapping[str, int]) -> dict[str, int]:
+    out = {}
+    for doc, label in docs.items():
+        if "\0" in qid or "\0" in doc:
+            raise ValueError(f"qrels ({qid!r}, {doc!r}): an id contains NUL")
+        if label > MAX_LABEL:
+            raise ValueError(
+                f"qrels ({qid!r}, {doc!r}): label {label} is above {MAX_LABEL:,} (trec_eval "
+                "allocates a counter for every label value up to the largest)"
+            )
+        out[doc] = -1 if label < -1 else int(label)
+    return out
+
+
+@dataclass(frozen=True)
+class TrecEvalResult:
+    """What trec_eval prints, before formatting: per-query values and what the summaries
+    need. ``query_ids`` are the evaluated queries, in trec_eval's order."""
+
+    query_ids: tuple[str, ...]
+    values: dict[str, dict[str, float]]
+    relstrings: dict[str, str]
+    run_tag: str
+    num_qrels_queries: int  # -c averages over these
+    num_rel_all: int  # -c's num_rel: labels > 0 in the whole qrels file
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    run_tag: str,
+    specs: Iterable[str],
+    *,
+    relevance_level: int = 1,
+    max_per_topic: int | None = None,
+    judged_only: bool = False,
+    relstring_length: int | None = None,
+) -> TrecEvalResult:
+    """Evaluate ``run`` as ``trec_eval`` would; ``relstring_length`` (trec_eval's
+    ``(long) param``) asks for relevance strings. Raises ValueError when no query is in
+    both inputs (trec_eval: "No queries with both results and relevance info")."""
+    query_ids = tuple(sorted(qid for qid in run if qrels.get(qid)))
+    if not query_ids:
+        raise ValueError("no query has both results and relevance judgments")
+    kept = {qid: _top(run[qid], max_per_topic) for qid in query_ids}
+    values = per_query_values(qrels, kept, specs, relevance_level, judged_only)
+    relstrings = {}
+    if relstring_length is not None:
+        relstrings = {
+            qid: _relstring(kept[qid], qrels[qid], relstring_length, judged_only)
+            for qid in query_ids
+        }
+    num_rel_all = sum(1 for docs in qrels.values() for label in docs.values() if label > 0)
+    return TrecEvalResult(
+        query_ids=query_ids,
+        values={qid: values.get(qid, {}) for qid in query_ids},
+        relstrings=relstrings,
+        run_tag=run_tag,
+        num_qrels_queries=sum(1 for docs in qrels.values() if docs),
+        num_rel_all=num_rel_all,
+    )
+
+
+def _top(docs: Mapping[str, float], limit: int | None) -> Mapping[str, float]:
+    """trec_eval's -M: the first ``limit`` documents of its ranking (float32 score, then
+    doc id, both descending)."""
+    if limit is None or limit >= len(docs):
+        return docs
+    return dict(ranked(docs)[:limit])
+
+
+def _relstring(
+    docs: Mapping[str, float], labels: Mapping[str, int], length: int, judged_only: bool
+) -> str:
+    """trec_eval's relstring: a character per ranked document; digits for labels 0-9, '>'
+    above 9, '-' not in the qrels, '.' in the qrels with a negative label."""
+    chars = []
+    for doc, _ in ranked(docs):
+        label = labels.get(doc)
+        if judged_only and (label is None or label < 0):
+            continue  # -J drops everything that is not judged
+        if label is None:
+            chars.append("-")
+        elif label < 0:
+            chars.append(".")
+        else:
+            chars.append(">" if label > 9 else str(label))
+    return "".join(chars[: max(length, 0)])
+
+
+def summary_value(
+    fam: TrecFamily, key: str, result: TrecEvalResult, complete: bool
+) -> float | str | None:
+    """The ``all`` line's value for ``key`` of ``fam`` (None: no summary line), summed in
+    trec_eval's query order with its divisor (every qrels query with ``-c``)."""
+    if fam.summary == "none":
+        return None
+    if fam.summary == "run_tag":
+        return result.run_tag
+    count = result.num_qrels_queries if complete else len(result.query_ids)
+    if fam.summary == "num_q":
+        return float(count)
+    if fam.summary == "sum" and fam.name == "num_rel" and complete:
+        return float(result.num_rel_all)
+    total = 0.0
+    for qid in result.query_ids:
+        total += result.values[qid][key]
+    if fam.summary == "sum":
+        return total
+    if fam.summary == "geometric_mean":
+        if complete:
+            total += (count - len(result.query_ids)) * math.log(MIN_GEO_MEAN)
+        return math.exp(total / count)
+    return total / count

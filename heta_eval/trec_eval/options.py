@@ -1,0 +1,302 @@
+"""trec_eval's command line: its options (GNU getopt rules) and its ``-m`` measure requests.
+
+Reads ``[options] QRELS RUN`` as trec_eval 9.0.8 does: short options may be clustered
+(``-qc``) and glued to their value (``-mndcg_cut.10``, ``-M100``), long options may be
+abbreviated (``--measure=P.5``), options may follow the file names, ``--`` ends them.
+Where trec_eval silently reads junk as 0 (``-l x``, ``-m P.5x``), this refuses it.
+
+>>> opts = parse_options(["-q", "-c", "-mndcg_cut.10", "-m", "recall.100,1000", "q", "r"])
+>>> [m.printed_names() for m in opts.measures], opts.per_query, opts.complete
+([('recall_100', 'recall_1000'), ('ndcg_cut_10',)], True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from heta_eval.evaluation.trec_measures import FAMILIES, NICKNAMES, TrecFamily, family
+
+__all__ = ["RequestedMeasure", "TrecEvalOptions", "TrecEvalUsageError", "parse_options"]
+
+
+class TrecEvalUsageError(ValueError):
+    """A bad command line or measure request (one line, for the user)."""
+
+
+@dataclass(frozen=True)
+class RequestedMeasure:
+    """One measure family to compute, with its parameters as trec_eval would read them."""
+
+    family: TrecFamily
+    param_text: str | None = None  # the text after the dot, as given (None: the defaults)
+    values: tuple[float, ...] = ()  # parsed parameters (cutoffs sorted) or the defaults
+
+    def printed_names(self) -> tuple[str, ...]:
+        """The names trec_eval prints for it: ``P_5``..., or ``utility_1,-1,0,0`` when a
+        parameterised single-value measure was given parameters."""
+        if self.family.params in ("cutoffs", "float_cutoffs"):
+            return self.family.pytrec_eval_keys(self.values)
+        if self.param_text is not None and self.family.params != "none":
+            return (f"{self.family.name}_{self.param_text}",)
+        return (self.family.name,)
+
+    def pytrec_eval_spec(self) -> str:
+        """The measure string for pytrec_eval's C extension (trec_eval's ``-m`` syntax)."""
+        if self.param_text is None or self.family.params == "none":
+            return self.family.name
+        return f"{self.family.name}.{self.param_text}"
+
+
+@dataclass(frozen=True)
+class TrecEvalOptions:
+    """A parsed ``trec_eval`` command line."""
+
+    qrels: str
+    run: str
+    measures: tuple[RequestedMeasure, ...]
+    per_query: bool = False  # -q
+    complete: bool = False  # -c
+    relevance_level: int = 1  # -l
+    max_per_topic: int | None = None  # -M (None: no limit)
+    judged_only: bool = False  # -J
+    summary: bool = True  # not -n
+    notes: tuple[str, ...] = field(default=())  # harmless oddities, printed on stderr
+    help: bool = False
+    version: bool = False
+
+
+# trec_eval's option table: (short, long, takes a value).
+_OPTIONS = (
+    ("h", "help", False),
+    ("v", "version", False),
+    ("q", "query_eval_wanted", False),
+    ("m", "measure", True),
+    ("c", "complete_rel_info_wanted", False),
+    ("l", "level_for_rel", True),
+    ("n", "nosummary", False),
+    ("D", "Debug_level", True),
+    ("J", "Judged_docs_only", False),
+    ("N", "Number_docs_in_coll", True),
+    ("M", "Max_retrieved_per_topic", True),
+    ("R", "Rel_info_format", True),
+    ("T", "Results_format", True),
+    ("o", "Output_old_results_format", False),
+    ("Z", "Zscore", True),
+)
+_TAKES_VALUE = {short: takes for short, _, takes in _OPTIONS}
+_LONG_TO_SHORT = {long: short for short, long, _ in _OPTIONS}
+_UNSUPPORTED = {
+    "D": "-D (debug output) is not supported",
+    "N": "-N (documents in the collection, used only by utility's 4th coefficient) is not "
+    "supported: pytrec_eval has no such parameter",
+    "o": "-o (the obsolete old output format) is not supported",
+    "Z": "-Z (Z scores) is not supported",
+}
+# Measures that need another -R rel_info format: trec_eval's nicknames and names for them.
+_OTHER_FORMATS = ("all_prefs", "prefs", "qrels_jg")
+
+
+def parse_options(argv: Sequence[str]) -> TrecEvalOptions:
+    """Parse ``argv`` (the words after ``trec_eval``); a TrecEvalUsageError says what is wrong."""
+    flags: dict[str, int] = {}
+    values: list[tuple[str, str]] = []
+    files: list[str] = []
+    words = list(argv)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if word == "--":
+            files.extend(words[i:])
+            break
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            short = _long_option(name)
+            if _TAKES_VALUE[short] and not eq:
+                if i >= len(words):
+                    raise TrecEvalUsageError(f"option --{name} needs a value")
+                value, i = words[i], i + 1
+            elif not _TAKES_VALUE[short] and eq:
+                raise TrecEvalUsageError(f"option --{name} takes no value")
+            _record(short, value, flags, values)
+            continue
+        if word.startswith("-") and word != "-":
+            j = 1
+            while j < len(word):
+                short = word[j]
+                if short not in _TAKES_VALUE:
+                    raise TrecEvalUsageError(f"unknown option -{short} (see --help)")
+                j += 1
+                if _TAKES_VALUE[short]:
+                    if j < len(word):
+                        value = word[j:]
+                    elif i < len(words):
+                        value, i = words[i], i + 1
+                    else:
+                        raise TrecEvalUsageError(f"option -{short} needs a value")
+                    _record(short, value, flags, values)
+                    break
+                _record(short, "", flags, values)
+            continue
+        files.append(word)
+    return _build(flags, values, files)
+
+
+def _long_option(name: str) -> str:
+    """getopt_long accepts any unambiguous prefix of a long option."""
+    if name in _LONG_TO_SHORT:
+        return _LONG_TO_SHORT[name]
+    matches = [long for long in _LONG_TO_SHORT if long.startswith(name)] if name else []
+    if len(matches) != 1:
+        problem = "ambiguous" if matches else "unknown"
+        raise TrecEvalUsageError(f"{problem} option --{name} (see --help)")
+    return _LONG_TO_SHORT[matches[0]]
+
+
+def _record(short: str, value: str, flags: dict[str, int], values: list[tuple[str, str]]) -> None:
+    if short in _UNSUPPORTED:
+        raise TrecEvalUsageError(_UNSUPPORTED[short])
+    flags[short] = flags.get(short, 0) + 1
+    if _TAKES_VALUE[short]:
+        values.append((short, value))
+
+
+def _build(
+    flags: dict[str, int], values: list[tuple[str, str]], files: list[str]
+) -> TrecEvalOptions:
+    if flags.get("h") or flags.get("v"):
+        return TrecEvalOptions("", "", (), help=bool(flags.get("h")), version=bool(flags.get("v")))
+    level, max_per_topic, measure_specs = 1, None, []
+    for short, value in values:
+        if short == "m":
+            measure_specs.append(value)
+        elif short == "l":
+            level = _integer(value, "-l (relevance level)")
+            if level < 1:
+                raise TrecEvalUsageError(
+                    f"-l {value}: relevance levels below 1 are not supported (pytrec_eval "
+                    "refuses them; every label >= the level counts as relevant)"
+                )
+        elif short == "M":
+            max_per_topic = _integer(value, "-M (documents per topic)")
+            if max_per_topic < 0:
+                raise TrecEvalUsageError(f"-M {value}: must be 0 or more")
+        elif short == "R" and value != "qrels":
+            raise TrecEvalUsageError(f"-R {value}: only the 'qrels' format is supported")
+        elif short == "T" and value != "trec_results":
+            raise TrecEvalUsageError(f"-T {value}: only the 'trec_results' format is supported")
+    if len(files) != 2:
+        raise TrecEvalUsageError(
+            f"expected 2 files, QRELS and RUN, got {len(files)}"
+            + (f": {' '.join(files)}" if files else "")
+            + " (see --help)"
+        )
+    measures, notes = resolve_measures(measure_specs or ["official"])
+    return TrecEvalOptions(
+        qrels=files[0],
+        run=files[1],
+        measures=measures,
+        per_query=bool(flags.get("q")),
+        complete=bool(flags.get("c")),
+        relevance_level=level,
+        max_per_topic=max_per_topic,
+        judged_only=bool(flags.get("J")),
+        summary=not flags.get("n"),
+        notes=tuple(notes),
+    )
+
+
+def _integer(text: str, what: str) -> int:
+    if not re.fullmatch(r"\s*[+-]?\d+\s*", text):
+        raise TrecEvalUsageError(f"{what} must be an integer, got {text!r}")
+    return int(text)
+
+
+def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...], list[str]]:
+    """trec_eval's ``mark_measure``: nicknames mark their families; ``name.params`` sets a
+    family's parameters, the first time only (trec_eval ignores later ones, silently; this
+    says so in a note). Families come back in trec_eval's print order.
+
+    >>> measures, notes = resolve_measures(["P.10", "P.5", "official"])
+    >>> [m.family.name for m in measures][:3], measures[-1].printed_names(), notes[0][:33]
+    (['runid', 'num_q', 'num_ret'], ('P_10',), "trec_eval uses the first '-m P.…'")
+    """
+    marked: set[str] = set()
+    param_texts: dict[str, str] = {}
+    notes: list[str] = []
+    for spec in specs:
+        name, dot, text = spec.partition(".")
+        if dot and not text:
+            raise TrecEvalUsageError(f"-m {spec}: no parameters after the dot")
+        if name in _OTHER_FORMATS or name.startswith("prefs_") or name.endswith("_avgjg"):
+            raise TrecEvalUsageError(
+                f"-m {spec}: needs a preference or judgment-group rel_info file (-R), "
+                "which is not supported"
+            )
+        if dot:
+            if name in param_texts:
+                notes.append(
+                    f"trec_eval uses the first '-m {name}.…' it is given "
+                    f"({name}.{param_texts[name]}); '-m {spec}' is ignored"
+                )
+            else:
+                param_texts[name] = text
+        if name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+            continue
+        try:
+            family(name)
+        except ValueError as error:
+            raise TrecEvalUsageError(f"-m {spec}: {error}") from None
+        marked.add(name)
+    measures = []
+    for fam in FAMILIES:
+        if fam.name not in marked:
+            continue
+        text = param_texts.get(fam.name)
+        if text is not None and fam.params == "none":
+            notes.append(f"{fam.name} takes no parameters; '.{text}' is ignored, as trec_eval does")
+        measures.append(_with_params(fam, text))
+    return tuple(measures), notes
+
+
+_NUMBER = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
+
+
+def _with_params(fam: TrecFamily, text: str | None) -> RequestedMeasure:
+    if text is None or fam.params == "none":
+        return RequestedMeasure(fam, text, fam.defaults)
+    where = f"-m {fam.name}.{text}"
+    parts = text.split(",")
+    if fam.params == "gains":
+        if not all(re.fullmatch(rf"[+-]?\d+={_NUMBER}", part) for part in parts):
+            raise TrecEvalUsageError(f"{where}: gains must be label=gain pairs, e.g. 0=0,1=1,2=3")
+        return RequestedMeasure(fam, text, ())
+    if not all(re.fullmatch(_NUMBER, part) for part in parts):
+        raise TrecEvalUsageError(f"{where}: parameters must be comma-separated numbers")
+    numbers = [float(part) for part in parts]
+    if fam.params == "cutoffs":
+        if not all(re.fullmatch(r"[+-]?\d+", part) for part in parts):
+            raise TrecEvalUsageError(f"{where}: cutoffs must be integers")
+        cutoffs = sorted(int(part) for part in parts)
+        if cutoffs[0] <= 0 or cutoffs[-1] >= 2**63:
+            raise TrecEvalUsageError(f"{where}: cutoffs must be positive integers")
+        if len(set(cutoffs)) != len(cutoffs):
+            raise TrecEvalUsageError(f"{where}: duplicate cutoffs")
+        return RequestedMeasure(fam, ",".join(map(str, cutoffs)), tuple(cutoffs))
+    if fam.params == "float_cutoffs":
+        cuts = sorted(numbers)
+        if not all(math.isfinite(c) for c in cuts):
+            raise TrecEvalUsageError(f"{where}: cutoffs must be finite numbers")
+        names = fam.pytrec_eval_keys(cuts)
+        if len(set(cuts)) != len(cuts) or len(set(names)) != len(names):
+            raise TrecEvalUsageError(f"{where}: duplicate cutoffs (names are printed as %3.2f)")
+        return RequestedMeasure(fam, ",".join(map(repr, cuts)), tuple(cuts))
+    if fam.name == "utility" and len(numbers) != 4:
+        raise TrecEvalUsageError(f"{where}: utility takes exactly 4 coefficients")
+    if not all(math.isfinite(n) for n in numbers):
+        raise TrecEvalUsageError(f"{where}: parameters must be finite numbers")
+    return RequestedMeasure(fam, text, tuple(numbers))

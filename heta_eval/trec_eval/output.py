@@ -1,0 +1,61 @@
+"""trec_eval 9.0.8's standard output, line for line.
+
+Each line is ``"%-22s\\t%s\\t%s"``: the measure name padded to 22 characters, the query id
+(``all`` for the summary), the value as ``%6.4f``, or ``%ld`` for counts, or the run tag,
+or ``'relstring'`` quoted. With ``-q`` every evaluated query's lines come first (queries in
+``strcmp`` order, measures in trec_eval's order, no ``runid``/``num_q``/``gm_*`` lines), then
+the summary (unless ``-n``). With ``-c`` trec_eval 9.0.8 prints no line for a query missing
+from the run; it only counts it in the averages.
+
+>>> line("P_5", "all", 0.26666666666666666, integer=False)
+'P_5                   \\tall\\t0.2667'
+>>> line("num_ret", "301", 500.0, integer=True)
+'num_ret               \\t301\\t500'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from heta_eval.trec_eval.compute import TrecEvalResult, summary_value
+from heta_eval.trec_eval.options import TrecEvalOptions
+
+__all__ = ["line", "report_lines"]
+
+
+def line(name: str, qid: str, value: float | str, *, integer: bool) -> str:
+    """One trec_eval output line (without the newline)."""
+    if isinstance(value, str):
+        text = value
+    elif integer:
+        text = str(int(value))  # C's (long) cast truncates toward zero
+    else:
+        text = f"{value:6.4f}"
+    return f"{name:<22}\t{qid}\t{text}"
+
+
+def report_lines(options: TrecEvalOptions, result: TrecEvalResult) -> Iterator[str]:
+    """Every line trec_eval prints for ``options`` and ``result``, in its order."""
+    if options.per_query:
+        for qid in result.query_ids:
+            values = result.values[qid]
+            for measure in options.measures:
+                fam = measure.family
+                if not fam.per_query:
+                    continue
+                if fam.name == "relstring":
+                    name = measure.printed_names()[0]
+                    yield line(name, qid, f"'{result.relstrings[qid]}'", integer=False)
+                    continue
+                keys = fam.pytrec_eval_keys(measure.values)
+                for key, name in zip(keys, measure.printed_names(), strict=True):
+                    yield line(name, qid, values[key], integer=fam.integer)
+    if not options.summary:
+        return
+    for measure in options.measures:
+        fam = measure.family
+        keys = fam.pytrec_eval_keys(measure.values)
+        for key, name in zip(keys, measure.printed_names(), strict=True):
+            value = summary_value(fam, key, result, options.complete)
+            if value is not None:
+                yield line(name, "all", value, integer=fam.integer)
