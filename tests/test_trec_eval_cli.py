@@ -135,6 +135,7 @@ def test_parameters_follow_trec_eval_naming():
         (["-m", "ndcg.1,2", "q", "r"], "label=gain pairs"),
         (["-m", "nDCG@10", "q", "r"], "unknown trec_eval measure 'nDCG@10'"),
         (["-m", "prefs", "q", "r"], "not supported"),
+        (["-m", "yaap", "q", "r"], "pytrec_eval does not compute it"),
         (["-l", "0", "q", "r"], "below 1 are not supported"),
         (["-l", "two", "q", "r"], "must be an integer"),
         (["-M", "-1", "q", "r"], "0 or more"),
