@@ -135,6 +135,7 @@ def test_parameters_follow_trec_eval_naming():
         (["-m", "ndcg.1,2", "q", "r"], "label=gain pairs"),
         (["-m", "nDCG@10", "q", "r"], "unknown trec_eval measure 'nDCG@10'"),
         (["-m", "prefs", "q", "r"], "not supported"),
+        (["-m", "yaap", "q", "r"], "pytrec_eval does not compute it"),
         (["-l", "0", "q", "r"], "below 1 are not supported"),
         (["-l", "two", "q", "r"], "must be an integer"),
         (["-M", "-1", "q", "r"], "0 or more"),
@@ -277,3 +278,47 @@ def test_a_missing_file_is_one_line_without_traceback_from_the_process(tmp_path)
         proc.stderr
         == f"heta-eval trec_eval: error: {tmp_path / 'nope'}: No such file or directory\n"
     )
+
+
+def test_a_query_with_only_negative_labels_scores_as_one_without_relevant_documents(
+    tmp_path, capsysbinary
+):
+    qrels, run = write_pair(
+        tmp_path,
+        "q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq2 0 x -1\nq2 0 y -3\n",
+        "q1 Q0 a 1 2 t\nq1 Q0 c 2 1 t\nq2 Q0 z 1 2 t\nq2 Q0 x 2 1 t\n",
+    )
+    code, out, _ = cli(["-q", "-n", "-m", "all_trec", str(qrels), str(run)], capsysbinary)
+    assert code == 0
+    q2 = {
+        name.rstrip(): value
+        for name, qid, value in (line.split("\t") for line in out.decode().splitlines())
+        if qid == "q2"
+    }
+    nonzero = {"num_ret": "2", "utility": "-2.0000", "relstring": "'-.'"}
+    assert {k: v for k, v in q2.items() if k in nonzero} == nonzero
+    assert all(float(v) == 0 for k, v in q2.items() if k not in nonzero), q2
+
+
+def test_repeated_evaluations_with_negative_only_queries_never_crash():
+    # pytrec_eval frees trec_eval's label counters after each evaluate; a later query with
+    # no label >= 0 read them again (SIGSEGV within a few hundred such cases before the fix).
+    script = """
+import random
+from heta_eval.trec_eval import per_query_values
+from heta_eval.evaluation.trec_measures import ALL_TREC
+measures = set(ALL_TREC) - {"runid", "relstring", "num_q"}
+rnd = random.Random(7)
+docs = ["d0", "d1", "d2", "d3"]
+for _ in range(1500):
+    qrels = {q: {d: rnd.randint(-5, 3) for d in rnd.sample(docs, rnd.randint(1, 3))}
+             for q in rnd.sample(["1", "2", "3"], rnd.randint(1, 3))}
+    run = {q: {d: rnd.choice([0.0, 1.0]) for d in rnd.sample(docs, rnd.randint(0, 3))}
+           for q in rnd.sample(["1", "2", "3"], rnd.randint(1, 3))}
+    per_query_values(qrels, run, measures, rnd.choice([1, 2]), rnd.random() < 0.5)
+print("ok")
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert (proc.returncode, proc.stdout) == (0, "ok\n"), proc.stderr[-2000:]

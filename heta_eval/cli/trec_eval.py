@@ -76,9 +76,12 @@ def run_trec_eval(args: argparse.Namespace) -> int:
         result = evaluate_options(options)
     except (OSError, TrecFormatError, ValueError) as error:
         raise CliError(_one_line(error)) from None
+    # Bytes, as trec_eval writes them: ids come back exactly as read, whatever the locale.
+    data = "".join(f"{line}\n" for line in report_lines(options, result)).encode("utf-8")
     try:
-        sys.stdout.write("".join(f"{line}\n" for line in report_lines(options, result)))
         sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
     except BrokenPipeError:  # e.g. piped into head: not an error
         sys.stderr.close()
     return 0

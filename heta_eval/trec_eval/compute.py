@@ -9,9 +9,13 @@ trec_eval's order so that they are bit-identical.
 
 Relevance labels: trec_eval gives every negative label one meaning, "pooled but unjudged"
 (non-relevant everywhere; ``bpref``, ``infAP``, ``num_nonrel_judged_ret`` and ``-J`` tell it
-apart from a judged 0). Labels of -2 and below crash trec_eval 9.0.8 (a negative-size
-``memset`` when a query's highest label is below -1), so they are passed on as -1, which has
-exactly that meaning: the numbers equal trec_eval's wherever trec_eval does not crash.
+apart from a judged 0). trec_eval 9.0.8 mishandles a query whose labels are all negative: it
+sizes its per-label counters by the highest label, so -2 and below ``memset`` a negative size
+(SIGSEGV) and -1 reuses the previous query's counters (leftover state; in a process that
+evaluates twice, freed memory). So labels <= -2 are passed on as -1, which has exactly their
+meaning, and a query with no label >= 0 gets one extra judgment, label 0, for a document no
+run can name (the empty id): every count and value stays what the definitions give for a
+query with no relevant document, and trec_eval never reads stale memory.
 
 >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": -3}}
 >>> run = {"q1": {"d1": 0.2, "d2": 0.9, "d3": 0.5}, "q9": {"d1": 1.0}}
@@ -46,8 +50,8 @@ def per_query_values(
 
     Calls pytrec_eval's C extension directly: the Python wrapper rewrites parameters
     (sorts them as text, refuses ``.1`` and negative numbers), which would change
-    ``utility`` and ``iprec_at_recall``. Labels <= -2 are passed on as -1 (see module doc);
-    ids containing NUL and labels beyond ``MAX_LABEL`` are refused (ValueError).
+    ``utility`` and ``iprec_at_recall``. Negative labels are made safe (see module doc);
+    empty ids, ids containing NUL and labels beyond ``MAX_LABEL`` are refused (ValueError).
     """
     from pytrec_eval_ext import RelevanceEvaluator
 
@@ -56,23 +60,34 @@ def per_query_values(
         return {}
     safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
     for qid, docs in run.items():
-        if "\0" in qid or any("\0" in doc for doc in docs):
-            raise ValueError(f"query {qid!r}: an id contains NUL, which trec_eval cannot read")
+        if not _readable(qid) or not all(_readable(doc) for doc in docs):
+            raise ValueError(f"run query {qid!r}: an id is empty or contains NUL")
     evaluator = RelevanceEvaluator(safe_qrels, specs, relevance_level, judged_only)
     return evaluator.evaluate(dict(run)) if run else {}
+
+
+def _readable(text: str) -> bool:
+    """trec_eval's ids are C strings: an empty one or a NUL would silently change matching."""
+    return bool(text) and "\0" not in text
+
+
+# pytrec_eval passes ids as C strings, so this id reaches trec_eval as "", which no run names.
+_UNRETRIEVABLE = "\0"
 
 
 def _safe_labels(qid: str, docs: Mapping[str, int]) -> dict[str, int]:
     out = {}
     for doc, label in docs.items():
-        if "\0" in qid or "\0" in doc:
-            raise ValueError(f"qrels ({qid!r}, {doc!r}): an id contains NUL")
+        if not _readable(qid) or not _readable(doc):
+            raise ValueError(f"qrels ({qid!r}, {doc!r}): an id is empty or contains NUL")
         if label > MAX_LABEL:
             raise ValueError(
                 f"qrels ({qid!r}, {doc!r}): label {label} is above {MAX_LABEL:,} (trec_eval "
                 "allocates a counter for every label value up to the largest)"
             )
         out[doc] = -1 if label < -1 else int(label)
+    if max(out.values()) < 0:
+        out[_UNRETRIEVABLE] = 0  # see the module doc: no label >= 0 reads stale memory
     return out
 
 

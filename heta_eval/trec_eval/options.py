@@ -236,6 +236,11 @@ def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...]
                 f"-m {spec}: needs a preference or judgment-group rel_info file (-R), "
                 "which is not supported"
             )
+        if name == "yaap":
+            raise TrecEvalUsageError(
+                f"-m {spec}: yaap is in trec_eval but not in all_trec, and pytrec_eval does "
+                "not compute it"
+            )
         if dot:
             if name in param_texts:
                 notes.append(
