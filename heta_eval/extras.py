@@ -22,6 +22,9 @@ __all__ = ["EXTRAS", "MissingExtraError", "extra_for", "require"]
 EXTRAS: dict[str, str] = {
     "bm25s": "kb",
     "Stemmer": "kb",
+    "regex": "kb",
+    "onnxruntime": "kb",
+    "onnx": "kb",
     "torch": "kb",
     "sentence_transformers": "kb",
     "transformers": "kb",

@@ -57,7 +57,7 @@ def run_cell(
 ) -> dict[str, Any]:
     """Run one cell into ``folder`` (resuming what an earlier attempt finished) and return
     its state for the manifest. Plain arguments: it runs as a Ray task as well."""
-    from adapters import load_benchmark
+    from heta_eval.adapters import load_benchmark
 
     from ..runner import BenchmarkRunner
 
@@ -213,7 +213,7 @@ class Sweep:
     ) -> None:
         import ray
 
-        from adapters import load_benchmark
+        from heta_eval.adapters import load_benchmark
 
         # Encode each dataset × recipe once on the executor's encoder pool; the cells of
         # every mode then find the vectors in the cache.
