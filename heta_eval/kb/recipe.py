@@ -19,6 +19,7 @@ from .cache import (
     save_array,
 )
 from .dense import DEFAULT_MODEL
+from .precision import Precision
 
 __all__ = ["AnswererSpec", "BM25Spec", "ChunkingSpec", "DenseSpec", "Recipe"]
 
@@ -45,13 +46,17 @@ class BM25Spec(_Spec):
 
 
 class DenseSpec(_Spec):
-    """Embedding model (a name or local path) and the precision it runs in: ``"auto"`` is
-    bfloat16 where the CPU computes it natively (AVX512-BF16/AMX, ~2x faster, nDCG@10 within
-    0.001 on SciFact), else float32."""
+    """Embedding model (a name or local path), the precision and device it runs on.
+
+    ``precision="auto"``: float16 on CUDA, bfloat16 on CPUs that compute it natively
+    (AVX512-BF16/AMX), int8 on other x86 CPUs, else float32 (``docs/encoding.md``).
+    ``device="auto"``: CUDA when visible, else the CPU. ``batch_size=None``: 64 on the CPU,
+    512 on CUDA."""
 
     model: str = DEFAULT_MODEL
-    precision: Literal["auto", "float32", "bfloat16"] = "auto"
-    batch_size: int = Field(default=64, gt=0)
+    precision: Precision = "auto"
+    device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]+)?)$")
+    batch_size: int | None = Field(default=None, gt=0)
 
 
 class AnswererSpec(_Spec):
@@ -165,14 +170,17 @@ class Recipe(_Spec):
         encoder = embeddings = None
         if "vector_search" in self.modes or "hybrid_search" in self.modes:
             d = self.dense
-            encoder = DenseEncoder(d.model, precision=d.precision, batch_size=d.batch_size)
+            encoder = DenseEncoder(
+                d.model, precision=d.precision, batch_size=d.batch_size, device=d.device
+            )
             t = time.perf_counter()
             if cache is None:
                 embeddings, info["embeddings"] = encoder.encode(texts, progress=progress), "built"
             else:
-                # The resolved precision, so "auto" shares entries with what it resolves to
-                # and the same recipe on another CPU never reuses vectors of another precision.
-                key = cache_key("dense", c.model_dump(), d.model, encoder.precision, fingerprint)
+                # The resolved precision and the device kind, so "auto" shares entries with
+                # what it resolves to and a recipe on another machine never reuses vectors of
+                # another precision.
+                key = encoder.cache_key(fingerprint, c.model_dump())
                 path, reused = cache.get_or_build(
                     "dense",
                     key,
@@ -185,6 +193,7 @@ class Recipe(_Spec):
                 info["embeddings_path"] = str(path)
             info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
             info["precision"] = encoder.precision
+            info["device"] = encoder.device
 
         info["seconds"] = round(time.perf_counter() - started, 3)
         return ReferenceKnowledgeBase(
