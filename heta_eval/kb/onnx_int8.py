@@ -10,6 +10,7 @@ by the model's files and the torch/ONNX Runtime versions, so only the first use 
 from __future__ import annotations
 
 import hashlib
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any
