@@ -92,6 +92,10 @@ def embedding_cache_key(
 
     if precision == "auto":
         raise ValueError("embedding_cache_key needs the resolved precision, not 'auto'")
+    if precision == "int8":  # the quantization scheme shapes the vectors too
+        from . import onnx_int8
+
+        precision = f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
     return cache_key(
         "dense", chunking, model, precision, device_kind(device), ENCODING_VERSION, corpus
     )
