@@ -1,7 +1,9 @@
 """int8 encoding for CPUs without native bfloat16: the model's transformer exported to ONNX
 once, its weights quantized to int8 per output channel (ONNX Runtime dynamic quantization:
 activations quantized per tensor at run time, integer matrix products on AVX2/AVX-512/VNNI),
-run by ONNX Runtime; pooling and normalization stay the model's own torch modules.
+run by ONNX Runtime; pooling and normalization stay the model's own torch modules. The FFN
+output projections stay in float32 (SciFact nDCG@10 +0.0017 against float32 with them, +0.0031
+with every linear layer in int8).
 
 The exported and quantized model is cached on disk (next to the knowledge-base cache), keyed
 by the model's files and the torch/ONNX Runtime versions, so only the first use exports it.
@@ -23,8 +25,8 @@ __all__ = ["OnnxInt8Transformer", "onnxruntime_available"]
 #: Part of the cache key of the quantized model: bump when the export or quantization changes.
 SCHEME = "ort-dynamic-int8-per-channel-v1"
 #: Keep each layer's FFN output projection in float32: its input (GELU outputs, 4x wider)
-#: quantizes worst with one scale per tensor.
-FLOAT_FFN_OUTPUT = False
+#: quantizes worst with one scale per tensor (mean cosine to float32 0.9943 -> 0.9973).
+FLOAT_FFN_OUTPUT = True
 
 
 def onnxruntime_available() -> bool:
