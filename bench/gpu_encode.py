@@ -27,6 +27,26 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+def _light_packages() -> None:
+    """Make ``heta_eval.kb.dense`` importable without running the packages' ``__init__``
+    (which load the whole harness: pytrec_eval, numba, pydantic, ...), so this script runs
+    where only torch, sentence-transformers and numpy are installed. At module level: the
+    tokenizer worker processes (spawned) run it too."""
+    import types
+
+    for name, folder in (
+        ("heta_eval", ROOT / "heta_eval"),
+        ("heta_eval.kb", ROOT / "heta_eval" / "kb"),
+    ):
+        if name not in sys.modules:
+            module = types.ModuleType(name)
+            module.__path__ = [str(folder)]
+            sys.modules[name] = module
+
+
+_light_packages()
+
+
 def read_passages(path: Path, n: int) -> list[str]:
     texts = []
     with path.open(encoding="utf-8") as f:
