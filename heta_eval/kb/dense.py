@@ -34,6 +34,7 @@ __all__ = [
     "DenseEncoder",
     "default_model_path",
     "embedding_cache_key",
+    "embedding_identity",
     "inner_product_search",
     "native_bfloat16",
     "resolve_precision",
@@ -77,12 +78,34 @@ def native_bfloat16(device: str = "cpu") -> bool:
     return device == "cpu" and choose_precision("cpu", cpu_flags()) == "bfloat16"
 
 
+def embedding_identity(*, model: str, precision: str, device: str) -> dict[str, Any]:
+    """What, besides the texts, shapes a corpus's vectors: the model, the resolved precision
+    (int8 with its quantization scheme), the device kind and the encoding version. Caches of
+    embeddings key on it, so vectors of one precision or device kind are never served for
+    another.
+
+    >>> embedding_identity(model="m", precision="float32", device="cuda:1")["device"]
+    'cuda'
+    """
+    if precision == "auto":
+        raise ValueError("embedding_cache_key needs the resolved precision, not 'auto'")
+    if precision == "int8":  # the quantization scheme shapes the vectors too
+        from . import onnx_int8
+
+        precision = f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
+    return {
+        "model": model,
+        "precision": precision,
+        "device": device_kind(device),
+        "encoding": ENCODING_VERSION,
+    }
+
+
 def embedding_cache_key(
     corpus: str, *, model: str, precision: str, device: str, chunking: Any = None
 ) -> str:
     """The cache key of a corpus's embeddings: ``corpus`` (a fingerprint), ``chunking``
-    (JSON-serializable settings), the model, the resolved precision and the device kind, so
-    that vectors of one precision or device kind are never served for another.
+    (JSON-serializable settings) and :func:`embedding_identity`.
 
     >>> a = embedding_cache_key("c", model="m", precision="int8", device="cpu")
     >>> a == embedding_cache_key("c", model="m", precision="float32", device="cpu")
@@ -90,15 +113,8 @@ def embedding_cache_key(
     """
     from .cache import cache_key
 
-    if precision == "auto":
-        raise ValueError("embedding_cache_key needs the resolved precision, not 'auto'")
-    if precision == "int8":  # the quantization scheme shapes the vectors too
-        from . import onnx_int8
-
-        precision = f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
-    return cache_key(
-        "dense", chunking, model, precision, device_kind(device), ENCODING_VERSION, corpus
-    )
+    identity = embedding_identity(model=model, precision=precision, device=device)
+    return cache_key("dense", chunking, identity, corpus)
 
 
 @lru_cache(maxsize=4)
@@ -199,6 +215,12 @@ class DenseEncoder:
         get = getattr(model, "get_embedding_dimension", None)
         get = get or model.get_sentence_embedding_dimension
         return int(get())
+
+    def identity(self) -> dict[str, Any]:
+        """:func:`embedding_identity` of this encoder (what a cache of its vectors keys on)."""
+        return embedding_identity(
+            model=self.model_name, precision=self.precision, device=self.device
+        )
 
     def cache_key(self, corpus: str, chunking: Any = None) -> str:
         """:func:`embedding_cache_key` of ``corpus`` for this encoder's model, precision and
