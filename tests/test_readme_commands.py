@@ -29,6 +29,8 @@ README = REPO / "README.md"
 NOT_RUN = {
     "make test": "it is this test suite: running it here would recurse",
     "make bench": "timed benchmarks, minutes, not part of make test (it has its own target)",
+    "make repro": "checks the numbers of the full SciFact corpus against the references, and this "
+    "test runs on a slice of it (tests/test_runner_scifact.py pins the full BM25 numbers)",
 }
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 

@@ -62,6 +62,14 @@ def add_parser(subparsers: Any) -> None:
     system.add_argument("--chunk-size", type=int, help="override the recipe's chunk size")
     system.add_argument("--chunk-overlap", type=int, help="override the recipe's chunk overlap")
     system.add_argument("--no-cache", action="store_true", help="rebuild indexes, cache nothing")
+    system.add_argument(
+        "--device", help="where the dense encoder runs: auto (default: CUDA if visible), cpu, cuda"
+    )
+    system.add_argument(
+        "--precision",
+        choices=["auto", "float32", "bfloat16", "float16", "int8"],
+        help="dense encoder precision (default: the recipe's, auto)",
+    )
     run = parser.add_argument_group("the run")
     run.add_argument("--k", help="k values of the retrieval metrics, e.g. 1,3,5,10,100")
     run.add_argument(
@@ -228,6 +236,14 @@ def _recipe(args: argparse.Namespace, modes: list[str]) -> Any:
             recipe = Recipe.model_validate(
                 {**recipe.model_dump(), "chunking": chunking.model_dump()}
             )
+        dense = {
+            key: value for key, value in
+            (("device", args.device), ("precision", args.precision)) if value is not None
+        }  # fmt: skip
+        if dense:
+            recipe = Recipe.model_validate(
+                {**recipe.model_dump(), "dense": {**recipe.dense.model_dump(), **dense}}
+            )
     except FileNotFoundError:
         raise CliError(f"recipe file {args.recipe} does not exist") from None
     except ValidationError as error:
@@ -235,6 +251,13 @@ def _recipe(args: argparse.Namespace, modes: list[str]) -> Any:
         raise CliError(f"{where}: invalid recipe: {_one_line(error)}") from None
     except ValueError as error:  # not JSON at all
         raise CliError(f"{args.recipe}: invalid recipe: {error}") from None
+    if recipe.dense.device != "auto":
+        from ..kb.precision import resolve_device, resolve_precision
+
+        try:  # a GPU that is not there is a one-line error now, not a traceback mid-build
+            resolve_precision(recipe.dense.precision, resolve_device(recipe.dense.device))
+        except ValueError as error:
+            raise CliError(str(error)) from None
     missing = [mode for mode in modes if mode not in recipe.modes]
     if missing:
         raise CliError(f"the recipe does not build mode {missing[0]!r}; it has {recipe.modes}")

@@ -1,4 +1,5 @@
-"""Embeddings cached by what was encoded: the chunk texts, the model and the precision.
+"""Embeddings cached by what was encoded: the chunk texts and the encoder's identity (model,
+precision, device kind, encoding version).
 
 An entry's key is a fingerprint of the exact texts given to the encoder (not of the corpus
 or the chunking settings that produced them), so two benchmarks over the same documents
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +85,7 @@ def _encode_reusing(
 
 def cached_embeddings(
     cache: ArtifactCache,
-    model: str,
-    precision: str,
+    identity: Mapping[str, Any],
     texts: Sequence[str],
     encode: Any,
 ) -> tuple[np.ndarray, str, Path]:
@@ -95,9 +95,12 @@ def cached_embeddings(
     ``"built (reused N of M)"``) and the entry's folder.
     """
     digests = text_digests(texts)
-    meta = {"model": model, "precision": precision}
+    # What shapes the vectors besides the texts (kb.dense.embedding_identity: model, resolved
+    # precision with its int8 scheme, device kind, encoding version): only equal identities
+    # share an entry or reuse each other's rows.
+    meta = json.loads(json.dumps(dict(identity), sort_keys=True))
     whole = hashlib.sha256(digests.tobytes()).hexdigest()
-    key = cache_key("dense-texts", model, precision, whole)
+    key = cache_key("dense-texts", meta, whole)
     encoded = len(texts)
 
     def build(folder: Path) -> None:

@@ -17,6 +17,7 @@ from .cache import (
     default_cache_dir,
 )
 from .dense import DEFAULT_MODEL
+from .precision import Precision
 
 __all__ = ["AnswererSpec", "BM25Spec", "ChunkingSpec", "DenseSpec", "Recipe"]
 
@@ -60,13 +61,17 @@ class BM25Spec(_Spec):
 
 
 class DenseSpec(_Spec):
-    """Embedding model (a name or local path) and the precision it runs in: ``"auto"`` is
-    bfloat16 where the CPU computes it natively (AVX512-BF16/AMX, ~2x faster, nDCG@10 within
-    0.001 on SciFact), else float32."""
+    """Embedding model (a name or local path), the precision and device it runs on.
+
+    ``precision="auto"``: float16 on CUDA, bfloat16 on CPUs that compute it natively
+    (AVX512-BF16/AMX), int8 on other x86 CPUs, else float32 (``docs/encoding.md``).
+    ``device="auto"``: CUDA when visible, else the CPU. ``batch_size=None``: 64 on the CPU,
+    512 on CUDA."""
 
     model: str = DEFAULT_MODEL
-    precision: Literal["auto", "float32", "bfloat16"] = "auto"
-    batch_size: int = Field(default=64, gt=0)
+    precision: Precision = "auto"
+    device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]+)?)$")
+    batch_size: int | None = Field(default=None, gt=0)
 
 
 class AnswererSpec(_Spec):
@@ -201,7 +206,9 @@ class Recipe(_Spec):
         encoder = embeddings = None
         if "vector_search" in self.modes or "hybrid_search" in self.modes:
             d = self.dense
-            encoder = DenseEncoder(d.model, precision=d.precision, batch_size=d.batch_size)
+            encoder = DenseEncoder(
+                d.model, precision=d.precision, batch_size=d.batch_size, device=d.device
+            )
             root = cache.root if cache is not None else None
 
             def encode_texts(batch: list[str]) -> Any:
@@ -213,16 +220,18 @@ class Recipe(_Spec):
             if cache is None:
                 embeddings, info["embeddings"] = encode_texts(texts), "built"
             else:
-                # Keyed by the texts encoded (not the corpus or chunking that made them), the
-                # model and the resolved precision ("auto" shares entries with what it
-                # resolves to; another CPU never reuses vectors of another precision). Local and
-                # Ray encodes share entries; only texts no entry holds are encoded.
+                # Keyed by the texts encoded (not the corpus or chunking that made them) and the
+                # encoder's identity: model, resolved precision, device kind ("auto" shares
+                # entries with what it resolves to; vectors of one precision or device kind are
+                # never served for another). Local and Ray encodes share entries; only texts no
+                # entry holds are encoded.
                 embeddings, info["embeddings"], path = cached_embeddings(
-                    cache, d.model, encoder.precision, texts, encode_texts
+                    cache, encoder.identity(), texts, encode_texts
                 )
                 info["embeddings_path"] = str(path)
             info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
             info["precision"] = encoder.precision
+            info["device"] = encoder.device
 
         info["seconds"] = round(time.perf_counter() - started, 3)
         kb = ReferenceKnowledgeBase(

@@ -1,0 +1,202 @@
+"""The dense encoder: the automatic precision for each kind of machine (CPU flags injected,
+not read from this CPU), the cache never serving one precision's vectors for another, the
+int8 and float32 paths against sentence-transformers, tokenizer workers, the progress bar,
+and the CLI's --device/--precision."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from heta_eval.cli import main
+from heta_eval.evaluation.models import Document
+from heta_eval.kb import Recipe
+from heta_eval.kb import precision as precision_module
+from heta_eval.kb.dense import DenseEncoder, default_model_path, embedding_identity
+from heta_eval.kb.onnx_int8 import onnxruntime_available
+from heta_eval.kb.precision import choose_precision, resolve_precision
+
+TEXTS = [
+    "Cats purr when they are content.",
+    "  The Eiffel Tower is in Paris, the capital of France.  ",
+    "",
+    "Mitochondria " * 400,  # past the 256-token truncation
+    "BRCA1 mutations raise the risk of breast cancer.",
+]
+
+needs_onnxruntime = pytest.mark.skipif(
+    not onnxruntime_available(), reason="onnxruntime/onnx not installed (kb extra)"
+)
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ({"avx2", "avx512f", "avx512_bf16", "avx512_vnni"}, "bfloat16"),  # AMD Zen 4, Cooper Lake
+        ({"avx2", "avx512f", "amx_bf16", "amx_tile"}, "bfloat16"),  # Sapphire Rapids
+        ({"avx2", "avx512f", "avx512_vnni"}, "int8"),  # Ice Lake / Cascade Lake server
+        ({"avx2", "fma", "avx_vnni"}, "int8"),  # Alder Lake client
+        ({"sse4_2", "avx", "avx2", "fma"}, "int8"),  # AVX2-only (Zen 2/3, Haswell)
+        ({"sse4_2", "avx"}, "float32"),  # no AVX2: no fast int8 kernels
+        ({"fp", "asimd", "asimddp"}, "float32"),  # ARM
+        (set(), "float32"),  # flags unreadable
+    ],
+)
+def test_auto_precision_for_each_cpu_flag_set(
+    flags: set[str], expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert choose_precision("cpu", flags) == expected
+    # resolve_precision("auto") reads the machine's flags: inject them.
+    monkeypatch.setattr(precision_module, "cpu_flags", lambda: frozenset(flags))
+    resolved = resolve_precision("auto", "cpu")
+    assert resolved == (expected if expected != "int8" or onnxruntime_available() else "float32")
+
+
+def test_auto_is_float16_on_cuda_and_float32_on_other_devices() -> None:
+    assert choose_precision("cuda") == "float16"
+    assert choose_precision("mps") == "float32"
+    assert resolve_precision("auto", "cuda:1") == "float16"
+
+
+def test_auto_falls_back_to_float32_without_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
+    from heta_eval.kb import onnx_int8
+
+    monkeypatch.setattr(precision_module, "cpu_flags", lambda: frozenset({"avx2"}))
+    monkeypatch.setattr(onnx_int8, "onnxruntime_available", lambda: False)
+    assert resolve_precision("auto", "cpu") == "float32"
+    with pytest.raises(ValueError, match="onnxruntime"):
+        resolve_precision("int8", "cpu")
+
+
+def test_bad_precision_and_device_are_refused() -> None:
+    with pytest.raises(ValueError, match="precision must be one of"):
+        resolve_precision("float8")
+    with pytest.raises(ValueError, match="CPU only"):
+        resolve_precision("int8", "cuda")
+    with pytest.raises(ValueError, match="device must be"):
+        DenseEncoder(device="tpu")
+    with pytest.raises(ValueError, match="device"):
+        Recipe(dense={"device": "gpu0"})
+
+
+def test_embedding_identity_separates_precision_device_kind_and_model() -> None:
+    base = {"model": "m", "precision": "float32", "device": "cpu"}
+    same = embedding_identity(**base)
+    others = [
+        embedding_identity(**{**base, "precision": "int8"}),
+        embedding_identity(**{**base, "precision": "bfloat16"}),
+        embedding_identity(**{**base, "device": "cuda"}),
+        embedding_identity(**{**base, "model": "other"}),
+    ]
+    assert all(other != same for other in others)
+    assert len({json.dumps(i, sort_keys=True) for i in others}) == len(others)
+    # Two GPUs of one kind share vectors; "auto" must be resolved before keying.
+    assert embedding_identity(**{**base, "device": "cuda:0"}) == embedding_identity(
+        **{**base, "device": "cuda:1"}
+    )
+    with pytest.raises(ValueError, match="resolved"):
+        embedding_identity(**{**base, "precision": "auto"})
+
+
+@needs_onnxruntime
+def test_cached_embeddings_of_one_precision_are_never_served_for_another(tmp_path) -> None:
+    docs = [Document(id=str(i), text=text) for i, text in enumerate(TEXTS)]
+
+    def build(precision: str):
+        recipe = Recipe(modes=["vector_search"], dense={"precision": precision, "device": "cpu"})
+        return recipe.build("kb", docs, cache_dir=tmp_path, progress=False)
+
+    f32 = build("float32")
+    int8 = build("int8")
+    bf16 = build("bfloat16")
+    assert [kb.build_info["embeddings"] for kb in (f32, int8, bf16)] == ["built"] * 3
+    assert [kb.build_info["precision"] for kb in (f32, int8, bf16)] == [
+        "float32",
+        "int8",
+        "bfloat16",
+    ]
+    assert len({kb.build_info["embeddings_path"] for kb in (f32, int8, bf16)}) == 3
+    assert not np.array_equal(f32.embeddings, int8.embeddings)
+    assert not np.array_equal(f32.embeddings, bf16.embeddings)
+    # The same precision again is served from the cache, unchanged, without encoding.
+    again = build("int8")
+    assert again.build_info["embeddings"] == "cache" and again.encoder.calls == 0
+    assert np.array_equal(again.embeddings, int8.embeddings)
+    # "auto" shares the entry of what it resolves to on this machine.
+    auto = build("auto")
+    resolved = auto.build_info["precision"]
+    assert auto.build_info["embeddings"] == "cache"
+    expected = {"float32": f32, "int8": int8, "bfloat16": bf16}[resolved]
+    assert np.array_equal(auto.embeddings, expected.embeddings)
+    assert auto.build_info["device"] == "cpu"
+
+
+@pytest.fixture(scope="module")
+def reference() -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(default_model_path(), device="cpu")
+    return model.encode(TEXTS, batch_size=2, normalize_embeddings=True)
+
+
+def test_float32_encoding_is_sentence_transformers(reference: np.ndarray) -> None:
+    vectors = DenseEncoder(precision="float32", device="cpu", batch_size=2).encode(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), 384)
+    np.testing.assert_allclose(vectors, reference, atol=2e-6)
+    assert DenseEncoder(precision="float32", device="cpu").encode([]).shape == (0, 384)
+
+
+@needs_onnxruntime
+def test_int8_encoding_is_close_to_float32(reference: np.ndarray) -> None:
+    encoder = DenseEncoder(precision="int8", device="cpu", batch_size=2)
+    vectors = encoder.encode(TEXTS)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    cosines = np.sum(vectors * reference, axis=1)
+    assert cosines.min() > 0.97 and cosines.mean() > 0.985
+    # Activations are quantized with one scale per batch: a text's vector moves a little
+    # with the texts it is batched with, never far.
+    alone = encoder.encode(TEXTS[:1])
+    assert float(alone[0] @ vectors[0]) > 0.98
+
+
+def test_tokenizer_worker_processes_give_the_inline_vectors() -> None:
+    inline = DenseEncoder(precision="float32", device="cpu", batch_size=2)
+    pooled = DenseEncoder(precision="float32", device="cpu", batch_size=2, tokenizer_workers=2)
+    try:
+        np.testing.assert_allclose(pooled.encode(TEXTS), inline.encode(TEXTS), atol=1e-6)
+    finally:
+        pooled.close()
+
+
+def test_progress_bar_counts_passages_and_is_off_when_quiet(capsys) -> None:
+    encoder = DenseEncoder(precision="float32", device="cpu", batch_size=2)
+    encoder.encode(TEXTS, progress=False)
+    assert "passage" not in capsys.readouterr().err
+    encoder.encode(TEXTS, progress=True)
+    err = capsys.readouterr().err
+    assert "encoding" in err and f"{len(TEXTS)}/{len(TEXTS)}" in err and "passage/s" in err
+
+
+def test_cli_device_and_precision_reach_the_summary(tmp_path, capsys, monkeypatch) -> None:
+    import json
+
+    import torch
+
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "text": "Cats purr."}\n{"id": "d2", "text": "Rome."}\n')
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "q", "query": "cats", "expected": {"relevance": {"d1": 1}}}\n')
+    out = tmp_path / "out"
+    args = ["run", "--benchmark", str(cases), "--documents", str(docs), "--modes",
+            "vector_search", "--output", str(out), "--quiet"]  # fmt: skip
+    if not torch.cuda.is_available():
+        assert main([*args, "--device", "cuda"]) == 2
+        assert "no CUDA GPU" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*args, "--precision", "float8"])
+    assert main([*args, "--device", "cpu", "--precision", "float32"]) == 0
+    build = json.loads((out / "summary.json").read_text())["build"]
+    assert (build["device"], build["precision"]) == ("cpu", "float32")
