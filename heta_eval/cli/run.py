@@ -219,15 +219,21 @@ def _dry_run_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _recipe(args: argparse.Namespace, modes: list[str]) -> Any:
+def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     from pydantic import ValidationError
 
     from ..kb import Recipe
 
-    if not args.recipe and args.chunk_size is None and args.chunk_overlap is None:
+    overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision)
+    if not args.recipe and all(value is None for value in overrides):
         return None  # the runner takes the benchmark's own (BEIR: whole documents)
     try:
-        recipe = Recipe.from_file(args.recipe) if args.recipe else Recipe(modes=modes)
+        if args.recipe:
+            recipe = Recipe.from_file(args.recipe)
+        elif callable(getattr(benchmark, "recipe", None)):
+            recipe = benchmark.recipe(modes)  # options below change the benchmark's own
+        else:
+            recipe = Recipe(modes=modes)
         if args.chunk_size is not None or args.chunk_overlap is not None:
             chunking = recipe.chunking.model_copy(update={
                 key: value for key, value in
@@ -282,13 +288,11 @@ def handle(args: argparse.Namespace) -> int:
     for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
         if value < 1:
             raise CliError(f"{option} must be a positive integer, got {value}")
-    knowledge_base = recipe = None
+    knowledge_base = None
     if args.kb_url:
         from ..kb import HttpKnowledgeBase
 
         knowledge_base = HttpKnowledgeBase(args.kb_url, modes=tuple(modes))
-    else:
-        recipe = _recipe(args, modes)
     name = args.dataset or args.benchmark.stem
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
@@ -299,6 +303,7 @@ def handle(args: argparse.Namespace) -> int:
     try:
         benchmarks = _benchmarks(args)
         for benchmark in benchmarks:
+            recipe = None if knowledge_base is not None else _recipe(args, modes, benchmark)
             folder = output / benchmark.name.split("/")[-1] if len(benchmarks) > 1 else output
             if args.fresh and folder.exists() and not args.dry_run:
                 shutil.rmtree(folder)
