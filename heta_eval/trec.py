@@ -360,7 +360,11 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
         qid_arr = table.column("qid").combine_chunks()
         doc_arr = table.column("docid").combine_chunks()
         offsets = _block_offsets(qid_arr)
-        query_ids = qid_arr.take(pa.array(offsets[:-1])).to_pylist()
+        starts = np.ascontiguousarray(offsets[:-1])
+        # pa.array(numpy) imports pandas; an array over the same buffer does not.
+        query_ids = qid_arr.take(
+            pa.Array.from_buffers(pa.int64(), len(starts), [None, pa.py_buffer(starts)])
+        ).to_pylist()
         if len(set(query_ids)) != len(query_ids):
             return None  # a query in several blocks: the dict reader merges them
         skip = arrow_to_numpy(pc.equal(qid_arr, doc_arr)) if ignore_identical_ids else None

@@ -148,3 +148,19 @@ def test_real_scifact_columnar_equals_beir(scifact_dir: Path, scifact_run_file: 
     slow = evaluate_run(qrels, run, k_values, engine="pytrec")
     assert fast.per_query == slow.per_query
     assert fast.aggregates == slow.aggregates
+
+
+@settings(max_examples=300, deadline=None)
+@given(ids=st.lists(st.one_of(st.sampled_from(MANY_DOCS), st.text(max_size=6))))
+def test_string_buffers_of_a_list_lay_out_bytes_as_arrow_does(ids):
+    # Lists are laid out by one join (no pandas import); NULs inside ids go through Arrow.
+    import numpy as np
+    import pyarrow as pa
+
+    from heta_eval.evaluation.columnar import string_buffers
+
+    data, offsets = string_buffers(ids)
+    arrow = pa.array(ids, type=pa.large_string())
+    assert offsets.dtype == np.int64 and len(offsets) == len(ids) + 1
+    got = [bytes(data[offsets[i] : offsets[i + 1]]).decode() for i in range(len(ids))]
+    assert got == arrow.to_pylist() == ids
