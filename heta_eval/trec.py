@@ -174,10 +174,12 @@ def read_run(path: PathLike, *, duplicates: Duplicates = "error") -> Run:
 _SMALL_FILE = 8 << 20
 
 
-def _scan(path: Path) -> tuple[str, bool] | None:
-    """``(delimiter, ascii)`` of a run whose lines pyarrow splits exactly as the line reader
-    does, or None (the line reader then reads it: mixed whitespace, CR, NUL, an empty field).
-    One memory map and a few C-speed scans; no copy of the file."""
+def _scan(path: Path) -> tuple[str, bool, bool] | None:
+    """``(delimiter, ascii, large)`` of a run whose lines pyarrow splits exactly as the line
+    reader does, or None (the line reader then reads it: mixed whitespace, CR, NUL, an empty
+    field). One memory map and a few C-speed scans; no copy of the file. For a ``large``
+    file the empty-field scan is left to :func:`_has_empty_field` (compiled, run after the
+    parse so that numba loads while pyarrow reads)."""
     import mmap
 
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
@@ -196,35 +198,82 @@ def _scan(path: Path) -> tuple[str, bool] | None:
                 d + d in text or b"\n" + d in text or d + b"\n" in text
                 or text.startswith(d) or text.endswith(d)
             )  # fmt: skip
-            return None if empty else (d.decode(), ascii_only)
-        from heta_eval.evaluation._jit import empty_field
-
+            return None if empty else (d.decode(), ascii_only, False)
         data = np.frombuffer(m, dtype=np.uint8)[start:]
         try:
             ascii_only = int(data.max()) < 0x80
-            # Two delimiters in a row, or one at a line's edge: an empty field to pyarrow,
-            # nothing at all to the line reader.
-            empty = empty_field(data, np.uint8(ord(d)))
         finally:
             del data  # the map cannot close while a view of it lives
-    return None if empty else (d.decode(), ascii_only)
+    return d.decode(), ascii_only, True
 
 
-def _read_run_table(path: Path, columns: str) -> Any:
+def _has_empty_field(path: Path, delimiter: str) -> bool:
+    """Two delimiters in a row, or one at a line's edge: an empty field to pyarrow, nothing
+    at all to the line reader (compiled scan of a large file)."""
+    import mmap
+
+    from heta_eval.evaluation._jit import empty_field
+
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        start = len(_BOM) if m[: len(_BOM)] == _BOM else 0
+        data = np.frombuffer(m, dtype=np.uint8)[start:]
+        try:
+            return bool(empty_field(data, np.uint8(ord(delimiter))))
+        finally:
+            del data
+
+
+def _load_compiled(engine: bool) -> None:
+    """Import numba and load the cached compiled code the reader (and, with ``engine``,
+    the metric engine) will call; run in a thread while pyarrow parses (which releases the
+    GIL), so that a large file's start-up overlaps its parse. Failures surface later, in
+    the caller's own thread."""
+    try:
+        from heta_eval.evaluation._jit import empty_field
+
+        empty_field(np.zeros(1, dtype=np.uint8), np.uint8(32))
+        if engine:
+            from heta_eval.evaluation.engine import load_kernel
+
+            load_kernel()
+    except Exception:  # reported when the caller runs the same code
+        pass
+
+
+def _read_run_table(path: Path, columns: str, *, engine: bool = False) -> Any:
     """The run's ``columns`` parsed by pyarrow (six columns a line, no quoting), or None
     when the fast path does not apply or finds anything wrong: the callers then use the
-    line reader, which names the bad line."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
-
+    line reader, which names the bad line. ``engine``: the metric engine will score it
+    (its compiled kernel loads during the parse of a large file)."""
     try:
         scanned = _scan(path) if path.stat().st_size else None
     except (OSError, ValueError):  # not a regular file (a pipe): the line reader reads it
         scanned = None
     if scanned is None:
         return None
-    delimiter, ascii_only = scanned
+    delimiter, ascii_only, large = scanned
+    loading = None
+    if large:
+        import threading
+
+        loading = threading.Thread(target=_load_compiled, args=(engine,), daemon=True)
+        loading.start()
+    try:
+        table = _parse_run(path, delimiter, ascii_only, columns)
+    finally:
+        if loading is not None:
+            loading.join()
+    if table is None or (large and _has_empty_field(path, delimiter)):
+        return None
+    return table
+
+
+def _parse_run(path: Path, delimiter: str, ascii_only: bool, columns: str) -> Any:
+    """pyarrow's parse of a scanned run (multi-threaded, releases the GIL), or None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
     wanted = columns.split()
     string = pa.large_string()
     try:
@@ -353,7 +402,7 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     head = _head(path)
     if not head.strip() or head.lstrip(_BOM + b" \t\r\n").startswith(b"{"):
         return None
-    table = _read_run_table(path, "qid docid score")
+    table = _read_run_table(path, "qid docid score", engine=True)
     if table is None:
         return None
     try:

@@ -135,6 +135,12 @@ def evaluate_columnar(
     return np.concatenate([v for v, _ in done]), np.concatenate([s for _, s in done])
 
 
+def load_kernel() -> None:
+    """Load the cached compiled kernel (compile it on first use), typed as for any run:
+    writable C arrays (a read-only array would load another specialization)."""
+    evaluate_columnar(columnar_run_from_dict({"q": {"d": 1.0}}), {"q": {"d": 1}}, (1,))
+
+
 #: Runs with fewer results are scored by one thread (starting threads would cost more).
 PARALLEL_MIN_ROWS = 200_000
 
