@@ -223,15 +223,14 @@ def _has_empty_field(path: Path, delimiter: str) -> bool:
             del data
 
 
-def _load_compiled(engine: bool) -> None:
-    """Import numba and load the cached compiled code the reader (and, with ``engine``,
-    the metric engine) will call; run in a thread while pyarrow parses (which releases the
-    GIL), so that a large file's start-up overlaps its parse. Failures surface later, in
-    the caller's own thread."""
+def _scan_while_parsing(path: Path, delimiter: str, engine: bool, found: list[bool]) -> None:
+    """Import numba, load the cached compiled code (with ``engine``, the metric engine's
+    kernel too) and run the empty-field scan, appending its answer to ``found``: run in a
+    thread while pyarrow parses (which releases the GIL), so that a large file's start-up
+    overlaps its parse. On failure ``found`` stays empty and the caller scans itself (and
+    meets the same error in its own thread)."""
     try:
-        from heta_eval.evaluation._jit import empty_field
-
-        empty_field(np.zeros(1, dtype=np.uint8), np.uint8(32))
+        found.append(_has_empty_field(path, delimiter))
         if engine:
             from heta_eval.evaluation.engine import load_kernel
 
@@ -252,18 +251,21 @@ def _read_run_table(path: Path, columns: str, *, engine: bool = False) -> Any:
     if scanned is None:
         return None
     delimiter, ascii_only, large = scanned
-    loading = None
+    found: list[bool] = []
+    scanning = None
     if large:
         import threading
 
-        loading = threading.Thread(target=_load_compiled, args=(engine,), daemon=True)
-        loading.start()
+        scanning = threading.Thread(
+            target=_scan_while_parsing, args=(path, delimiter, engine, found), daemon=True
+        )
+        scanning.start()
     try:
         table = _parse_run(path, delimiter, ascii_only, columns)
     finally:
-        if loading is not None:
-            loading.join()
-    if table is None or (large and _has_empty_field(path, delimiter)):
+        if scanning is not None:
+            scanning.join()
+    if table is None or (large and (found[0] if found else _has_empty_field(path, delimiter))):
         return None
     return table
 
