@@ -313,7 +313,8 @@ _NUMPY_TYPES = {"double": "float64", "float": "float32", "int64": "int64", "uint
 
 
 def arrow_to_numpy(array: Any) -> np.ndarray:
-    """A numpy view (booleans: a copy) of a null-free Arrow array of numbers or booleans.
+    """A numpy view (booleans, or several chunks: a copy) of a null-free Arrow array (or
+    chunked array) of numbers or booleans.
 
     pyarrow's ``Array.to_numpy`` imports pandas (a quarter second of start-up); this reads
     the values buffer directly.
@@ -321,10 +322,17 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
     >>> import pyarrow as pa
     >>> arrow_to_numpy(pa.array([1.5, 2.0])[1:]).tolist(), arrow_to_numpy(pa.array([True, False]))
     ([2.0], array([ True, False]))
+    >>> arrow_to_numpy(pa.chunked_array([[1, 2], [3]])).tolist()
+    [1, 2, 3]
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(array, pa.ChunkedArray):
+        if array.num_chunks == 1:
+            return arrow_to_numpy(array.chunk(0))
+        parts = [arrow_to_numpy(chunk) for chunk in array.chunks]
+        return np.concatenate(parts) if parts else arrow_to_numpy(array.combine_chunks())
     if array.null_count:
         raise ValueError("arrow_to_numpy: the array has nulls")
     if pa.types.is_boolean(array.type):  # bit-packed: widen to one byte a value first
@@ -338,7 +346,8 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
 
 
 def _block_offsets(qid_arr: Any) -> np.ndarray:
-    """Where each run of equal query ids (an Arrow array) starts, plus the row count."""
+    """Where each run of equal query ids (an Arrow array, or chunked) starts, plus the row
+    count."""
     import pyarrow.compute as pc
 
     changes = arrow_to_numpy(pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1]))) + 1
@@ -408,8 +417,10 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     if table is None:
         return None
     try:
-        qid_arr = table.column("qid").combine_chunks()
-        doc_arr = table.column("docid").combine_chunks()
+        qid_arr = table.column("qid")  # chunked: only compared, never copied whole
+        doc_arr = table.column("docid").combine_chunks()  # the kernel reads one buffer
+        scores = arrow_to_numpy(table.column("score"))
+        del table  # its doc id chunks go once combined (peak memory)
         offsets = _block_offsets(qid_arr)
         starts = np.ascontiguousarray(offsets[:-1])
         # pa.array(numpy) imports pandas; an array over the same buffer does not.
@@ -420,7 +431,6 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
             return None  # a query in several blocks: the dict reader merges them
         skip = arrow_to_numpy(pc.equal(qid_arr, doc_arr)) if ignore_identical_ids else None
         data, doc_offsets = string_buffers(doc_arr)
-        scores = arrow_to_numpy(table.column("score").combine_chunks())
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowCapacityError, UnicodeDecodeError):
         return None
     return ColumnarRun(query_ids, offsets, data, doc_offsets, scores, None, skip)

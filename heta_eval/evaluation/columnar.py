@@ -70,7 +70,7 @@ def string_buffers(values: Sequence[str] | object) -> tuple[np.ndarray, np.ndarr
     _, offsets_buffer, data_buffer = array.buffers()
     n = len(array)
     offsets = np.frombuffer(offsets_buffer, dtype=np.int64 if wide else np.int32)
-    offsets = offsets[array.offset : array.offset + n + 1].astype(np.int64)
+    offsets = offsets[array.offset : array.offset + n + 1].astype(np.int64, copy=False)
     data = (
         np.frombuffer(data_buffer, dtype=np.uint8)
         if data_buffer is not None
