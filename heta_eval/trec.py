@@ -174,10 +174,12 @@ def read_run(path: PathLike, *, duplicates: Duplicates = "error") -> Run:
 _SMALL_FILE = 8 << 20
 
 
-def _scan(path: Path) -> tuple[str, bool] | None:
-    """``(delimiter, ascii)`` of a run whose lines pyarrow splits exactly as the line reader
-    does, or None (the line reader then reads it: mixed whitespace, CR, NUL, an empty field).
-    One memory map and a few C-speed scans; no copy of the file."""
+def _scan(path: Path) -> tuple[str, bool, bool] | None:
+    """``(delimiter, ascii, large)`` of a run whose lines pyarrow splits exactly as the line
+    reader does, or None (the line reader then reads it: mixed whitespace, CR, NUL, an empty
+    field). One memory map and a few C-speed scans; no copy of the file. For a ``large``
+    file the empty-field scan is left to :func:`_has_empty_field` (compiled, run after the
+    parse so that numba loads while pyarrow reads)."""
     import mmap
 
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
@@ -191,37 +193,89 @@ def _scan(path: Path) -> tuple[str, bool] | None:
         if len(m) < _SMALL_FILE:  # a regular expression; numba would take longer to load
             text = m[start:]
             ascii_only = text.isascii()
-            e = re.escape(d)
-            empty = re.search(b"%s%s|\n%s|%s\n|^%s|%s$" % (e, e, e, e, e, e), text) is not None
-            return None if empty else (d.decode(), ascii_only)
-        from heta_eval.evaluation._jit import empty_field
-
+            # Substring searches (memchr speed) rather than one regular expression.
+            empty = (
+                d + d in text or b"\n" + d in text or d + b"\n" in text
+                or text.startswith(d) or text.endswith(d)
+            )  # fmt: skip
+            return None if empty else (d.decode(), ascii_only, False)
         data = np.frombuffer(m, dtype=np.uint8)[start:]
         try:
             ascii_only = int(data.max()) < 0x80
-            # Two delimiters in a row, or one at a line's edge: an empty field to pyarrow,
-            # nothing at all to the line reader.
-            empty = empty_field(data, np.uint8(ord(d)))
         finally:
             del data  # the map cannot close while a view of it lives
-    return None if empty else (d.decode(), ascii_only)
+    return d.decode(), ascii_only, True
 
 
-def _read_run_table(path: Path, columns: str) -> Any:
+def _has_empty_field(path: Path, delimiter: str) -> bool:
+    """Two delimiters in a row, or one at a line's edge: an empty field to pyarrow, nothing
+    at all to the line reader (compiled scan of a large file)."""
+    import mmap
+
+    from heta_eval.evaluation._jit import empty_field
+
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        start = len(_BOM) if m[: len(_BOM)] == _BOM else 0
+        data = np.frombuffer(m, dtype=np.uint8)[start:]
+        try:
+            return bool(empty_field(data, np.uint8(ord(delimiter))))
+        finally:
+            del data
+
+
+def _scan_while_parsing(path: Path, delimiter: str, engine: bool, found: list[bool]) -> None:
+    """Import numba, load the cached compiled code (with ``engine``, the metric engine's
+    kernel too) and run the empty-field scan, appending its answer to ``found``: run in a
+    thread while pyarrow parses (which releases the GIL), so that a large file's start-up
+    overlaps its parse. On failure ``found`` stays empty and the caller scans itself (and
+    meets the same error in its own thread)."""
+    try:
+        found.append(_has_empty_field(path, delimiter))
+        if engine:
+            from heta_eval.evaluation.engine import load_kernel
+
+            load_kernel()
+    except Exception:  # reported when the caller runs the same code
+        pass
+
+
+def _read_run_table(path: Path, columns: str, *, engine: bool = False) -> Any:
     """The run's ``columns`` parsed by pyarrow (six columns a line, no quoting), or None
     when the fast path does not apply or finds anything wrong: the callers then use the
-    line reader, which names the bad line."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
-
+    line reader, which names the bad line. ``engine``: the metric engine will score it
+    (its compiled kernel loads during the parse of a large file)."""
     try:
         scanned = _scan(path) if path.stat().st_size else None
     except (OSError, ValueError):  # not a regular file (a pipe): the line reader reads it
         scanned = None
     if scanned is None:
         return None
-    delimiter, ascii_only = scanned
+    delimiter, ascii_only, large = scanned
+    found: list[bool] = []
+    scanning = None
+    if large:
+        import threading
+
+        scanning = threading.Thread(
+            target=_scan_while_parsing, args=(path, delimiter, engine, found), daemon=True
+        )
+        scanning.start()
+    try:
+        table = _parse_run(path, delimiter, ascii_only, columns)
+    finally:
+        if scanning is not None:
+            scanning.join()
+    if table is None or (large and (found[0] if found else _has_empty_field(path, delimiter))):
+        return None
+    return table
+
+
+def _parse_run(path: Path, delimiter: str, ascii_only: bool, columns: str) -> Any:
+    """pyarrow's parse of a scanned run (multi-threaded, releases the GIL), or None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
     wanted = columns.split()
     string = pa.large_string()
     try:
@@ -254,11 +308,49 @@ def _read_run_table(path: Path, columns: str) -> Any:
     return table.select(wanted)
 
 
-def _block_offsets(qid_arr: Any) -> np.ndarray:
-    """Where each run of equal query ids (an Arrow array) starts, plus the row count."""
+_NUMPY_TYPES = {"double": "float64", "float": "float32", "int64": "int64", "uint64": "uint64",
+                "int32": "int32", "uint32": "uint32", "uint8": "uint8", "int8": "int8"}  # fmt: skip
+
+
+def arrow_to_numpy(array: Any) -> np.ndarray:
+    """A numpy view (booleans, or several chunks: a copy) of a null-free Arrow array (or
+    chunked array) of numbers or booleans.
+
+    pyarrow's ``Array.to_numpy`` imports pandas (a quarter second of start-up); this reads
+    the values buffer directly.
+
+    >>> import pyarrow as pa
+    >>> arrow_to_numpy(pa.array([1.5, 2.0])[1:]).tolist(), arrow_to_numpy(pa.array([True, False]))
+    ([2.0], array([ True, False]))
+    >>> arrow_to_numpy(pa.chunked_array([[1, 2], [3]])).tolist()
+    [1, 2, 3]
+    """
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    changes = pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1])).to_numpy() + 1
+    if isinstance(array, pa.ChunkedArray):
+        if array.num_chunks == 1:
+            return arrow_to_numpy(array.chunk(0))
+        parts = [arrow_to_numpy(chunk) for chunk in array.chunks]
+        return np.concatenate(parts) if parts else arrow_to_numpy(array.combine_chunks())
+    if array.null_count:
+        raise ValueError("arrow_to_numpy: the array has nulls")
+    if pa.types.is_boolean(array.type):  # bit-packed: widen to one byte a value first
+        return arrow_to_numpy(pc.cast(array, pa.uint8())).astype(np.bool_)
+    dtype = np.dtype(_NUMPY_TYPES[str(array.type)])
+    buffer = array.buffers()[1]
+    if buffer is None:
+        return np.empty(0, dtype=dtype)
+    offset = array.offset * dtype.itemsize
+    return np.frombuffer(buffer, dtype=dtype, count=len(array), offset=offset)
+
+
+def _block_offsets(qid_arr: Any) -> np.ndarray:
+    """Where each run of equal query ids (an Arrow array, or chunked) starts, plus the row
+    count."""
+    import pyarrow.compute as pc
+
+    changes = arrow_to_numpy(pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1]))) + 1
     offsets = np.empty(len(changes) + 2, dtype=np.int64)
     offsets[0] = 0
     offsets[1:-1] = changes
@@ -321,23 +413,24 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     head = _head(path)
     if not head.strip() or head.lstrip(_BOM + b" \t\r\n").startswith(b"{"):
         return None
-    table = _read_run_table(path, "qid docid score")
+    table = _read_run_table(path, "qid docid score", engine=True)
     if table is None:
         return None
     try:
-        qid_arr = table.column("qid").combine_chunks()
-        doc_arr = table.column("docid").combine_chunks()
+        qid_arr = table.column("qid")  # chunked: only compared, never copied whole
+        doc_arr = table.column("docid").combine_chunks()  # the kernel reads one buffer
+        scores = arrow_to_numpy(table.column("score"))
+        del table  # its doc id chunks go once combined (peak memory)
         offsets = _block_offsets(qid_arr)
-        query_ids = qid_arr.take(pa.array(offsets[:-1])).to_pylist()
+        starts = np.ascontiguousarray(offsets[:-1])
+        # pa.array(numpy) imports pandas; an array over the same buffer does not.
+        query_ids = qid_arr.take(
+            pa.Array.from_buffers(pa.int64(), len(starts), [None, pa.py_buffer(starts)])
+        ).to_pylist()
         if len(set(query_ids)) != len(query_ids):
             return None  # a query in several blocks: the dict reader merges them
-        skip = (
-            pc.equal(qid_arr, doc_arr).to_numpy(zero_copy_only=False)
-            if ignore_identical_ids
-            else None
-        )
+        skip = arrow_to_numpy(pc.equal(qid_arr, doc_arr)) if ignore_identical_ids else None
         data, doc_offsets = string_buffers(doc_arr)
-        scores = table.column("score").combine_chunks().to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowCapacityError, UnicodeDecodeError):
         return None
     return ColumnarRun(query_ids, offsets, data, doc_offsets, scores, None, skip)

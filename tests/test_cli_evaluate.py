@@ -135,18 +135,24 @@ def test_help_has_an_example(capsys):
 
 
 def test_small_run_files_skip_the_compiled_engine(tmp_path, monkeypatch):
-    # Below COMPILED_MIN_BYTES the CLI scores with pytrec_eval: numba is never imported.
+    # Below COMPILED_MIN_BYTES the CLI scores with pytrec_eval, even for more than
+    # ENGINE_MIN_ROWS results (SciFact's reranked run): numba and pandas are never imported.
     import subprocess
     import sys
 
+    from heta_eval.evaluation.backends import COMPILED_MIN_BYTES, ENGINE_MIN_ROWS
+
     run = tmp_path / "run.trec"
-    run.write_text("q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\n", encoding="utf-8")
+    lines = ["q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\n"]
+    lines += [f"q{i % 50 + 2} Q0 e{i} 1 0.25 t\n" for i in range(ENGINE_MIN_ROWS)]
+    run.write_text("".join(sorted(lines)), encoding="utf-8")
+    assert run.stat().st_size < COMPILED_MIN_BYTES
     qrels = tmp_path / "qrels.tsv"
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
     code = (
         "import sys\nfrom heta_eval.cli import main\n"
         f"main(['evaluate', '--run', {str(run)!r}, '--qrels', {str(qrels)!r}])\n"
-        "print(sorted(m for m in ('numba', 'pydantic', 'httpx') if m in sys.modules))"
+        "print(sorted(m for m in ('numba', 'pandas', 'pydantic', 'httpx') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "| NDCG@10 | 1.00000 | 1.00000 |" in done.stdout

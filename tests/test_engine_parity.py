@@ -148,3 +148,50 @@ def test_real_scifact_columnar_equals_beir(scifact_dir: Path, scifact_run_file: 
     slow = evaluate_run(qrels, run, k_values, engine="pytrec")
     assert fast.per_query == slow.per_query
     assert fast.aggregates == slow.aggregates
+
+
+@settings(max_examples=300, deadline=None)
+@given(ids=st.lists(st.one_of(st.sampled_from(MANY_DOCS), st.text(max_size=6))))
+def test_string_buffers_of_a_list_lay_out_bytes_as_arrow_does(ids):
+    # Lists are laid out by one join (no pandas import); NULs inside ids go through Arrow.
+    import numpy as np
+    import pyarrow as pa
+
+    from heta_eval.evaluation.columnar import string_buffers
+
+    data, offsets = string_buffers(ids)
+    arrow = pa.array(ids, type=pa.large_string())
+    assert offsets.dtype == np.int64 and len(offsets) == len(ids) + 1
+    got = [bytes(data[offsets[i] : offsets[i + 1]]).decode() for i in range(len(ids))]
+    assert got == arrow.to_pylist() == ids
+
+
+@settings(max_examples=200, deadline=None)
+@given(qrels=qrels_strategy, run=wide_run_strategy, k_values=WIDE_K, cores=st.integers(2, 5))
+def test_engine_split_over_threads_equals_one_thread(qrels, run, k_values, cores):
+    # Large runs are scored as query slices on several threads: the same bits as one pass.
+    import numpy as np
+
+    from heta_eval.evaluation import engine
+
+    columnar = engine.columnar_run_from_dict(run)
+    one = engine.evaluate_columnar(columnar, qrels, k_values)
+    saved = engine.PARALLEL_MIN_ROWS, engine._cores
+    engine.PARALLEL_MIN_ROWS, engine._cores = 0, lambda: cores
+    try:
+        split = engine.evaluate_columnar(columnar, qrels, k_values)
+    finally:
+        engine.PARALLEL_MIN_ROWS, engine._cores = saved
+    assert one[0].tobytes() == split[0].tobytes() and np.array_equal(one[1], split[1])
+
+
+def test_large_runs_split_into_query_slices_of_similar_size():
+    import numpy as np
+
+    from heta_eval.evaluation.engine import PARALLEL_MIN_ROWS, _query_parts
+
+    rows = PARALLEL_MIN_ROWS  # 8 queries of rows / 4 results each
+    offsets = np.arange(0, 2 * rows + 1, rows // 4)
+    assert _query_parts(offsets, 2) == [(0, 2), (2, 4), (4, 6), (6, 8)]
+    assert _query_parts(offsets, 1) == [(0, 8)]
+    assert _query_parts(offsets // 4, 2) == [(0, 8)]  # too small to pay for threads

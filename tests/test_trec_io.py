@@ -46,6 +46,29 @@ def test_query_split_over_two_blocks_is_merged(tmp_path):
     assert read_run(path) == {"q1": {"a": 1.0, "b": 0.5}, "q2": {"a": 1.0}}
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("q1 Q0 d1 1 1 t\nq1  d2 2 1 t\n", 2),  # an empty field in place of a missing one
+        ("q1 Q0 d1 1 1 t\n q1 d2 2 1 t\n", 2),
+        ("q1 Q0 d1 1 1 t\nq1 Q0 d2 2 1 \n", 2),
+    ],
+)
+def test_large_file_scan_sends_empty_fields_to_the_line_reader(tmp_path, monkeypatch, text, line):
+    # Files of _SMALL_FILE bytes or more are scanned by the compiled code, after the parse
+    # (numba loads while pyarrow reads): the same fallback to the line that names the error.
+    monkeypatch.setattr(trec, "_SMALL_FILE", 0)
+    path = write(tmp_path, text)
+    assert trec.read_run_columnar(path) is None
+    with pytest.raises(TrecFormatError, match="expected 6 columns") as info:
+        read_run(path)
+    assert info.value.line == line
+    good = write(tmp_path, "q1 Q0 d1 1 1 t\nq1 Q0 q1 2 0.5 t\nq2 Q0 d2 1 2 t\n", "good")
+    assert read_run(good) == {"q1": {"d1": 1.0, "q1": 0.5}, "q2": {"d2": 2.0}}
+    columnar = trec.read_run_columnar(good)
+    assert columnar.query_ids == ["q1", "q2"] and columnar.skip.tolist() == [False, True, False]
+
+
 def test_fast_path_equals_line_by_line_pass_on_the_real_run(scifact_run_file):
     fast = read_run(scifact_run_file)
     slow = trec._read_run_lines(scifact_run_file, "error")

@@ -32,7 +32,9 @@ this engine for large runs (``engine="auto"``).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -102,21 +104,65 @@ def evaluate_columnar(
     rows = run.rows
     valid = run.valid if run.valid is not None else np.ones(rows, dtype=np.bool_)
     skip = run.skip if run.skip is not None else np.zeros(rows, dtype=np.bool_)
-    return _kernel(
-        run.offsets,
-        run.doc_data,
-        run.doc_offsets,
-        run.scores,
-        valid,
-        skip,
-        qr_offsets,
-        qr_data,
-        qr_doc_offsets,
-        qr_labels,
-        status,
-        ks,
-        discount,
-    )
+
+    def queries(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel on queries a..b-1 (offsets stay absolute row numbers)."""
+        return _kernel(
+            run.offsets[a : b + 1],
+            run.doc_data,
+            run.doc_offsets,
+            run.scores,
+            valid,
+            skip,
+            qr_offsets[a : b + 1],
+            qr_data,
+            qr_doc_offsets,
+            qr_labels,
+            status[a:b],
+            ks,
+            discount,
+        )
+
+    parts = _query_parts(run.offsets, _cores())
+    if len(parts) == 1:
+        return queries(0, len(run.query_ids))
+    # Queries are independent: the kernel (which releases the GIL) scores slices of them
+    # on every core. Each query's arithmetic is unchanged, so the numbers are identical.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=_cores()) as pool:
+        done = list(pool.map(lambda part: queries(*part), parts))
+    return np.concatenate([v for v, _ in done]), np.concatenate([s for _, s in done])
+
+
+def load_kernel() -> None:
+    """Load the cached compiled kernel (compile it on first use), typed as for any run:
+    writable C arrays (a read-only array would load another specialization)."""
+    evaluate_columnar(columnar_run_from_dict({"q": {"d": 1.0}}), {"q": {"d": 1}}, (1,))
+
+
+#: Runs with fewer results are scored by one thread (starting threads would cost more).
+PARALLEL_MIN_ROWS = 200_000
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _query_parts(offsets: np.ndarray, cores: int) -> list[tuple[int, int]]:
+    """Query ranges of about equal row counts, two per core (a busy core then slows one
+    small part, not half the run); a single range for small runs or one core."""
+    nq = len(offsets) - 1
+    total = int(offsets[-1])
+    if cores < 2 or total < PARALLEL_MIN_ROWS or nq < 2:
+        return [(0, nq)]
+    targets = np.linspace(0, total, 2 * cores + 1)[1:-1]
+    cuts = np.searchsorted(offsets, targets).tolist()
+    bounds = sorted({0, nq, *(c for c in cuts if 0 < c < nq)})
+    return list(pairwise(bounds))
 
 
 def measure_column(measure: object, k_values: Sequence[int]) -> int:
@@ -141,7 +187,7 @@ def _hash(data, start, end):  # pragma: no cover - compiled
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kernel(
     q_off,
     data,

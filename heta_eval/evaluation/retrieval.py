@@ -211,6 +211,10 @@ def evaluate_run_file(
             except DuplicateRowsError:
                 pass  # read_run names the line (or keeps the last value)
     run = read_run(path, duplicates=duplicates)  # type: ignore[arg-type]
+    # A small file's dict may still hold ENGINE_MIN_ROWS results; loading numba for it
+    # would cost a one-shot command more than pytrec_eval takes.
+    if engine == "auto" and not large:
+        engine = "pytrec"
     return evaluate_run(
         qrels, run, k_values, metrics=metrics, measures=measures,
         ignore_identical_ids=ignore_identical_ids, engine=engine,
