@@ -62,6 +62,15 @@ def locator_verdict(gold: Mapping[str, Any], source: Mapping[str, Any]) -> bool 
 _METHOD_ORDER = {"locator": 0, "reference_id": 1, "text": 2, "text_overlap": 2}
 
 
+def checked_evidence_options(k: Any, min_token_overlap: Any) -> tuple[int, float | None]:
+    """``(k, min_token_overlap)`` of an evaluator over the top-k chunks, validated."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if min_token_overlap is not None and not 0 < min_token_overlap <= 1:
+        raise ValueError(f"min_token_overlap must be in (0, 1], got {min_token_overlap!r}")
+    return k, min_token_overlap
+
+
 class EvidenceMatcher:
     """Decides, for gold evidence items and ranked chunks, which chunk holds which item.
 
@@ -166,12 +175,7 @@ class EvidenceRecallAtK:
     """
 
     def __init__(self, k: int = 5, *, min_token_overlap: float | None = None) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
-        if min_token_overlap is not None and not 0 < min_token_overlap <= 1:
-            raise ValueError(f"min_token_overlap must be in (0, 1], got {min_token_overlap!r}")
-        self.k = k
-        self.min_token_overlap = min_token_overlap
+        self.k, self.min_token_overlap = checked_evidence_options(k, min_token_overlap)
 
     @property
     def name(self) -> str:

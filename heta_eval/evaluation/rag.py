@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evidence import EvidenceMatcher
+from .evidence import EvidenceMatcher, checked_evidence_options
 from .models import BenchmarkCase, EvaluationScore, QueryResponse
 
 __all__ = ["ContextPrecisionAtK"]
@@ -33,12 +33,7 @@ class ContextPrecisionAtK:
     """
 
     def __init__(self, k: int = 5, *, min_token_overlap: float | None = None) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
-        if min_token_overlap is not None and not 0 < min_token_overlap <= 1:
-            raise ValueError(f"min_token_overlap must be in (0, 1], got {min_token_overlap!r}")
-        self.k = k
-        self.min_token_overlap = min_token_overlap
+        self.k, self.min_token_overlap = checked_evidence_options(k, min_token_overlap)
 
     @property
     def name(self) -> str:
