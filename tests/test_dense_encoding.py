@@ -200,3 +200,33 @@ def test_cli_device_and_precision_reach_the_summary(tmp_path, capsys, monkeypatc
     assert main([*args, "--device", "cpu", "--precision", "float32"]) == 0
     build = json.loads((out / "summary.json").read_text())["build"]
     assert (build["device"], build["precision"]) == ("cpu", "float32")
+
+
+def test_concurrent_first_queries_load_one_consistent_model() -> None:
+    """Queries run in threads; when the corpus was encoded elsewhere (a Ray cluster) they all
+    ask for the model at once. Two concurrent loads once left a half-float32 bfloat16 model."""
+    import threading
+
+    from heta_eval.kb import dense
+
+    dense._load.cache_clear()
+    encoder = DenseEncoder(device="cpu", precision="bfloat16")
+    barrier = threading.Barrier(6)
+    results: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def query() -> None:
+        barrier.wait()
+        try:
+            results.append(encoder.encode(["Which cells renew the skin?"]))
+        except BaseException as error:  # recorded, then asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=query) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert errors == [] and len(results) == 6
+    assert all(np.array_equal(results[0], other) for other in results[1:])
+    assert dense._load.cache_info().currsize == 1

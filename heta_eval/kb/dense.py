@@ -100,6 +100,9 @@ def embedding_identity(*, model: str, precision: str, device: str) -> dict[str, 
     }
 
 
+_LOAD_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=4)
 def _load(model: str, precision: str, device: str) -> Any:
     """The runner of ``model`` in ``precision`` on ``device``: ``runner(features)`` gives the
@@ -183,7 +186,11 @@ class DenseEncoder:
     @property
     def runner(self) -> Any:
         """The loaded model in this precision (loaded once per process and shared)."""
-        return _load(self.model_name, self.precision, self.device)
+        # One load at a time: concurrent queries (threads) may all ask first, and transformers
+        # switches torch's default dtype while it builds a model, so two loads at once can
+        # leave a half-float32 model behind ("mat1 and mat2 must have the same dtype").
+        with _LOAD_LOCK:
+            return _load(self.model_name, self.precision, self.device)
 
     @property
     def model(self) -> Any:
