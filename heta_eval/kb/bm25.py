@@ -247,10 +247,6 @@ def _search_kernel(data, indices, indptr, num_docs, flat, pointers, out_idx, out
 
 @lru_cache(maxsize=1)
 def _numba_kernel() -> Any:
-    global prange
-    try:
-        import numba
-    except ImportError:  # numba is optional (it comes with the bench extra's ranx)
-        return None
-    prange = numba.prange
-    return numba.njit(parallel=True, cache=True, nogil=True)(_search_kernel)
+    from heta_eval.kb._parallel import compile_parallel
+
+    return compile_parallel(_search_kernel)
