@@ -36,6 +36,7 @@ q1 Q0 d1 3 0.5 demo
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
@@ -223,27 +224,19 @@ def _has_empty_field(path: Path, delimiter: str) -> bool:
             del data
 
 
-def _scan_while_parsing(path: Path, delimiter: str, engine: bool, found: list[bool]) -> None:
-    """Import numba, load the cached compiled code (with ``engine``, the metric engine's
-    kernel too) and run the empty-field scan, appending its answer to ``found``: run in a
-    thread while pyarrow parses (which releases the GIL), so that a large file's start-up
-    overlaps its parse. On failure ``found`` stays empty and the caller scans itself (and
-    meets the same error in its own thread)."""
-    try:
+def _scan_while_parsing(path: Path, delimiter: str, found: list[bool]) -> None:
+    """Import numba, load the cached scan and run it, appending its answer to ``found``: run
+    in a thread while pyarrow parses (which releases the GIL), so that a large file's
+    start-up overlaps its parse. On failure ``found`` stays empty and the caller scans
+    itself (and meets the same error in its own thread)."""
+    with contextlib.suppress(Exception):  # reported when the caller runs the same code
         found.append(_has_empty_field(path, delimiter))
-        if engine:
-            from heta_eval.evaluation.engine import load_kernel
-
-            load_kernel()
-    except Exception:  # reported when the caller runs the same code
-        pass
 
 
-def _read_run_table(path: Path, columns: str, *, engine: bool = False) -> Any:
+def _read_run_table(path: Path, columns: str) -> Any:
     """The run's ``columns`` parsed by pyarrow (six columns a line, no quoting), or None
     when the fast path does not apply or finds anything wrong: the callers then use the
-    line reader, which names the bad line. ``engine``: the metric engine will score it
-    (its compiled kernel loads during the parse of a large file)."""
+    line reader, which names the bad line."""
     try:
         scanned = _scan(path) if path.stat().st_size else None
     except (OSError, ValueError):  # not a regular file (a pipe): the line reader reads it
@@ -257,7 +250,7 @@ def _read_run_table(path: Path, columns: str, *, engine: bool = False) -> Any:
         import threading
 
         scanning = threading.Thread(
-            target=_scan_while_parsing, args=(path, delimiter, engine, found), daemon=True
+            target=_scan_while_parsing, args=(path, delimiter, found), daemon=True
         )
         scanning.start()
     try:
@@ -390,12 +383,14 @@ def _run_from_table(table: Any, duplicates: Duplicates) -> Run | None:
 
 def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> object | None:
     """Read a TREC run straight into arrays (a :class:`heta_eval.evaluation.engine.ColumnarRun`)
-    with no per-line Python objects, for the compiled metric engine.
+    with no per-line Python objects, for the compiled metric engine
+    (:mod:`heta_eval.evaluation.run_parser`).
 
-    Returns None when the fast path does not apply (BEIR results JSON, any parse problem,
-    non-finite scores, a query split over several blocks of the file): the caller then uses
-    :func:`read_run`, which reports the file and line of a bad input. Duplicate (query, doc)
-    rows are not checked here; the engine counts them (see ``evaluate_columnar_run``).
+    Returns None when the fast path does not apply (BEIR results JSON, any line not in the
+    one shape every reader parses alike, non-finite scores, a query split over several
+    blocks of the file, no numba): the caller then uses :func:`read_run`, which reports the
+    file and line of a bad input. Duplicate (query, doc) rows are not checked here; the
+    engine counts them (see ``evaluate_columnar_run``).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
@@ -404,36 +399,17 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     >>> run.query_ids, run.offsets.tolist(), run.scores.tolist(), run.skip.tolist()
     (['q1', 'q2'], [0, 2, 3], [2.0, 0.5, 1.0], [True, False, False])
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from heta_eval.evaluation.engine import ColumnarRun, string_buffers
+    from heta_eval.evaluation._jit import HAVE_NUMBA
 
     path = Path(path)
+    if not HAVE_NUMBA or not path.is_file():
+        return None
     head = _head(path)
     if not head.strip() or head.lstrip(_BOM + b" \t\r\n").startswith(b"{"):
         return None
-    table = _read_run_table(path, "qid docid score", engine=True)
-    if table is None:
-        return None
-    try:
-        qid_arr = table.column("qid")  # chunked: only compared, never copied whole
-        doc_arr = table.column("docid").combine_chunks()  # the kernel reads one buffer
-        scores = arrow_to_numpy(table.column("score"))
-        del table  # its doc id chunks go once combined (peak memory)
-        offsets = _block_offsets(qid_arr)
-        starts = np.ascontiguousarray(offsets[:-1])
-        # pa.array(numpy) imports pandas; an array over the same buffer does not.
-        query_ids = qid_arr.take(
-            pa.Array.from_buffers(pa.int64(), len(starts), [None, pa.py_buffer(starts)])
-        ).to_pylist()
-        if len(set(query_ids)) != len(query_ids):
-            return None  # a query in several blocks: the dict reader merges them
-        skip = arrow_to_numpy(pc.equal(qid_arr, doc_arr)) if ignore_identical_ids else None
-        data, doc_offsets = string_buffers(doc_arr)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowCapacityError, UnicodeDecodeError):
-        return None
-    return ColumnarRun(query_ids, offsets, data, doc_offsets, scores, None, skip)
+    from heta_eval.evaluation.run_parser import parse_run_file
+
+    return parse_run_file(path, ignore_identical_ids=ignore_identical_ids)
 
 
 def _read_run_lines(path: Path, duplicates: Duplicates) -> Run:

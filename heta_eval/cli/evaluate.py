@@ -146,11 +146,45 @@ def _payload(args: argparse.Namespace, path: str, label: str, result: Any) -> di
     return payload
 
 
+def _one_shot_start(paths: list[str]) -> None:
+    """Start-up of a process that scores a large run file and exits: numba's compiler
+    starts without its scipy BLAS probe (none of the kernels calls BLAS), and the cyclic
+    garbage collector waits (it would walk numba's import-time objects several times)."""
+    import gc
+    import os
+
+    from heta_eval.evaluation.backends import COMPILED_MIN_BYTES
+
+    def size(path: str) -> int:
+        try:
+            return os.path.getsize(path)
+        except OSError:
+            return 0
+
+    if any(size(path) >= COMPILED_MIN_BYTES for path in paths):
+        from heta_eval.evaluation._jit import start_numba_without_blas
+
+        gc.disable()
+        start_numba_without_blas()
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
+    import gc
+
+    collecting = gc.isenabled()
+    try:
+        return _run_evaluate(args)
+    finally:
+        if collecting:
+            gc.enable()  # main() may be called in-process (tests, scripts)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
     if args.per_query and not args.json:
         raise CliError("--per-query goes with --json")
     if args.measures is not None and args.k != "1,3,5,10,100":
         raise CliError("give --measures or --k, not both")
+    _one_shot_start(args.run)
     qrels, label, ignore_identical_ids = _load_qrels(args)
     if args.keep_self_hits:
         ignore_identical_ids = False

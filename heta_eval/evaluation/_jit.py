@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 try:
@@ -17,6 +19,36 @@ except ImportError:  # pragma: no cover - numba is installed with the project
             return function
 
         return wrap if not args or not callable(args[0]) else args[0]
+
+
+class _HideScipyLinalg:
+    """An import hook under which ``scipy.linalg`` cannot be imported."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "scipy.linalg" or name.startswith("scipy.linalg."):
+            raise ModuleNotFoundError(f"hidden while numba starts: {name}", name=name)
+
+
+def start_numba_without_blas() -> None:
+    """Start numba's CPU target without importing scipy.linalg: for one-shot command-line
+    processes only (``heta-eval evaluate``), never for library users.
+
+    numba's first compiled call loads every typing registry, and the one for numpy
+    (``numba.np.arraymath``) imports scipy.linalg to learn whether ``np.dot`` can compile:
+    about 0.16 s on the critical path of a one-shot command, for BLAS no kernel here calls.
+    With scipy.linalg hidden, numba records that it has no BLAS, in this process only. A
+    no-op when numba is missing, already started, or scipy.linalg is already imported.
+    """
+    if not HAVE_NUMBA or "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    from numba.core.registry import cpu_target
+
+    hook = _HideScipyLinalg()
+    sys.meta_path.insert(0, hook)
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        sys.meta_path.remove(hook)
 
 
 @njit(cache=True, inline="always")

@@ -221,27 +221,36 @@ def _kernel(
                 rows[n] = i
                 n += 1
         rows = rows[:n]
+        # Open addressing on the doc id's hash: linear in the query's rows.
         hashes = np.empty(n, dtype=np.uint64)
-        for j in range(n):
-            hashes[j] = _hash(data, d_off[rows[j]], d_off[rows[j] + 1])
-        by_hash = np.argsort(hashes)
+        size = 16
+        while size < 2 * n:
+            size *= 2
+        table = np.full(size, -1, dtype=np.int64)
+        mask = np.uint64(size - 1)
         dup = np.zeros(n, dtype=np.bool_)
-        j = 0
-        while j < n:
-            g = j
-            while g + 1 < n and hashes[by_hash[g + 1]] == hashes[by_hash[j]]:
-                g += 1
-            for u in range(j, g + 1):
-                for v in range(u + 1, g + 1):
-                    x = rows[by_hash[u]]
-                    y = rows[by_hash[v]]
-                    if _compare(data, d_off[x], d_off[x + 1], data, d_off[y], d_off[y + 1]) == 0:
-                        dup[max(by_hash[u], by_hash[v])] = True
-            j = g + 1
+        for j in range(n):
+            x = rows[j]
+            h = _hash(data, d_off[x], d_off[x + 1])
+            hashes[j] = h
+            slot = h & mask
+            while True:
+                t = table[slot]
+                if t < 0:
+                    table[slot] = j
+                    break
+                y = rows[t]
+                if hashes[t] == h and (
+                    _compare(data, d_off[x], d_off[x + 1], data, d_off[y], d_off[y + 1]) == 0
+                ):
+                    dup[j] = True
+                    break
+                slot = (slot + np.uint64(1)) & mask
         m = 0
         for j in range(n):
             if not dup[j]:
                 rows[m] = rows[j]
+                hashes[m] = hashes[j]
                 m += 1
         rows = rows[:m]
         stats[q, 0] = m
@@ -266,7 +275,7 @@ def _kernel(
         labels = np.full(m, -1, dtype=np.int64)
         for j in range(m):
             x = rows[j]
-            h = _hash(data, d_off[x], d_off[x + 1])
+            h = hashes[j]
             t = np.searchsorted(qh_sorted, h)
             while t < nj and qh_sorted[t] == h:
                 r = qs + q_order[t]
@@ -304,7 +313,11 @@ def _kernel(
             for j in range(m):
                 local[j] = j
                 f32[j] = np.float32(sc[j])
-            order = _trec_order(local, f32, data, d_off, rows)
+            order = (
+                local
+                if _in_trec_order(f32, data, d_off, rows)
+                else _trec_order(local, f32, data, d_off, rows)
+            )
             dcg = 0.0
             ap = 0.0
             hits = 0
@@ -328,7 +341,13 @@ def _kernel(
             neg = np.empty(m, dtype=np.float64)
             for j in range(m):
                 neg[j] = -sc[j]
-            mrr_order = np.argsort(neg, kind="mergesort")
+            descending = True
+            for j in range(m - 1):
+                if sc[j] < sc[j + 1]:
+                    descending = False
+                    break
+            # A run already in score order (the usual file) keeps it: a stable sort would.
+            mrr_order = np.arange(m) if descending else np.argsort(neg, kind="mergesort")
             first = 0
             limit = m if m < kmax else kmax
             for r in range(1, limit + 1):
@@ -340,6 +359,21 @@ def _kernel(
                     if first <= ks[c]:
                         values[q, 4 * nk + c] = 1.0 / first
     return values, stats
+
+
+@njit(cache=True)
+def _in_trec_order(f32, data, d_off, rows):  # pragma: no cover - compiled
+    # True when rows are already in _trec_order's order (runs are usually written so): that
+    # order is total, so the sort would return them as they are.
+    for j in range(len(f32) - 1):
+        if f32[j] < f32[j + 1]:
+            return False
+        if f32[j] == f32[j + 1]:
+            x = rows[j]
+            y = rows[j + 1]
+            if _compare(data, d_off[x], d_off[x + 1], data, d_off[y], d_off[y + 1]) < 0:
+                return False
+    return True
 
 
 @njit(cache=True)

@@ -19,6 +19,7 @@ scores, relevant means label > 0).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -191,7 +192,7 @@ def evaluate_run_file(
     goes through :func:`heta_eval.trec.read_run`, which names the bad line. Same numbers
     either way. Raises :class:`~heta_eval.trec.TrecFormatError` or ``OSError``.
     """
-    from heta_eval.trec import read_run, read_run_columnar
+    from heta_eval.trec import read_run
 
     named = _plan(k_values, metrics, measures)[2]
     # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
@@ -201,7 +202,7 @@ def evaluate_run_file(
         large = False  # read_run reports it
     rows = 1 << 62 if large or engine == "fast" else 0
     if choose_backend(engine, rows, list(named.values())) == "fast":
-        columnar = read_run_columnar(path, ignore_identical_ids=ignore_identical_ids)
+        columnar = _read_while_kernel_loads(path, ignore_identical_ids)
         if columnar is not None and choose_backend(engine, columnar.rows, []) == "fast":
             try:
                 return evaluate_columnar_run(
@@ -219,6 +220,29 @@ def evaluate_run_file(
         qrels, run, k_values, metrics=metrics, measures=measures,
         ignore_identical_ids=ignore_identical_ids, engine=engine,
     )  # fmt: skip
+
+
+def _read_while_kernel_loads(path: Any, ignore_identical_ids: bool) -> Any:
+    """:func:`~heta_eval.trec.read_run_columnar`, the metric kernel loading from numba's
+    cache in a thread meanwhile (the parse's threads release the GIL)."""
+    import threading
+
+    from heta_eval.trec import read_run_columnar
+
+    from .engine import load_kernel
+
+    loader = threading.Thread(target=_load_quietly, args=(load_kernel,), daemon=True)
+    loader.start()
+    try:
+        return read_run_columnar(path, ignore_identical_ids=ignore_identical_ids)
+    finally:
+        loader.join()
+
+
+def _load_quietly(load: Any) -> None:
+    # On failure the engine's own call meets the same error and reports it.
+    with contextlib.suppress(Exception):
+        load()
 
 
 class DuplicateRowsError(ValueError):
