@@ -162,9 +162,9 @@ def _one_shot_start(paths: list[str]) -> None:
             return 0
 
     if any(size(path) >= COMPILED_MIN_BYTES for path in paths):
+        gc.disable()  # before numba's import, the largest part of the garbage
         from heta_eval.evaluation._jit import start_numba_without_blas
 
-        gc.disable()
         start_numba_without_blas()
 
 
@@ -175,8 +175,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
     try:
         return _run_evaluate(args)
     finally:
-        if collecting:
-            gc.enable()  # main() may be called in-process (tests, scripts)
+        if collecting and not gc.isenabled():
+            # main() may be called in-process (tests, scripts): collection resumes, but
+            # not over the objects of this run (numba's, mostly), which would cost a one-shot
+            # process two full passes (on re-enabling and at exit) for nothing.
+            gc.freeze()
+            gc.enable()
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
