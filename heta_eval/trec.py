@@ -18,10 +18,12 @@ position — BEIR's rule, both for qrels (``GenericDataLoader._load_qrels``) and
 
 Speed
 -----
-Runs are parsed with :mod:`pyarrow.csv` (multi-threaded, correctly rounded floats, equal to
-Python's ``float()``); any parse failure falls back to a line-by-line validating pass that
-reports the exact line, so errors cost time only when there is an error. That pass also
-accepts runs whose columns are separated by several spaces or mixed whitespace.
+Run dicts are parsed with :mod:`pyarrow.csv` (multi-threaded, correctly rounded floats,
+equal to Python's ``float()``); the compiled engine's arrays come from the compiled parser
+(:mod:`heta_eval.evaluation.run_parser`, exact scores as well). Any parse failure falls back
+to a line-by-line validating pass that reports the exact line, so errors cost time only when
+there is an error. That pass also accepts runs whose columns are separated by several spaces
+or mixed whitespace.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"

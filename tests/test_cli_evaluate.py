@@ -157,3 +157,35 @@ def test_small_run_files_skip_the_compiled_engine(tmp_path, monkeypatch):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "| NDCG@10 | 1.00000 | 1.00000 |" in done.stdout
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_large_run_file_starts_numba_without_scipy_blas_and_keeps_collecting(tmp_path):
+    # From COMPILED_MIN_BYTES the one-shot command starts numba with scipy.linalg hidden
+    # (numba's BLAS probe; no kernel uses BLAS) and pauses the garbage collector; in-process
+    # callers get collection back. The numbers equal the library's on the same file.
+    from heta_eval.evaluation.backends import COMPILED_MIN_BYTES
+
+    run = tmp_path / "run.trec"
+    rows = [
+        f"q{q} Q0 d{(q * 7919 + r) % 5000} {r + 1} {1000 - r + (q % 3) * 0.125} tag\n"
+        for q in range(300)
+        for r in range(1000)
+    ]
+    run.write_text("".join(rows), encoding="utf-8")
+    assert run.stat().st_size >= COMPILED_MIN_BYTES
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{q} 0 d{q * 13 % 5000} {q % 3}\n" for q in range(300)))
+    code = (
+        "import gc, io, json, sys, contextlib\nfrom heta_eval.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    main(['evaluate', '--run', {str(run)!r}, '--qrels', {str(qrels)!r}, '--json'])\n"
+        "from heta_eval.evaluation import evaluate_run_file\nfrom heta_eval.trec import read_qrels\n"
+        f"lib = evaluate_run_file(read_qrels({str(qrels)!r}), {str(run)!r}, engine='pytrec')\n"
+        "print(json.dumps([json.loads(out.getvalue())['ndcg'], lib.beir_dict()['ndcg'],"
+        " 'scipy.linalg' in sys.modules, 'numba' in sys.modules, gc.isenabled()]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    cli, library, scipy_linalg, numba, collecting = json.loads(done.stdout.strip().splitlines()[-1])
+    assert cli == library
+    assert numba and not scipy_linalg and collecting
