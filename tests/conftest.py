@@ -30,3 +30,18 @@ def scifact_dir() -> Path:
 @pytest.fixture(scope="session")
 def scifact_run_file() -> Path:
     return shared_path("datasets", "runs", "scifact-test.reranked.trec")
+
+
+@pytest.fixture
+def chat_servers():
+    """Keeps the loopback chat servers a test starts (``tests/chat_server.py``) and shuts
+    them down after it: ``server = chat_servers(ChatServer(respond))``."""
+    servers: list = []
+
+    def keep(server):
+        servers.append(server)
+        return server
+
+    yield keep
+    for server in servers:
+        server.close()

@@ -5,102 +5,66 @@ timed-out judgments are listed, repeated judgments report their agreement."""
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from chat_server import ChatServer, completion_body
 
 from heta_eval.cli import main as cli_main
 from heta_eval.evaluation import BenchmarkCase, JudgeError, LLMJudge, QueryResponse
 from heta_eval.evaluation.judge_usage import load_prices
-from heta_eval.llm import LLMClient, RetryPolicy
+from heta_eval.llm import LLMClient
 
 
-class JudgeServer:
-    """``POST /v1/chat/completions``: a verdict with ``usage`` sized by the prompt. Prompts
-    holding "SLOW" are answered only after ``slow_s`` (the client has given up by then, so
-    those are not counted); ``verdicts`` cycles the pass/fail verdicts; ``usage=False`` omits
-    the usage field."""
+class JudgeServer(ChatServer):
+    """A verdict with ``usage`` sized by the prompt. Prompts holding "SLOW" are answered only
+    after ``slow_s`` (the client has given up by then, so those are not counted); ``verdicts``
+    cycles the pass/fail verdicts; ``usage=False`` omits the usage field."""
 
     def __init__(self, *, slow_s: float = 1.5, verdicts=(True,), usage: bool = True) -> None:
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.slow_requests = 0
-        self.lock = threading.Lock()
-        outer = self
+        self.slow_s, self.verdicts, self.usage = slow_s, verdicts, usage
+        super().__init__(self.verdict)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                prompt = body["messages"][0]["content"]
-                if "SLOW" in prompt:
-                    with outer.lock:
-                        outer.slow_requests += 1
-                    time.sleep(slow_s)
-                    return self._send({"choices": []})
-                with outer.lock:
-                    n = outer.calls
-                    outer.calls += 1
-                    passed = verdicts[n % len(verdicts)]
-                    reply = {
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content":
-                            json.dumps({"score": 1.0 if passed else 0.0, "passed": passed,
-                                        "reason": f"call {n}"})}}],
-                    }  # fmt: skip
-                    if usage:
-                        counts = {"prompt_tokens": len(prompt) // 4 + 7,
-                                  "completion_tokens": 11 + n % 3}  # fmt: skip
-                        outer.prompt_tokens += counts["prompt_tokens"]
-                        outer.completion_tokens += counts["completion_tokens"]
-                        reply["usage"] = {**counts, "total_tokens": sum(counts.values())}
-                self._send(reply)
-
-            def _send(self, reply: dict) -> None:
-                raw = json.dumps(reply).encode()
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(raw)))
-                    self.end_headers()
-                    self.wfile.write(raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.block_on_close = False
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+    def verdict(self, index: int, body: dict, headers: dict) -> tuple[int, bytes, float]:
+        prompt = body["messages"][0]["content"]
+        if "SLOW" in prompt:
+            self.slow_requests += 1
+            return 200, b'{"choices": []}', self.slow_s
+        n = self.calls
+        self.calls += 1
+        passed = self.verdicts[n % len(self.verdicts)]
+        content = json.dumps({"score": 1.0 if passed else 0.0, "passed": passed,
+                              "reason": f"call {n}"})  # fmt: skip
+        if not self.usage:
+            return 200, completion_body(content), 0.0
+        counts = {"prompt_tokens": len(prompt) // 4 + 7, "completion_tokens": 11 + n % 3}
+        self.prompt_tokens += counts["prompt_tokens"]
+        self.completion_tokens += counts["completion_tokens"]
+        usage = {**counts, "total_tokens": sum(counts.values())}
+        return 200, completion_body(content, usage), 0.0
 
     def client(self, timeout: float = 5.0) -> LLMClient:
-        policy = RetryPolicy(max_attempts=2, backoff=0.01, timeout=timeout)
-        return LLMClient(base_url=self.base_url, model="judge-1", policy=policy)
+        return super().client(attempts=2, timeout=timeout)
 
 
 @pytest.fixture
-def serve(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator:
-    servers: list[JudgeServer] = []
+def serve(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chat_servers):
+    """Starts a ``JudgeServer`` and points the ``HETA_EVAL_LLM_*`` variables at it."""
     monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path / "default-cache"))
     monkeypatch.delenv("HETA_EVAL_LLM_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
     def make(**kwargs) -> JudgeServer:
-        servers.append(JudgeServer(**kwargs))
-        monkeypatch.setenv("HETA_EVAL_LLM_BASE_URL", servers[-1].base_url)
+        server = chat_servers(JudgeServer(**kwargs))
+        monkeypatch.setenv("HETA_EVAL_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("HETA_EVAL_LLM_MODEL", "judge-1")
-        return servers[-1]
+        return server
 
-    yield make
-    for server in servers:
-        server.httpd.shutdown()
-        server.httpd.server_close()
+    return make
 
 
 FACTS = {

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 
 import pytest
+from chat_server import ChatServer, completion_body
 
 from heta_eval.evaluation.llm_judge import JUDGE_PROMPT, JudgeError, LLMJudge, parse_judgement
 from heta_eval.evaluation.models import BenchmarkCase, QueryResponse, QueryResult
 from heta_eval.kb.answerers import ChatAnswerer
-from heta_eval.llm import LLMClient, LLMError, RetryPolicy
+from heta_eval.llm import LLMClient, LLMError
 
 # A behaviour maps the request (body, headers) to (status, raw body, delay seconds).
 Behaviour = Callable[[dict, dict], tuple[int, bytes, float]]
 
 
 def completion(content: str) -> Behaviour:
-    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
-    return lambda body, headers: (200, json.dumps(reply).encode(), 0.0)
+    return lambda body, headers: (200, completion_body(content), 0.0)
 
 
 def status(code: int) -> Behaviour:
@@ -32,50 +29,6 @@ def slow(delay: float) -> Behaviour:
     return lambda body, headers: (200, b"{}", delay)
 
 
-class ChatServer:
-    """``POST /v1/chat/completions`` answered by scripted behaviours, one per request."""
-
-    def __init__(self, behaviours: list[Behaviour]) -> None:
-        self.behaviours = behaviours
-        self.requests: list[tuple[str, dict, dict]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append((self.path, body, dict(self.headers)))
-                n = len(outer.requests) - 1
-                code, raw, delay = outer.behaviours[min(n, len(outer.behaviours) - 1)](
-                    body, dict(self.headers)
-                )
-                time.sleep(delay)
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(raw)))
-                    self.end_headers()
-                    self.wfile.write(raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.block_on_close = False
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def client(self, **kwargs) -> LLMClient:
-        policy = RetryPolicy(max_attempts=3, backoff=0.01, timeout=0.3)
-        return LLMClient(base_url=self.base_url, model="judge-1", policy=policy, **kwargs)
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture(autouse=True)
 def private_judge_cache(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The judge caches its calls by default; each test gets its own empty cache.
@@ -83,16 +36,16 @@ def private_judge_cache(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[list[Behaviour]], ChatServer]]:
-    servers: list[ChatServer] = []
+def serve(chat_servers) -> Callable[[list[Behaviour]], ChatServer]:
+    """A server answering request n with behaviour n (the last one from then on)."""
 
-    def make(behaviours: list[Behaviour]) -> ChatServer:
-        servers.append(ChatServer(behaviours))
-        return servers[-1]
+    def start(behaviours: list[Behaviour]) -> ChatServer:
+        def respond(n: int, body: dict, headers: dict) -> tuple[int, bytes, float]:
+            return behaviours[min(n, len(behaviours) - 1)](body, headers)
 
-    yield make
-    for s in servers:
-        s.close()
+        return chat_servers(ChatServer(respond))
+
+    return start
 
 
 CASE = BenchmarkCase(

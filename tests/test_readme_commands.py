@@ -1,15 +1,19 @@
-"""Every command of the README runs as written, in order, on a fresh clone.
+"""Every command of the README and of the docs/ pages runs as written, in order, on a fresh clone.
 
 The repository's committed HEAD is cloned into a temporary folder with ``../shared`` beside it
-(as CI has it), and one bash session runs, in README order: each line of every ``bash``
-block, each ``$ `` command of the example transcripts, and each ``python`` block (in a fresh
-interpreter in the clone). Any non-zero exit fails the test with the step and its output.
+(as CI has it), and one bash session runs the README and then each page of ``docs/`` (in
+``PAGES`` order, then the others alphabetically), each in its own order: each line of every
+``bash`` block, each ``$ `` command of the example transcripts, and each ``python`` block (in
+a fresh interpreter in the clone). Each command runs once, wherever it is shown; the README
+goes first, so a page may use what its quick start made. Any non-zero exit fails the test
+with the page, the step and its output.
 
 To fit CI's budget, ``HETA_EVAL_DATA`` points at a small SciFact made from the real one (all
 300 test queries and their judgments, the judged documents and 200 others), so encoding it
 takes seconds; the clone's ``.venv/bin`` holds wrappers around this interpreter instead of
 ``make install``; ``my_run.trec``, ``my_cases.jsonl`` and ``my_docs/`` (the README's names for
-your own files) are made in the clone first. ``NOT_RUN`` lists the lines left out, and why.
+your own files) are made in the clone first. ``NOT_RUN`` and ``NOT_RUN_IF`` list the lines
+left out, and why.
 """
 
 from __future__ import annotations
@@ -25,12 +29,37 @@ from pathlib import Path
 import pytest
 from conftest import REPO, shared_path
 
-README = REPO / "README.md"
+# The README first (its quick start makes results/scifact and puts heta-eval on PATH), then
+# the pages in this order; scifact-claims.md makes the results folder compare.md's leaderboard
+# reads. Pages not named here run after these, alphabetically.
+PAGES = (
+    "README.md",
+    "docs/install.md",
+    "docs/evaluators.md",
+    "docs/retrieval-core.md",
+    "docs/answers.md",
+    "docs/datasets.md",
+    "docs/trec_eval.md",
+    "docs/cli.md",
+    "docs/knowledge-bases.md",
+    "docs/bm25.md",
+    "docs/encoding.md",
+    "docs/running.md",
+    "docs/scifact-claims.md",
+    "docs/compare.md",
+    "docs/ray.md",
+)
 NOT_RUN = {
     "make test": "it is this test suite: running it here would recurse",
     "make bench": "timed benchmarks, minutes, not part of make test (it has its own target)",
     "make repro": "checks the numbers of the full SciFact corpus against the references, and this "
     "test runs on a slice of it (tests/test_runner_scifact.py pins the full BM25 numbers)",
+}
+NOT_RUN_IF = {
+    r"--ray (auto|ray://|\d)|RAY=auto": "needs a running Ray cluster; tests/test_scale_ray.py "
+    "starts a real two-node one (the --ray local lines run here)",
+    r"--judge\b": "calls an OpenAI-compatible chat server; tests/test_judge_spending.py runs "
+    "--judge, its options and --dry-run against one on loopback",
 }
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
@@ -48,8 +77,8 @@ def logical_lines(block: str) -> list[str]:
     return lines
 
 
-def readme_steps(text: str) -> list[tuple[str, str]]:
-    """``(kind, code)`` in README order: ``shell`` commands and ``python`` blocks."""
+def page_steps(text: str) -> list[tuple[str, str]]:
+    """``(kind, code)`` in page order: ``shell`` commands and ``python`` blocks."""
     steps: list[tuple[str, str]] = []
     for language, body in FENCE.findall(text):
         if language == "python":
@@ -61,18 +90,47 @@ def readme_steps(text: str) -> list[tuple[str, str]]:
     return steps
 
 
+def pages(root: Path) -> list[str]:
+    """The README and every docs page, in the order they run."""
+    others = sorted(f"docs/{p.name}" for p in (root / "docs").glob("*.md"))
+    return [*PAGES, *(page for page in others if page not in PAGES)]
+
+
+def all_steps(root: Path) -> list[tuple[str, str, str]]:
+    """``(page, kind, code)`` for every page, in running order."""
+    return [
+        (page, kind, code)
+        for page in pages(root)
+        for kind, code in page_steps((root / page).read_text(encoding="utf-8"))
+    ]
+
+
 def command_of(line: str) -> str:
     return line.split(" #")[0].strip()
 
 
-def test_the_readme_commands_are_found():
-    steps = readme_steps(README.read_text(encoding="utf-8"))
-    commands = [command_of(code) for kind, code in steps if kind == "shell"]
+def not_run(command: str) -> str | None:
+    """Why ``command`` is left out, or None."""
+    if command in NOT_RUN:
+        return NOT_RUN[command]
+    return next((why for pattern, why in NOT_RUN_IF.items() if re.search(pattern, command)), None)
+
+
+def test_the_documented_commands_are_found():
+    assert all((REPO / page).exists() for page in PAGES), "PAGES names a page that is gone"
+    steps = all_steps(REPO)
+    commands = [command_of(code) for _, kind, code in steps if kind == "shell"]
     assert "make eval DATASET=scifact" in commands
     assert "make eval DATASET=scifact MODES=keyword_search" in commands
     assert any(c.startswith("heta-eval leaderboard") for c in commands)
-    assert sum(kind == "python" for kind, _ in steps) >= 5
-    assert set(NOT_RUN) <= set(commands)  # nothing listed here that the README lost
+    assert any(c.startswith("heta-eval trec_eval") for c in commands)
+    assert sum(kind == "python" for _, kind, _ in steps) >= 10
+    assert set(NOT_RUN) <= set(commands)  # nothing listed here that the pages lost
+    for pattern in NOT_RUN_IF:
+        assert any(re.search(pattern, c) for c in commands), f"nothing matches {pattern!r}"
+    readme = [command_of(code) for page, kind, code in steps if page == "README.md"]
+    # The README's quick start: the main job, then the tests; nothing before them.
+    assert readme[:2] == ["make eval DATASET=scifact", "make test"]
 
 
 def small_scifact(source: Path, target: Path, others: int = 200) -> None:
@@ -125,14 +183,15 @@ def your_own_files(clone: Path, run_file: Path) -> None:
     (clone / "my_cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
 
 
-def session_script(steps: list[tuple[str, str]]) -> tuple[str, list[str]]:
+def session_script(steps: list[tuple[str, str, str]]) -> tuple[str, list[str]]:
     """One bash script running every step, echoing a marker before each; and the steps."""
     parts = ["set -e"]
     labels: list[str] = []
-    for kind, code in steps:
-        if kind == "shell" and command_of(code) in NOT_RUN:
+    for page, kind, code in steps:
+        if kind == "shell" and not_run(command_of(code)):
             continue
-        labels.append(code if kind == "shell" else "python: " + code.strip().splitlines()[0])
+        step = code if kind == "shell" else "python: " + code.strip().splitlines()[0]
+        labels.append(f"{page}: {step}")
         parts.append(f"echo '@@step {len(labels) - 1}' >&2")
         if kind == "shell":
             parts.append(code)
@@ -141,13 +200,13 @@ def session_script(steps: list[tuple[str, str]]) -> tuple[str, list[str]]:
     return "\n".join(parts) + "\n", labels
 
 
-def test_every_readme_command_runs_as_written_on_a_fresh_clone(
+def test_every_command_of_the_readme_and_docs_runs_as_written_on_a_fresh_clone(
     tmp_path, scifact_dir, scifact_run_file
 ):
     clone = fresh_clone(tmp_path)
     small_scifact(scifact_dir, tmp_path / "small-beir")
     your_own_files(clone, scifact_run_file)
-    script, labels = session_script(readme_steps((clone / "README.md").read_text("utf-8")))
+    script, labels = session_script(all_steps(clone))
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("HETA_EVAL", "PYTHON"))},
         "PYTHONPATH": str(clone),
@@ -160,9 +219,10 @@ def test_every_readme_command_runs_as_written_on_a_fresh_clone(
     steps_run = re.findall(r"@@step (\d+)", done.stderr)
     last = int(steps_run[-1]) if steps_run else 0
     assert done.returncode == 0, (
-        f"README step failed: {labels[last]!r}\n--- stdout (tail)\n{done.stdout[-3000:]}"
+        f"step failed: {labels[last]!r}\n--- stdout (tail)\n{done.stdout[-3000:]}"
         f"\n--- stderr (tail)\n{done.stderr[-3000:]}"
     )
     assert len(steps_run) == len(labels)
     assert (clone / "board.png").stat().st_size > 0
     assert (clone / "results" / "scifact-claims" / "summary.json").exists()
+    assert (clone / "results" / "sweep" / "leaderboard.md").exists()

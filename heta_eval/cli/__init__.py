@@ -4,6 +4,7 @@ itself through ``add_parser(subparsers)``."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -22,6 +23,12 @@ _COMMANDS = (
     "leaderboard",
     "sweep",
 )
+
+
+# A reader that stops early (`heta-eval datasets list | head`) closes the pipe: the command
+# then ends quietly with the status a shell gives a process killed by SIGPIPE (128 + 13), as
+# `yes | head` does, so `set -o pipefail` scripts see what they see for any Unix filter.
+CLOSED_STDOUT_STATUS = 141
 
 
 class CliError(Exception):
@@ -50,6 +57,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``heta-eval`` command; its exit status."""
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # buffered output meets a closed pipe here, not at exit
+    except BrokenPipeError:
+        _discard_stdout()
+        return CLOSED_STDOUT_STATUS
+
+
+def _discard_stdout() -> None:
+    """Point stdout at devnull: Python flushes it once more at exit, which must not fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout replaced by an object without a descriptor
+        pass
+
+
+def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)

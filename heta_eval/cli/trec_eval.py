@@ -78,12 +78,9 @@ def run_trec_eval(args: argparse.Namespace) -> int:
         raise CliError(_one_line(error)) from None
     # Bytes, as trec_eval writes them: ids come back exactly as read, whatever the locale.
     data = "".join(f"{line}\n" for line in report_lines(options, result)).encode("utf-8")
-    try:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    except BrokenPipeError:  # e.g. piped into head: not an error
-        sys.stderr.close()
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)  # a closed pipe (`| head`) is handled by heta_eval.cli.main
+    sys.stdout.buffer.flush()
     return 0
 
 
