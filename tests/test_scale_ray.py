@@ -209,6 +209,7 @@ def test_encoder_process_killed_mid_encode_is_replaced_and_no_finished_shard_is_
                                    env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
                                    start_new_session=True)  # fmt: skip
     finished: dict[Path, tuple[int, int]] = {}
+    encoders: dict[int, str] = {}
     victim = None
     try:
         # Once a shard is on disk, SIGKILL the encoder actor on the worker node (the driver's
@@ -221,7 +222,8 @@ def test_encoder_process_killed_mid_encode_is_replaced_and_no_finished_shard_is_
                 encoders = encoder_processes()
                 victim = next((pid for pid, n in encoders.items() if n == "node_worker"), None)
             time.sleep(0.05)
-        assert victim is not None, "no shard was written before the run ended or timed out"
+        assert finished, "no shard was written before the run ended or timed out"
+        assert victim is not None, f"no encoder process on the worker node: {encoders}"
         os.kill(victim, signal.SIGKILL)
         replaced = False
         while time.monotonic() < deadline and process.poll() is None:

@@ -142,10 +142,15 @@ class RayExecutor:
 
 
 class _DenseShard:
-    """A Ray actor holding rows ``[offset, offset + len(matrix))`` of the dense index."""
+    """A Ray actor holding rows ``[offset, offset + rows)`` of the dense index.
 
-    def __init__(self, offset: int) -> None:
+    Never restarted (Ray's default for actors): a restarted one would have lost its rows, so
+    a dead shard fails the search loudly instead, and so does one asked before it has them.
+    """
+
+    def __init__(self, offset: int, rows: int) -> None:
         self.offset = offset
+        self.rows = rows
         self.matrix = np.zeros((0, 0), dtype=np.float32)
 
     def load(self, matrix: np.ndarray) -> str:
@@ -156,6 +161,9 @@ class _DenseShard:
         return ray.get_runtime_context().get_node_id()
 
     def top_k(self, queries: np.ndarray, k: int) -> list[Hits]:
+        if len(self.matrix) != self.rows:
+            raise RuntimeError(f"shard at row {self.offset} holds {len(self.matrix)} of "
+                               f"its {self.rows} rows")  # fmt: skip
         return [shard_top_k(self.matrix, self.offset, q, k) for q in queries]
 
 
@@ -177,8 +185,8 @@ class RayShardedIndex:
         self.actors = [
             actor.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], False)
-            ).remote(a)
-            for i, (a, _) in enumerate(self.ranges)
+            ).remote(a, b - a)
+            for i, (a, b) in enumerate(self.ranges)
         ]
         #: Where each shard lives: ``[{"rows": [start, end], "node": node id}, ...]``.
         self.placement: list[dict[str, Any]] = []
