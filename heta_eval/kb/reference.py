@@ -121,7 +121,7 @@ class ReferenceKnowledgeBase:
             assert self.encoder is not None
             depth = self._first_depth(top_k)
             if mode == "hybrid_search":
-                depth = max(depth, self.recipe.rrf_depth)
+                depth = max(depth, min(self.recipe.rrf_depth, len(self.chunks)))
             dense = self._dense_rankers(self.encoder.encode(list(queries)), depth)
         out = []
         for query in queries:

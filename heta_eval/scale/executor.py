@@ -222,7 +222,7 @@ class ShardedSearchKnowledgeBase(ReferenceKnowledgeBase):
         for vector, (rows, scores) in zip(query_vectors, first, strict=True):
 
             def ranked(n: int, v=vector, rows=rows, scores=scores) -> Hits:
-                if n <= len(rows):
+                if min(n, len(self.chunks)) <= len(rows):
                     return rows[:n], scores[:n]
                 return self.index.top_k(v[None], n)[0]
 
