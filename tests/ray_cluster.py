@@ -110,6 +110,29 @@ class TwoNodeCluster:
         NETNS.__exit__()
 
 
+def encoder_processes() -> dict[int, str]:
+    """Live encoder actor processes on this machine: PID -> their node (``node_head`` or
+    ``node_worker``). Ray titles an actor's process after it
+    (``ray::MapWorker(MapBatches(ShardEncoder))...``); its parent is its node's raylet,
+    whose command line lists the node's resources."""
+    found: dict[int, str] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if b"MapBatches(ShardEncoder)" not in (proc / "cmdline").read_bytes():
+                continue
+            state, parent = (proc / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+            raylet = (Path("/proc") / parent / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+        if state != "Z":
+            found[int(proc.name)] = next(
+                (n for n in ("node_worker", "node_head") if n.encode() in raylet), "unknown"
+            )
+    return found
+
+
 def scifact_slice(scifact_dir: Path, target: Path, *, queries: int, extra_docs: int) -> Path:
     """A BEIR folder with the first ``queries`` test queries, the documents they judge and
     ``extra_docs`` more from the start of the corpus."""

@@ -1,8 +1,13 @@
 """`heta-eval run --ray` and `heta-eval sweep --ray` on a REAL two-node Ray cluster on
 127.0.0.1 (one CPU per node), over a small slice of SciFact:
 
-* the run files equal a local run's, both nodes encoded, the summary records the executor;
+* the run files equal a local run's, both nodes encoded and hold a search shard, the summary
+  records the executor;
 * vectors encoded on Ray are a cache hit for a local run (same key);
+* the sharded index: the driver holds at most one shard's rows at a time, and searches
+  exactly with its matrix gone;
+* an encoder actor's process SIGKILLed mid-encode is replaced, the run completes with the
+  local run's results and re-encodes no finished shard;
 * a run killed mid-encode resumes from its finished shards;
 * a sweep (3 modes × 2 chunk sizes) resumes after being killed and prints its leaderboard.
 
@@ -11,6 +16,7 @@ Every command runs as a subprocess with a timeout; the cluster is always stopped
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -21,7 +27,15 @@ import time
 from pathlib import Path
 
 import pytest
-from ray_cluster import NETNS, REPO, LoopbackNamespace, TwoNodeCluster, cluster_env, scifact_slice
+from ray_cluster import (
+    NETNS,
+    REPO,
+    LoopbackNamespace,
+    TwoNodeCluster,
+    cluster_env,
+    encoder_processes,
+    scifact_slice,
+)
 
 if importlib.util.find_spec("ray") is None:  # `make install` installs the ray extra
     if os.environ.get("CI"):
@@ -34,10 +48,12 @@ if (_why := LoopbackNamespace.available()) is not None:
     pytest.skip(f"the Ray tests run in their own network namespace: {_why}",
                 allow_module_level=True)  # fmt: skip
 
-# Small batches and shards so a tiny corpus still spans several shards on both nodes.
-RECIPE = {"dense": {"batch_size": 8}}
-SHARD = "8"
-MODES = "keyword_search,vector_search"
+# Small batches, chunks and shards so a tiny corpus still spans several encoding shards on
+# both nodes, and more than 64 chunks: two search shards (their boundaries fall on multiples
+# of 64 rows, heta_eval.scale.search.ALIGN).
+RECIPE = {"dense": {"batch_size": 8}, "chunking": {"size": 64}}
+SHARD = "16"
+MODES = "keyword_search,vector_search,hybrid_search"
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +132,11 @@ def test_ray_run_equals_local_run_and_both_nodes_encode(cluster, data, local_run
     assert sorted(nodes[n] for n in by_node) == ["node_head", "node_worker"]
     assert all(count > 0 for count in by_node.values())
     assert summary(local_run)["executor"]["kind"] == "local"
+    # The dense index lives in two row shards, one per node, covering every chunk once.
+    shards = executor["search_shards"]
+    assert sorted(nodes[s["node"]] for s in shards) == ["node_head", "node_worker"]
+    (start, cut), (cut_again, end) = (s["rows"] for s in shards)
+    assert start == 0 and cut == cut_again and end == sum(encoding["chunks_by_node"].values())
 
     # Vectors encoded on Ray are found by a local run under the same cache key.
     again = heta_eval(*run_args(data, tmp_path / "local-again"), cache=tmp_path / "cache-ray")
@@ -123,6 +144,121 @@ def test_ray_run_equals_local_run_and_both_nodes_encode(cluster, data, local_run
     build = summary(tmp_path / "local-again")["build"]
     assert build["embeddings"] == "cache"
     assert build["embeddings_path"] == summary(tmp_path / "ray")["build"]["embeddings_path"]
+
+
+SHARDED_INDEX = """
+import json, os, sys, tracemalloc
+import numpy as np, ray
+from heta_eval.kb.bm25 import top_indices
+from heta_eval.scale.executor import RayShardedIndex
+
+ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
+rng = np.random.default_rng(11)
+matrix = rng.normal(size=(40_000, 96)).astype(np.float32)
+queries = np.concatenate([matrix[:3], rng.normal(size=(3, 96)).astype(np.float32)])
+expected = [top_indices(matrix @ q, 50) for q in queries]
+expected_scores = [(matrix @ q)[e] for q, e in zip(queries, expected)]
+path = os.path.join(sys.argv[2], "matrix.npy")
+np.save(path, matrix)
+del matrix
+mapped = np.load(path, mmap_mode="r")
+RayShardedIndex(mapped[:200], 2)  # first use: imports and registrations, not measured
+tracemalloc.start()  # numpy's arrays are traced: what this process allocates while sharding
+index = RayShardedIndex(mapped, 4)
+peak = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+del mapped
+os.remove(path)  # the driver's matrix is gone: the search can use only the actors' shards
+hits = index.top_k(queries, 50)
+print(json.dumps({
+    "peak": peak,
+    "shard_bytes": [(b - a) * 96 * 4 for a, b in index.ranges],
+    "nodes": [p["node"] for p in index.placement],
+    "equal": all(h[0].tolist() == e.tolist() for h, e in zip(hits, expected)),
+    "scores_equal": all(np.array_equal(h[1], s) for h, s in zip(hits, expected_scores)),
+}))
+"""
+
+
+def test_sharded_index_driver_holds_one_shard_at_a_time_and_searches_without_its_matrix(
+    cluster, tmp_path
+):
+    result = subprocess.run(NETNS.wrap([sys.executable, "-c", SHARDED_INDEX, cluster,
+                                        str(tmp_path)]), env=cluster_env(), cwd=REPO,
+                            capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    shard = max(report["shard_bytes"])
+    assert len(report["shard_bytes"]) == 4 and sum(report["shard_bytes"]) == 40_000 * 96 * 4
+    # One shard's copy is seen (the measure works), never two (nor the 15 MB matrix).
+    assert shard <= report["peak"] < 1.5 * shard, report
+    assert report["equal"] and report["scores_equal"]
+    nodes = cluster_nodes(cluster)
+    assert {nodes[n] for n in report["nodes"]} == {"node_head", "node_worker"}
+
+
+def test_encoder_process_killed_mid_encode_is_replaced_and_no_finished_shard_is_reencoded(
+    cluster, data, local_run, tmp_path
+):
+    cache = tmp_path / "cache"
+    args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
+    env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+                                   env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
+                                   start_new_session=True)  # fmt: skip
+    finished: dict[Path, tuple[int, int]] = {}
+    encoders: dict[int, str] = {}
+    victim = None
+    try:
+        # Once a shard is on disk, SIGKILL the encoder actor on the worker node (the driver's
+        # node keeps running): a real Ray worker process, mid-encode.
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None and victim is None:
+            finished = {p: (p.stat().st_ino, p.stat().st_mtime_ns)
+                        for p in cache.glob("shards-*/shard-*.npy")}  # fmt: skip
+            if finished:
+                encoders = encoder_processes()
+                victim = next((pid for pid, n in encoders.items() if n == "node_worker"), None)
+            time.sleep(0.05)
+        assert finished, "no shard was written before the run ended or timed out"
+        assert victim is not None, f"no encoder process on the worker node: {encoders}"
+        os.kill(victim, signal.SIGKILL)
+        replaced = False
+        while time.monotonic() < deadline and process.poll() is None:
+            replaced = replaced or bool(set(encoder_processes()) - set(encoders))
+            # A shard finished before the kill is never written again.
+            for path, identity in finished.items():
+                with contextlib.suppress(FileNotFoundError):  # removed once assembled
+                    assert (path.stat().st_ino, path.stat().st_mtime_ns) == identity, path
+            time.sleep(0.05)
+        process.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+
+    # Ray restarted the actor in a new process and retried its shard: the run recovered.
+    assert process.returncode == 0, log.read_text()[-3000:]
+    assert replaced, "no new encoder process appeared after the kill"
+    executor = summary(tmp_path / "out")["executor"]
+    encoding = executor["encoding"]
+    assert encoding["encoder_processes"] >= 2
+    assert encoding["shards_encoded"] == encoding["shards"] > len(finished)
+    # Every chunk's vector came back exactly once: no finished shard was encoded again.
+    chunks = executor["search_shards"][-1]["rows"][1]
+    assert encoding["chunks_encoded"] == sum(encoding["chunks_by_node"].values()) == chunks
+    for mode in MODES.split(","):
+        assert (tmp_path / "out" / "runs" / f"{mode}.trec").read_text() == (
+            local_run / "runs" / f"{mode}.trec"
+        ).read_text(), mode
+
+    # The rerun finds every vector in the cache: nothing is encoded again.
+    rerun = heta_eval(*run_args(data, tmp_path / "again", "--ray", cluster), cache=cache)
+    assert rerun.returncode == 0, rerun.stderr
+    assert summary(tmp_path / "again")["build"]["embeddings"] == "cache"
+    assert "encoding" not in summary(tmp_path / "again")["executor"]
 
 
 def test_run_killed_mid_encode_resumes_from_finished_shards(cluster, data, local_run, tmp_path):
@@ -142,7 +278,8 @@ def test_run_killed_mid_encode_resumes_from_finished_shards(cluster, data, local
             time.sleep(0.05)
         assert finished, "no shard was written before the run ended or timed out"
     finally:
-        os.killpg(process.pid, signal.SIGKILL)  # the run and everything it started here
+        with contextlib.suppress(ProcessLookupError):  # the run and everything it started
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
     kept = len(list(cache.glob("shards-*/shard-*.npy")))
     assert not list(cache.glob("dense-*/COMPLETE")), "the encode finished before the kill"
@@ -187,7 +324,8 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
             time.sleep(0.1)
         assert done_before, "no cell finished before the sweep ended or timed out"
     finally:
-        os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
     cells = json.loads((out / "sweep.json").read_text())["cells"]
     assert len([c for c in cells.values() if c["status"] == "done"]) < 6, "nothing left to resume"

@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ray_cluster import REPO, cluster_env
 
+from heta_eval.evaluation import Document
 from heta_eval.kb.bm25 import top_indices
+from heta_eval.kb.recipe import Recipe
+from heta_eval.scale.executor import ShardedSearchKnowledgeBase
 from heta_eval.scale.search import merge_top_k, sharded_top_k, split_rows
 from heta_eval.scale.shards import ShardStore, plan_shards
 
@@ -56,6 +59,43 @@ def test_aligned_shards_score_every_row_to_the_bit_like_the_whole_matrix():
             assert np.array_equal(scores, (matrix @ query)[expected])
 
 
+class InProcessShards:
+    """The shard actors' arithmetic (``heta_eval.scale.search``) without a cluster."""
+
+    def __init__(self, matrix: np.ndarray, shards: int) -> None:
+        self.parts = [(a, np.array(matrix[a:b])) for a, b in split_rows(len(matrix), shards)]
+        self.calls: list[int] = []
+
+    def top_k(self, queries: np.ndarray, k: int):
+        self.calls.append(k)
+        return [sharded_top_k(self.parts, q, k) for q in queries]
+
+
+def test_sharded_knowledge_base_ranks_vector_and_hybrid_like_the_whole_matrix(tmp_path):
+    # Many chunks per document: finding top_k distinct documents goes deeper than the first
+    # ranking the shards are asked for, in both modes (rrf_depth is small).
+    docs = [Document(id=f"d{j}", text=" ".join(f"Apples of kind {j} are red, number {i}."
+                                               for i in range(12))) for j in range(6)]  # fmt: skip
+    docs += [Document(id=f"o{i}", text=f"An apple a day, item {i}.") for i in range(4)]
+    recipe = Recipe(modes=["vector_search", "hybrid_search"], chunking={"size": 6},
+                    overfetch=1, rrf_depth=4)  # fmt: skip
+    kb = recipe.build("split", docs, cache_dir=tmp_path, progress=False)
+    assert len(kb.chunks) > 128  # three shards of 64-row blocks
+    index = InProcessShards(kb.embeddings, 3)
+    sharded = ShardedSearchKnowledgeBase(kb, index)
+    assert sharded.embeddings is None and len(index.parts) == 3
+    queries = ["red apples of kind 3", "an apple a day", "number 7"]
+    for mode in ("vector_search", "hybrid_search"):
+        for top_k in (1, 5, 9):
+            expected = kb.search(queries, mode=mode, top_k=top_k)
+            got = sharded.search(queries, mode=mode, top_k=top_k)
+            for e, g in zip(expected, got, strict=True):
+                assert g.rows.tolist() == e.rows.tolist(), (mode, top_k)
+                assert np.array_equal(g.scores, e.scores), (mode, top_k)
+    # One batched call per search, then deeper calls for single queries.
+    assert len(index.calls) > 6 and max(index.calls) > min(index.calls)
+
+
 def test_merge_of_no_parts_is_empty():
     idx, scores = merge_top_k([], 5)
     assert idx.size == 0 and scores.size == 0
@@ -69,8 +109,8 @@ def test_shard_plan_covers_every_chunk_once_longest_first_in_whole_batches():
     assert sorted(flat.tolist()) == list(range(103))
     lengths = [len(texts[i]) for i in flat]
     assert lengths == sorted(lengths, reverse=True)
-    # The order sentence-transformers batches a corpus in, so batches are the same.
-    assert flat.tolist() == np.argsort([-len(t) for t in texts]).tolist()
+    # The order DenseEncoder batches a corpus in (ties by position), so batches are the same.
+    assert flat.tolist() == np.argsort([-len(t) for t in texts], kind="stable").tolist()
 
 
 def test_shard_store_keeps_only_whole_shards_and_assembles_chunk_order(tmp_path):

@@ -55,15 +55,22 @@ def _reusable(root: Path, meta: dict[str, Any]) -> dict[bytes, tuple[Path, int]]
 
 
 def _encode_reusing(
-    root: Path, meta: dict[str, Any], texts: Sequence[str], digests: np.ndarray, encode: Any
-) -> tuple[np.ndarray, int]:
-    """Vectors for ``texts``: copied where an entry holds the same text, encoded otherwise.
-    Returns the vectors and how many texts were encoded."""
+    root: Path,
+    meta: dict[str, Any],
+    texts: Sequence[str],
+    digests: np.ndarray,
+    encode: Any,
+    target: Path,
+) -> int:
+    """Write the vectors of ``texts`` to ``target`` (``.npy``): copied where an entry holds
+    the same text, encoded otherwise. Returns how many texts were encoded. The matrix is
+    assembled on disk, never whole in memory (``encode`` may return a memory map)."""
     known = _reusable(root, meta)
     keys = digests.tolist()
     missing = [i for i, key in enumerate(keys) if key not in known]
     if len(missing) == len(texts):
-        return np.asarray(encode(list(texts))), len(texts)
+        save_array(target, np.asarray(encode(list(texts))))
+        return len(texts)
     fresh = np.asarray(encode([texts[i] for i in missing])) if missing else None
     sources: dict[Path, np.ndarray] = {}
 
@@ -74,13 +81,17 @@ def _encode_reusing(
         return sources[folder][row]
 
     sample = fresh[0] if fresh is not None else stored(keys[0])
-    out = np.empty((len(keys), sample.shape[0]), dtype=np.float32)
+    out = np.lib.format.open_memmap(
+        target, mode="w+", dtype=np.float32, shape=(len(keys), sample.shape[0])
+    )
     for i, key in enumerate(keys):
         if key in known:
             out[i] = stored(key)
     if fresh is not None:
         out[missing] = fresh
-    return out, len(missing)
+    out.flush()
+    del out
+    return len(missing)
 
 
 def cached_embeddings(
@@ -88,11 +99,14 @@ def cached_embeddings(
     identity: Mapping[str, Any],
     texts: Sequence[str],
     encode: Any,
+    *,
+    mapped: bool = False,
 ) -> tuple[np.ndarray, str, Path]:
     """The embeddings of ``texts`` from the cache, building (and partly reusing) on a miss.
 
-    Returns the vectors, how they were obtained (``"cache"``, ``"built"`` or
-    ``"built (reused N of M)"``) and the entry's folder.
+    Returns the vectors (a read-only memory map of the entry with ``mapped=True``: the
+    caller never holds the whole matrix), how they were obtained (``"cache"``, ``"built"``
+    or ``"built (reused N of M)"``) and the entry's folder.
     """
     digests = text_digests(texts)
     # What shapes the vectors besides the texts (kb.dense.embedding_identity: model, resolved
@@ -105,8 +119,9 @@ def cached_embeddings(
 
     def build(folder: Path) -> None:
         nonlocal encoded
-        vectors, encoded = _encode_reusing(cache.root, meta, texts, digests, encode)
-        save_array(folder / "embeddings.npy", vectors)
+        encoded = _encode_reusing(
+            cache.root, meta, texts, digests, encode, folder / "embeddings.npy"
+        )
         save_array(folder / "digests.npy", digests)
         (folder / "meta.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
 
@@ -117,4 +132,6 @@ def cached_embeddings(
         how = f"built (reused {len(texts) - encoded} of {len(texts)})"
     else:
         how = "built"
+    if mapped:
+        return np.load(path / "embeddings.npy", mmap_mode="r", allow_pickle=False), how, path
     return load_array(path / "embeddings.npy"), how, path

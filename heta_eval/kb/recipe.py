@@ -225,8 +225,9 @@ class Recipe(_Spec):
                 # entries with what it resolves to; vectors of one precision or device kind are
                 # never served for another). Local and Ray encodes share entries; only texts no
                 # entry holds are encoded.
+                # An executor serves the vectors from its own shards: mapped, never loaded.
                 embeddings, info["embeddings"], path = cached_embeddings(
-                    cache, encoder.identity(), texts, encode_texts
+                    cache, encoder.identity(), texts, encode_texts, mapped=executor is not None
                 )
                 info["embeddings_path"] = str(path)
             info["embeddings_seconds"] = round(time.perf_counter() - t, 3)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -116,23 +116,24 @@ class ReferenceKnowledgeBase:
             )
         if top_k <= 0:
             return [self.chunk_table.columns([], []) for _ in queries]
-        query_vectors = None
+        dense: Iterator[Ranker] = iter(())
         if mode in ("vector_search", "hybrid_search"):
-            assert self.encoder is not None and self.embeddings is not None
-            query_vectors = self.encoder.encode(list(queries))
+            assert self.encoder is not None
+            depth = self._first_depth(top_k)
+            if mode == "hybrid_search":
+                depth = max(depth, min(self.recipe.rrf_depth, len(self.chunks)))
+            dense = self._dense_rankers(self.encoder.encode(list(queries)), depth)
         out = []
-        for i, query in enumerate(queries):
+        for query in queries:
             if mode == "keyword_search":
                 # Like Lucene, BM25 returns only chunks that match at least one query term.
                 ranker = self._score_ranker(
                     self._bm25_scores(query), positive_only=True, ties=self._bm25_ties
                 )
             elif mode == "vector_search":
-                ranker = self._score_ranker(self.embeddings @ query_vectors[i])  # type: ignore[operator, index]
+                ranker = next(dense)
             else:
-                ranker = self._rrf_ranker(
-                    self._bm25_scores(query), self.embeddings @ query_vectors[i]
-                )  # type: ignore[operator, index]
+                ranker = self._rrf_ranker(self._bm25_scores(query), next(dense))
             rows, scores = self._collect(ranker, top_k)
             out.append(self.chunk_table.columns(rows, scores))
         return out
@@ -165,7 +166,14 @@ class ReferenceKnowledgeBase:
 
         return ranked
 
-    def _rrf_ranker(self, keyword: np.ndarray, dense: np.ndarray) -> Ranker:
+    def _dense_rankers(self, query_vectors: np.ndarray, depth: int) -> Iterator[Ranker]:
+        """One exact inner-product ranker per query vector, made as it is consumed; ``depth``
+        is how deep the first ranking goes (a sharded index fetches that much at once)."""
+        assert self.embeddings is not None
+        for vector in query_vectors:
+            yield self._score_ranker(self.embeddings @ vector)
+
+    def _rrf_ranker(self, keyword: np.ndarray, dense: Ranker) -> Ranker:
         def ranked(n: int) -> tuple[np.ndarray, np.ndarray]:
             # Each list is fused at depth max(n, rrf_depth) so shallow top_k still fuse fairly.
             depth = max(n, self.recipe.rrf_depth)
@@ -174,7 +182,7 @@ class ReferenceKnowledgeBase:
             fused = reciprocal_rank_fusion(
                 [
                     keyword_top[keyword[keyword_top] > 0].tolist(),
-                    top_indices(dense, depth).tolist(),
+                    dense(depth)[0].tolist(),
                 ],
                 k=self.recipe.rrf_k,
             )[:n]
@@ -185,13 +193,20 @@ class ReferenceKnowledgeBase:
 
         return ranked
 
-    def _collect(self, ranked: Ranker, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _first_depth(self, top_k: int) -> int:
+        """How many chunks :meth:`_collect` ranks first for ``top_k`` results."""
         total = len(self.chunks)
         if not self.recipe.distinct_documents:
-            return ranked(min(top_k, total))
+            return min(top_k, total)
+        return min(total, top_k * self.recipe.overfetch)
+
+    def _collect(self, ranked: Ranker, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+        total = len(self.chunks)
+        n = self._first_depth(top_k)
+        if not self.recipe.distinct_documents:
+            return ranked(n)
         # Over-fetch chunks, doubling until top_k distinct documents (or the whole corpus).
         codes = self.chunk_table.codes
-        n = min(total, top_k * self.recipe.overfetch)
         while True:
             idx, scores = ranked(n)
             # Each document's best chunk, in rank order: first occurrences of its code.

@@ -5,6 +5,7 @@ cluster has GPUs); the driver writes each shard to disk as soon as all its vecto
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -23,8 +24,8 @@ class ShardEncoder:
 
     Called with a batch of chunk rows (``shard``, ``pos``, ``text``) in plan order, it
     encodes them ``batch_size`` at a time (the batches a local encode forms, see
-    :func:`~heta_eval.scale.shards.plan_shards`) and returns the vectors with the node that
-    computed them.
+    :func:`~heta_eval.scale.shards.plan_shards`) and returns the vectors with the node and
+    the worker process that computed them.
     """
 
     def __init__(self, model: str, precision: str, batch_size: int, device: str) -> None:
@@ -33,6 +34,7 @@ class ShardEncoder:
         self.encoder = DenseEncoder(model, precision=precision, batch_size=batch_size,  # type: ignore[arg-type]
                                     device=device)  # fmt: skip
         self.node = ray.get_runtime_context().get_node_id()
+        self.worker = f"{self.node}:{os.getpid()}"
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         texts = [str(t) for t in batch["text"]]
@@ -48,6 +50,7 @@ class ShardEncoder:
             "pos": batch["pos"],
             "vector": vectors,
             "node": np.array([self.node] * len(vectors)),
+            "worker": np.array([self.worker] * len(vectors)),
         }
 
 
@@ -63,8 +66,10 @@ def encode_shards(
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Encode the shards of ``texts`` that ``store`` lacks, then assemble the matrix.
 
-    Returns the matrix (chunk order, float32) and a record of the work: shards reused and
-    encoded, chunks encoded per node, workers, GPUs and seconds.
+    Returns the matrix (chunk order, float32; a read-only memory map, see
+    :meth:`ShardStore.assemble`) and a record of the work: shards reused and encoded, chunks
+    encoded per node, the encoder processes that sent vectors (an actor Ray restarted after
+    its process died counts again), workers, GPUs and seconds.
     """
     import pyarrow as pa
     import ray
@@ -75,6 +80,8 @@ def encode_shards(
     done = store.finished()
     pending = [s for s in range(len(plan)) if s not in done]
     per_node: Counter[str] = Counter()
+    processes: set[str] = set()
+    received = 0
     if pending:
         # One block per shard, in plan order (longest first): a shard's rows stay together
         # and each actor call cuts them into the local encoder's batches. A shard must
@@ -108,28 +115,44 @@ def encode_shards(
             num_gpus=gpus_per_worker or None,
         )
         # Vectors come back in any order and any batching: a shard is written once all its
-        # rows are back, so an interrupted encode keeps every shard it finished.
+        # rows are back, so an interrupted encode keeps every shard it finished. Ray Data
+        # restarts an encoder actor whose process dies and retries its batch: a row that
+        # comes back twice is kept once (and counted twice in `chunks_encoded`).
         buffers: dict[int, np.ndarray] = {}
+        seen: dict[int, np.ndarray] = {}
         filled: Counter[int] = Counter()
+        written: set[int] = set()
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
             vectors = np.asarray(batch["vector"], dtype=np.float32)
+            received += len(vectors)
+            processes.update(batch["worker"].tolist())
             for shard, pos, vector, node in zip(
                 batch["shard"], batch["pos"], vectors, batch["node"], strict=True
             ):
                 shard = int(shard)
+                if shard in written:
+                    continue
                 if shard not in buffers:
                     buffers[shard] = np.empty((len(plan[shard]), vectors.shape[1]), np.float32)
+                    seen[shard] = np.zeros(len(plan[shard]), dtype=bool)
+                if seen[shard][pos]:
+                    continue
+                seen[shard][pos] = True
                 buffers[shard][int(pos)] = vector
                 filled[shard] += 1
                 per_node[str(node)] += 1
                 if filled[shard] == len(plan[shard]):
                     store.save(shard, buffers.pop(shard))
+                    del seen[shard]
+                    written.add(shard)
     record = {
         "shards": len(plan),
         "shard_size": shard_size,
         "shards_reused": len(plan) - len(pending),
         "shards_encoded": len(pending),
         "chunks_by_node": dict(per_node),
+        "chunks_encoded": received,
+        "encoder_processes": len(processes),
         "workers": max(1, min(workers, len(pending))) if pending else 0,
         "gpus": (gpus_per_worker or 0) * (max(1, min(workers, len(pending))) if pending else 0),
         "encode_seconds": round(time.perf_counter() - started, 3),

@@ -3,21 +3,27 @@
 :class:`RayExecutor` plugs into :meth:`heta_eval.kb.Recipe.build` (``executor=``): the
 corpus is encoded on the cluster (:func:`~heta_eval.scale.encode.encode_shards`) and stored
 in the artifact cache under the same key as a local encode, so a rerun on either executor is
-a cache hit; dense search then runs over shards held by actors spread over the nodes, and
+a cache hit; dense search then runs over row shards held by actors spread over the nodes, and
 their top-k lists are merged into the single-machine result.
+
+The driver never holds the whole embedding matrix: it is assembled on disk and memory-mapped,
+and each search shard is copied from the map into Ray's object store one at a time, for its
+actor to take (so the nodes need no shared file system for a run).
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..evaluation.models import Document
 from ..kb.dense import DenseEncoder
-from ..kb.reference import ReferenceKnowledgeBase
+from ..kb.reference import Ranker, ReferenceKnowledgeBase
 from .cluster import cluster_resources, connect
 from .search import Hits, merge_top_k, shard_top_k, split_rows
 
@@ -60,6 +66,7 @@ class RayExecutor:
         self.workers = workers
         self.search_shards = search_shards
         self.encoding: dict[str, Any] = {}
+        self.index: RayShardedIndex | None = None
         self._ray: Any = None
 
     def start(self) -> RayExecutor:
@@ -76,8 +83,9 @@ class RayExecutor:
         progress: bool = False,
         cache_root: str | Path | None = None,
     ) -> np.ndarray:
-        """Vectors of ``texts`` (chunk order), encoded on the cluster; finished shards are
-        kept under ``cache_root`` (a temporary folder without one) for resumption."""
+        """Vectors of ``texts`` (chunk order, a read-only memory map), encoded on the
+        cluster; finished shards are kept under ``cache_root`` (a temporary folder without
+        one) for resumption."""
         from .encode import encode_shards
         from .shards import ShardStore
 
@@ -94,18 +102,24 @@ class RayExecutor:
             encoder, texts, store, shard_size=self.shard_size, workers=workers,
             gpus_per_worker=1.0 if gpus else 0.0, progress=progress,
         )  # fmt: skip
-        store.remove()  # the caller stores the assembled matrix under the cache key
+        # The caller copies the map into the cache entry; the mapping outlives the files.
+        store.remove()
+        if cache_root is None:
+            with contextlib.suppress(OSError):
+                root.rmdir()
         self.encoding = record
         return matrix
 
     # -- search ----------------------------------------------------------------------------
     def attach(self, kb: ReferenceKnowledgeBase) -> ReferenceKnowledgeBase:
-        """``kb`` with its dense index split into shards on the cluster's nodes."""
+        """``kb`` with its dense index split into row shards held by actors on the
+        cluster's nodes, and its own matrix dropped."""
         if kb.embeddings is None:
             return kb
         self.start()
         shards = self.search_shards or cluster_resources()["nodes"]
-        return ShardedSearchKnowledgeBase(kb, RayShardedIndex(kb.embeddings, shards))
+        self.index = RayShardedIndex(kb.embeddings, shards)
+        return ShardedSearchKnowledgeBase(kb, self.index)
 
     def describe(self) -> dict[str, Any]:
         """The summary's ``executor`` record: kind, nodes, workers, GPUs, encoding work."""
@@ -122,31 +136,65 @@ class RayExecutor:
         }
         if self.encoding:
             record["encoding"] = self.encoding
+        if self.index is not None:
+            record["search_shards"] = self.index.placement
         return record
 
 
 class _DenseShard:
-    """A Ray actor holding rows ``[offset, offset + len(matrix))`` of the dense index."""
+    """A Ray actor holding rows ``[offset, offset + rows)`` of the dense index.
 
-    def __init__(self, offset: int, matrix: np.ndarray) -> None:
+    Never restarted (Ray's default for actors): a restarted one would have lost its rows, so
+    a dead shard fails the search loudly instead, and so does one asked before it has them.
+    """
+
+    def __init__(self, offset: int, rows: int) -> None:
         self.offset = offset
-        self.matrix = np.ascontiguousarray(matrix)
+        self.rows = rows
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+
+    def load(self, matrix: np.ndarray) -> str:
+        """Keep a private copy of the shard (the object store's is freed) and say where."""
+        import ray
+
+        self.matrix = np.array(matrix, dtype=np.float32, order="C")
+        return ray.get_runtime_context().get_node_id()
 
     def top_k(self, queries: np.ndarray, k: int) -> list[Hits]:
+        if len(self.matrix) != self.rows:
+            raise RuntimeError(f"shard at row {self.offset} holds {len(self.matrix)} of "
+                               f"its {self.rows} rows")  # fmt: skip
         return [shard_top_k(self.matrix, self.offset, q, k) for q in queries]
 
 
 class RayShardedIndex:
-    """A dense index cut into row shards, each held by an actor spread over the nodes."""
+    """A dense index cut into row shards (:func:`split_rows`), each held by an actor spread
+    over the nodes. ``embeddings`` may be a memory map: one shard's rows at a time are read
+    from it and handed over through the object store, so this process never holds more.
+    """
 
     def __init__(self, embeddings: np.ndarray, shards: int) -> None:
         import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        actor = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_DenseShard)
         self.ranges = split_rows(len(embeddings), shards)
-        self.actors = [actor.remote(a, ray.put(embeddings[a:b])) for a, b in self.ranges]
-        # Wait until every shard is up, so actor start-up is not timed as query latency.
-        ray.get([a.top_k.remote(embeddings[:0], 1) for a in self.actors])
+        # Shard i on alive node i mod n, and only there: Ray's SPREAD and soft affinity both
+        # fall back to a node that looks less busy, which can put every shard on one node.
+        nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
+        actor = ray.remote(num_cpus=0)(_DenseShard)
+        self.actors = [
+            actor.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], False)
+            ).remote(a, b - a)
+            for i, (a, b) in enumerate(self.ranges)
+        ]
+        #: Where each shard lives: ``[{"rows": [start, end], "node": node id}, ...]``.
+        self.placement: list[dict[str, Any]] = []
+        for (a, b), shard in zip(self.ranges, self.actors, strict=True):
+            ref = ray.put(np.array(embeddings[a:b], dtype=np.float32, order="C"))
+            node = ray.get(shard.load.remote(ref))
+            del ref  # the actor has its own copy: free the object store's
+            self.placement.append({"rows": [a, b], "node": node})
 
     def top_k(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Exact global top-``k`` of each query: every shard's top-k, merged."""
@@ -157,21 +205,31 @@ class RayShardedIndex:
 
 
 class ShardedSearchKnowledgeBase(ReferenceKnowledgeBase):
-    """A reference knowledge base whose ``vector_search`` runs over a sharded index; the
-    other modes, chunk over-fetching and answers are the reference's own."""
+    """A reference knowledge base whose dense ranking (``vector_search`` and the dense half
+    of ``hybrid_search``) runs over a sharded index; it holds no embedding matrix. The
+    other modes, chunk over-fetching, fusion and answers are the reference's own."""
 
     def __init__(self, kb: ReferenceKnowledgeBase, index: RayShardedIndex) -> None:
         self.__dict__.update(kb.__dict__)
+        self.embeddings = None
         self.index = index
 
-    def search(self, queries: Sequence[str], *, mode: str, top_k: int = 10) -> list[Any]:
-        if mode != "vector_search" or top_k <= 0 or mode not in self.modes:
-            return super().search(queries, mode=mode, top_k=top_k)
-        assert self.encoder is not None
-        query_vectors = self.encoder.encode(list(queries))
-        out = []
-        for vector in query_vectors:
-            rows, scores = self._collect(lambda n, q=vector: self.index.top_k(q[None], n)[0],
-                                         top_k)  # fmt: skip
-            out.append(self.chunk_table.columns(rows, scores))
-        return out
+    def _dense_rankers(self, query_vectors: np.ndarray, depth: int) -> Iterator[Ranker]:
+        # The first ranking of every query in one call per shard; a deeper one (over-fetching
+        # for distinct documents) asks the shards again. A prefix of an exact top-n is the
+        # exact top of that length: the order (score, then row) is total.
+        first = self.index.top_k(query_vectors, depth) if len(query_vectors) else []
+        for vector, (rows, scores) in zip(query_vectors, first, strict=True):
+
+            def ranked(n: int, v=vector, rows=rows, scores=scores) -> Hits:
+                if min(n, len(self.chunks)) <= len(rows):
+                    return rows[:n], scores[:n]
+                return self.index.top_k(v[None], n)[0]
+
+            yield ranked
+
+    async def ingest(self, documents: Sequence[Document]) -> None:
+        raise NotImplementedError(
+            "a knowledge base searched on Ray is rebuilt with the executor: "
+            "Recipe.build(..., executor=...)"
+        )

@@ -31,10 +31,11 @@ def plan_shards(texts: Sequence[str], shard_size: int, batch_size: int = 1) -> l
     """Chunk indices of each shard: longest texts first, ``shard_size`` rounded up to a
     multiple of ``batch_size`` each.
 
-    The order is the one ``sentence-transformers`` sorts a corpus by before batching it
-    (``np.argsort`` of minus the character lengths), so encoding a shard batch by batch
-    forms the very batches a local encode of the whole corpus forms: same padding, same
-    vectors to the bit, also in bfloat16 (where another batching moves them by ~1e-3).
+    The order is the one :meth:`~heta_eval.kb.dense.DenseEncoder.encode` sorts a corpus by
+    before batching it (a stable ``np.argsort`` of minus the character lengths: equal lengths
+    keep their order), so encoding a shard batch by batch forms the very batches a local
+    encode of the whole corpus forms: same padding, same vectors to the bit, also in bfloat16
+    (where another batching moves them by ~1e-3).
 
     >>> [s.tolist() for s in plan_shards(["a", "ccc", "bb", "dddd", "e"], 2)]
     [[3, 1], [2, 0], [4]]
@@ -44,7 +45,7 @@ def plan_shards(texts: Sequence[str], shard_size: int, batch_size: int = 1) -> l
     if shard_size <= 0 or batch_size <= 0:
         raise ValueError(f"shard and batch sizes must be positive, got {shard_size}, {batch_size}")
     size = -(-shard_size // batch_size) * batch_size
-    order = np.argsort([-len(text) for text in texts]).astype(np.int64)
+    order = np.argsort([-len(text) for text in texts], kind="stable").astype(np.int64)
     return [order[i : i + size] for i in range(0, len(order), size)]
 
 
@@ -95,7 +96,16 @@ class ShardStore:
         os.replace(temporary, self.path(shard))
 
     def assemble(self, plan: Sequence[np.ndarray], total: int) -> np.ndarray:
-        """The corpus matrix in chunk order, from every shard of ``plan``."""
+        """The corpus matrix in chunk order, from every shard of ``plan``: written to
+        ``matrix.npy`` one shard at a time and returned as a read-only memory map, so the
+        driver never holds more than one shard's vectors."""
+        missing = [s for s in range(len(plan)) if not self.path(s).exists()]
+        if missing:
+            raise RuntimeError(
+                f"{self.folder}: {len(missing)} of {len(plan)} shards were never written "
+                f"(first: {missing[0]}); rerun to encode them"
+            )
+        target = self.folder / "matrix.npy"
         matrix: np.ndarray | None = None
         for shard, rows in enumerate(plan):
             vectors = load_array(self.path(shard))
@@ -104,14 +114,20 @@ class ShardStore:
                     f"{self.path(shard)}: {vectors.shape[0]} vectors for {len(rows)} chunks"
                 )
             if matrix is None:
-                matrix = np.empty((total, vectors.shape[1]), dtype=np.float32)
+                matrix = np.lib.format.open_memmap(
+                    target, mode="w+", dtype=np.float32, shape=(total, vectors.shape[1])
+                )
             matrix[rows] = vectors
         assert matrix is not None
-        return matrix
+        matrix.flush()
+        del matrix
+        return np.load(target, mmap_mode="r", allow_pickle=False)
 
     def remove(self) -> None:
-        """Drop the shards once the assembled matrix is in the cache."""
+        """Drop the shards and the assembled matrix (a memory map of it stays readable
+        where the system allows unlinking a mapped file, as POSIX does)."""
         for path in self.folder.glob("*.npy"):
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.folder.rmdir()

@@ -229,7 +229,7 @@ class Sweep:
                 log(f"encoding {dataset} for recipe {name} on the cluster")
                 dense_only = recipe.model_copy(update={"modes": ["vector_search"]})
                 dense_only.build(dataset, documents, cache_dir=self.cache_dir,
-                                 progress=False, executor=executor)  # fmt: skip
+                                 progress=False, executor=_EncodeOnly(executor))  # fmt: skip
         task = ray.remote(num_cpus=1, max_retries=1)(run_cell)
         running = {}
         for cell in pending:
@@ -256,3 +256,14 @@ class Sweep:
             value = state.get("metrics", {}).get(metric) if state.get("status") == "done" else None
             scores.setdefault(f"{cell.recipe}/{cell.mode}", {})[cell.dataset] = value
         return leaderboard(scores, metric).to_markdown()
+
+
+class _EncodeOnly:
+    """An executor's encoder pool without its search shards: sweep cells search locally."""
+
+    def __init__(self, executor: Any) -> None:
+        self.encode_corpus = executor.encode_corpus
+
+    @staticmethod
+    def attach(kb: Any) -> Any:
+        return kb
