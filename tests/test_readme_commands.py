@@ -213,6 +213,9 @@ def test_every_command_of_the_readme_and_docs_runs_as_written_on_a_fresh_clone(
         "HETA_EVAL_DATA": str(tmp_path / "small-beir"),
         "HETA_EVAL_CACHE_DIR": str(tmp_path / "kb-cache"),
         "MPLBACKEND": "Agg",
+        # `--ray local` starts its own cluster whatever Ray's environment points at (it
+        # once joined the newest cluster on the machine): nothing listens on port 9.
+        "RAY_ADDRESS": "127.0.0.1:9",
     }
     done = subprocess.run(["bash", "-c", script], cwd=clone, env=env, capture_output=True,
                           text=True, timeout=1500)  # fmt: skip

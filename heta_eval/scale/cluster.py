@@ -64,7 +64,9 @@ def connect(address: str) -> Any:
     if target is None:
         options["include_dashboard"] = False
     try:
-        ray.init(address=target, **options)
+        # "local" always starts a new cluster: with None, Ray would join the newest one that
+        # `ray start` left on this machine (/tmp/ray/ray_current_cluster) or RAY_ADDRESS.
+        ray.init(address=target or "local", **options)
     except (ConnectionError, RuntimeError) as error:
         raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
     return ray
