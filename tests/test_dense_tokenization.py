@@ -21,6 +21,8 @@ ODD = [
     "  leading and trailing spaces  ",
     "control\x00chars\x07and\x1bescapes\u200b",
     "[CLS] [SEP] [MASK] [PAD] [UNK] literal special tokens",
+    "[cls] lowercase [mask] look-alikes, and [Mask]",
+    "ascii controls\x0b\x0cform feed\x7fdelete\x01 \r\n\t end",
     "Café naïve résumé Ångström — “quotes” … ½ µm ≥ 5%",
     "ΣΑΣ σίσυφος ΟΔΟΣ. İstanbul ǅ ﬁ",
     "emoji 🧬🔬 and CJK 细胞凋亡是程序性细胞死亡 mixed",
@@ -67,8 +69,10 @@ def test_scifact_passages_are_tokenized_as_sentence_transformers_does(
         docs = [json.loads(line) for line in f if line.strip()]
     texts = [f"{d['title']} {d['text']}".strip() for d in docs]  # as BEIR encodes them
     assert peer.max_seq_length == 256 and tokenizer._cut_at is not None
-    # The fast path cuts long texts before tokenizing them: most of these are cut.
+    # Long texts are cut before they are tokenized, and ASCII ones skip the Rust normalizer:
+    # both paths are taken by many of these.
     assert sum(len(t) > tokenizer._cut_at for t in texts) > 500
+    assert tokenizer._plain_encode is not None and sum(t.isascii() for t in texts) > 2000
     texts.sort(key=len, reverse=True)  # the encoder's batches: longest first
     for start in range(0, len(texts), 512):
         batch = texts[start : start + 512]
@@ -85,18 +89,23 @@ def test_odd_strings_are_tokenized_as_sentence_transformers_does(peer, tokenizer
     assert_same_features(tokenizer(pair), peer_features(peer, pair))
 
 
-WORD = st.one_of(
-    st.text(alphabet=st.sampled_from("abcdefghij XYZ-.,'()é细ß\t0123456789"), max_size=25),
-    st.sampled_from(["internationalization", "mitochondrial", "cell", "apoptosis"]),
+ASCII_WORD = st.one_of(
+    st.text(alphabet=st.sampled_from("abcdefXYZ-.,'()_[]#\t\x7f\x0c0123456789"), max_size=25),
+    st.sampled_from(["internationalization", "Mitochondrial", "[MASK]", "[sep]", "[CLS]"]),
 )
+WORD = st.one_of(ASCII_WORD, st.text(alphabet=st.sampled_from("aé细ßΣ\u00a0\u0301µ"), max_size=9))
+
+
+def cycled(words: list[str], n: int) -> str:
+    return " ".join(words[i % len(words)] for i in range(n))
 
 
 # Words cycled up to 800 times: texts from a few characters to past the cut point, with
-# words of every length (so the cut text sometimes holds fewer than 254 word pieces).
-TEXT = st.builds(
-    lambda words, n: " ".join(words[i % len(words)] for i in range(n)),
-    st.lists(WORD, min_size=1, max_size=30),
-    st.integers(0, 800),
+# words of every length (so the cut text sometimes holds fewer than 254 word pieces); half
+# of them plain ASCII (the path without the Rust normalizer).
+TEXT = st.one_of(
+    st.builds(cycled, st.lists(ASCII_WORD, min_size=1, max_size=30), st.integers(0, 800)),
+    st.builds(cycled, st.lists(WORD, min_size=1, max_size=30), st.integers(0, 800)),
 )
 
 
@@ -146,3 +155,30 @@ def test_a_slow_tokenizer_is_refused_with_a_clear_error() -> None:
 
     with pytest.raises(ValueError, match="not a fast"):
         BatchTokenizer(Slow(), 256)
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"TOKENIZERS_PARALLELISM": "false"}, 1),  # set by tokenizers itself after a fork
+        ({"TOKENIZERS_PARALLELISM": "0"}, 1),
+        ({"TOKENIZERS_PARALLELISM": "true", "RAYON_NUM_THREADS": "3"}, 3),
+        ({"RAYON_NUM_THREADS": "5"}, 5),
+        ({}, None),  # the usable CPUs
+    ],
+)
+def test_rust_threads_follow_the_tokenizers_environment(monkeypatch, environ, expected) -> None:
+    from heta_eval.kb.dense import DenseEncoder
+    from heta_eval.kb.tokenization import rust_threads, usable_cpus
+
+    for name in ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert rust_threads() == (expected or usable_cpus())
+    # On CUDA, a single-threaded Rust tokenizer gets one tokenizer thread per CPU instead.
+    from heta_eval.kb import dense
+
+    ahead = dense._ahead()
+    assert ahead == (max(1, usable_cpus() - 1) if rust_threads() == 1 else 3)
+    assert DenseEncoder(device="cpu").tokenizer_workers == 0

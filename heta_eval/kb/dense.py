@@ -9,7 +9,6 @@ L2-normalized in float32. See ``docs/encoding.md``.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -28,7 +27,7 @@ from .precision import (
     resolve_device,
     resolve_precision,
 )
-from .tokenization import BatchTokenizer
+from .tokenization import BatchTokenizer, rust_threads, usable_cpus
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -150,6 +149,13 @@ class _TorchRunner:
         return self.model(inputs)["sentence_embedding"]
 
 
+def _ahead() -> int:
+    """Tokenizer threads on CUDA: a few where the Rust tokenizer spreads each batch over the
+    CPUs itself (while one thread fills arrays, the others' batches are in Rust), one per
+    CPU but the GPU's own where it runs single-threaded (``TOKENIZERS_PARALLELISM=false``)."""
+    return 3 if rust_threads() > 1 else max(1, usable_cpus() - 1)
+
+
 class DenseEncoder:
     """Encodes texts into L2-normalized float32 vectors: load the model once, call
     :meth:`encode` as often as needed (calls are serialized; the model is shared).
@@ -159,9 +165,9 @@ class DenseEncoder:
     support (AVX512-BF16/AMX), int8 on other x86 CPUs, else float32 (see
     :mod:`heta_eval.kb.precision`); :attr:`precision` holds the choice. ``batch_size``
     defaults to 64 on the CPU and 512 on CUDA. ``tokenizer_workers`` threads tokenize that
-    many batches ahead of the model (default: CPUs − 1 on CUDA, where the host is the
-    bottleneck; 0 on the CPU, where the cores are busy with the forward pass and each batch
-    is tokenized just before it runs).
+    many batches ahead of the model (default on CUDA, where the host is the bottleneck: 3,
+    or CPUs − 1 where the Rust tokenizer runs single-threaded; 0 on the CPU, where the cores
+    are busy with the forward pass and each batch is tokenized just before it runs).
 
     >>> encoder = DenseEncoder(device="cpu")
     >>> encoder.encode(["a cat", "a dog"]).shape
@@ -186,9 +192,8 @@ class DenseEncoder:
         self.batch_size = batch_size or (512 if on_gpu else 64)
         # On a GPU the host side is the bottleneck: tokenize ahead in threads. On a CPU the
         # cores are busy with the forward pass, so each batch is tokenized just before it runs.
-        cores = os.cpu_count() or 1
         self.tokenizer_workers = (
-            tokenizer_workers if tokenizer_workers is not None else (cores - 1 if on_gpu else 0)
+            tokenizer_workers if tokenizer_workers is not None else (_ahead() if on_gpu else 0)
         )
         self.calls = 0  # number of encode() calls, handy to check cache reuse
         self._lock = threading.Lock()
