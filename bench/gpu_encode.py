@@ -125,10 +125,10 @@ def forward_only(ours, texts: list[str], sync) -> float:
     import numpy as np
     import torch
 
+    texts = texts[:30_000]  # all of it pinned at once
     order = np.argsort([-len(t) for t in texts], kind="stable")
     batches = [order[i : i + ours.batch_size] for i in range(0, len(texts), ours.batch_size)]
-    prepared = [features for _, features in ours._tokenized(texts, batches[:30])]
-    n = sum(len(rows) for rows in batches[:30])
+    prepared = [features for _, features in ours._tokenized(texts, batches)]
     runner = ours.runner
     with torch.inference_mode():
         runner(prepared[0])
@@ -138,7 +138,7 @@ def forward_only(ours, texts: list[str], sync) -> float:
             vectors = runner(features)
         vectors.float().cpu()
         sync()
-    return rate(n, time.perf_counter() - started)
+    return rate(len(texts), time.perf_counter() - started)
 
 
 def main(argv: list[str] | None = None) -> int:
