@@ -160,25 +160,23 @@ def test_a_slow_tokenizer_is_refused_with_a_clear_error() -> None:
 @pytest.mark.parametrize(
     ("environ", "expected"),
     [
-        ({"TOKENIZERS_PARALLELISM": "false"}, 1),  # set by tokenizers itself after a fork
-        ({"TOKENIZERS_PARALLELISM": "0"}, 1),
+        ({"TOKENIZERS_PARALLELISM": "false"}, 1),
+        ({"TOKENIZERS_PARALLELISM": "0", "RAYON_NUM_THREADS": "4"}, 1),
         ({"TOKENIZERS_PARALLELISM": "true", "RAYON_NUM_THREADS": "3"}, 3),
         ({"RAYON_NUM_THREADS": "5"}, 5),
+        ({"TOKENIZERS_NUM_THREADS": "6", "RAYON_NUM_THREADS": "5"}, 6),
         ({}, None),  # the usable CPUs
     ],
 )
 def test_rust_threads_follow_the_tokenizers_environment(monkeypatch, environ, expected) -> None:
-    from heta_eval.kb.dense import DenseEncoder
+    from heta_eval.kb import dense
     from heta_eval.kb.tokenization import rust_threads, usable_cpus
 
-    for name in ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS"):
+    for name in ("TOKENIZERS_PARALLELISM", "TOKENIZERS_NUM_THREADS", "RAYON_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     assert rust_threads() == (expected or usable_cpus())
     # On CUDA, a single-threaded Rust tokenizer gets one tokenizer thread per CPU instead.
-    from heta_eval.kb import dense
-
-    ahead = dense._ahead()
-    assert ahead == (max(1, usable_cpus() - 1) if rust_threads() == 1 else 3)
-    assert DenseEncoder(device="cpu").tokenizer_workers == 0
+    assert dense._ahead() == (max(1, usable_cpus() - 1) if rust_threads() == 1 else 3)
+    assert dense.DenseEncoder(device="cpu").tokenizer_workers == 0

@@ -151,9 +151,8 @@ class BatchTokenizer:
 
 def rust_threads() -> int:
     """How many threads the Rust tokenizer spreads one batch over: 1 where
-    ``TOKENIZERS_PARALLELISM`` is off (set so by the user, or by tokenizers itself in a process
-    forked after it ran in parallel, where its thread pool would deadlock), else
-    ``RAYON_NUM_THREADS`` or the CPUs.
+    ``TOKENIZERS_PARALLELISM`` is off, else ``TOKENIZERS_NUM_THREADS`` (newer tokenizers) or
+    ``RAYON_NUM_THREADS`` (tokenizers <= 0.23) where set, else the usable CPUs.
 
     >>> rust_threads() >= 1
     True
@@ -161,10 +160,12 @@ def rust_threads() -> int:
     flag = os.environ.get("TOKENIZERS_PARALLELISM")
     if flag is not None and flag.lower() in ("", "off", "false", "f", "no", "n", "0"):
         return 1
-    try:
-        return max(1, int(os.environ["RAYON_NUM_THREADS"]))
-    except (KeyError, ValueError):
-        return usable_cpus()
+    for name in ("TOKENIZERS_NUM_THREADS", "RAYON_NUM_THREADS"):
+        try:
+            return max(1, int(os.environ[name]))
+        except (KeyError, ValueError):
+            continue
+    return usable_cpus()
 
 
 def usable_cpus() -> int:
