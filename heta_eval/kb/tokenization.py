@@ -25,8 +25,8 @@ import numpy as np
 __all__ = ["BatchTokenizer", "rust_threads", "usable_cpus"]
 
 #: A text longer than this many characters per kept token is first tokenized only up to a
-#: space past that point (see ``BatchTokenizer._cut``); SciFact: 9 of 5,183 abstracts need
-#: a second, full pass at 6, 623 at 5.
+#: space past that point (``BatchTokenizer._cut_encoded``); SciFact: 9 of 5,183 abstracts
+#: need a second, full pass at 6, 623 at 5.
 CHARS_PER_TOKEN = 6
 
 
