@@ -202,13 +202,14 @@ def main(argv: list[str] | None = None) -> int:
     result["forward_only_passages_per_s"] = round(forward_only(ours, texts, sync))
     print(f"  ours, forward pass alone: {result['forward_only_passages_per_s']:,} passages/s")
 
-    peer = SentenceTransformer(model, device=args.device)  # float32, BEIR's path
+    # float32 (BEIR's path), whatever dtype the model folder stores its weights in
+    peer = SentenceTransformer(model, device=args.device).float()
     peer.encode(texts[:512], batch_size=args.peer_batch_size, show_progress_bar=False)
     sample = texts[:: max(1, len(texts) // 2000)]
     preprocess = getattr(peer, "preprocess", peer.tokenize)
     fed = ours._batch_tokenizer()(sample)["input_ids"]
     result["input_ids_identical"] = bool(
-        np.array_equal(fed, preprocess(sample)["input_ids"].numpy())
+        np.array_equal(fed, preprocess(sample)["input_ids"].cpu().numpy())
     )
 
     def peer_encode() -> np.ndarray:
