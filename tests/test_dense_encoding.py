@@ -161,7 +161,7 @@ def test_int8_encoding_is_close_to_float32(reference: np.ndarray) -> None:
     assert float(alone[0] @ vectors[0]) > 0.98
 
 
-def test_tokenizer_worker_processes_give_the_inline_vectors() -> None:
+def test_tokenizer_threads_give_the_inline_vectors() -> None:
     inline = DenseEncoder(precision="float32", device="cpu", batch_size=2)
     pooled = DenseEncoder(precision="float32", device="cpu", batch_size=2, tokenizer_workers=2)
     try:

@@ -1,18 +1,18 @@
 """Dense encoder (a ``sentence-transformers`` model) and exact inner-product search.
 
 One pipeline on every device: texts sorted by length into batches (no padding past each
-batch's longest text), tokenized ahead of the forward pass (on CUDA by a pool of worker
-processes, so the host keeps the GPU fed), run through the model's modules in the chosen
-precision, L2-normalized in float32. See ``docs/encoding.md``.
+batch's longest text), tokenized by :class:`~heta_eval.kb.tokenization.BatchTokenizer` straight
+into padded arrays (on CUDA ahead of the forward pass, in threads, into pinned memory, so the
+host keeps the GPU fed), run through the model's modules in the chosen precision,
+L2-normalized in float32. See ``docs/encoding.md``.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
@@ -27,6 +27,7 @@ from .precision import (
     resolve_device,
     resolve_precision,
 )
+from .tokenization import BatchTokenizer, rust_threads, usable_cpus
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -131,15 +132,28 @@ class _TorchRunner:
 
         self.model = model
         self.device = torch.device(device)
+        self.pinned = self.device.type == "cuda"
 
-    def __call__(self, features: dict[str, np.ndarray]) -> Any:
+    def prepare(self, features: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Host-side preparation, run ahead in the tokenizer threads: tensors, pinned on CUDA
+        so that the copy to the GPU is asynchronous."""
         import torch
 
-        inputs = {
-            key: torch.from_numpy(value).to(self.device, non_blocking=True)
-            for key, value in features.items()
-        }
+        tensors = {key: torch.from_numpy(value) for key, value in features.items()}
+        if self.pinned:
+            tensors = {key: value.pin_memory() for key, value in tensors.items()}
+        return tensors
+
+    def __call__(self, features: dict[str, Any]) -> Any:
+        inputs = {key: value.to(self.device, non_blocking=True) for key, value in features.items()}
         return self.model(inputs)["sentence_embedding"]
+
+
+def _ahead() -> int:
+    """Tokenizer threads on CUDA: a few where the Rust tokenizer spreads each batch over the
+    CPUs itself (while one thread fills arrays, the others' batches are in Rust), one per
+    CPU but the GPU's own where it runs single-threaded (``TOKENIZERS_PARALLELISM=false``)."""
+    return 3 if rust_threads() > 1 else max(1, usable_cpus() - 1)
 
 
 class DenseEncoder:
@@ -150,7 +164,10 @@ class DenseEncoder:
     ``precision="auto"`` (the default) picks float16 on CUDA, bfloat16 on CPUs with native
     support (AVX512-BF16/AMX), int8 on other x86 CPUs, else float32 (see
     :mod:`heta_eval.kb.precision`); :attr:`precision` holds the choice. ``batch_size``
-    defaults to 64 on the CPU and 512 on CUDA.
+    defaults to 64 on the CPU and 512 on CUDA. ``tokenizer_workers`` threads tokenize that
+    many batches ahead of the model (default on CUDA, where the host is the bottleneck: 3,
+    or CPUs − 1 where the Rust tokenizer runs single-threaded; 0 on the CPU, where the cores
+    are busy with the forward pass and each batch is tokenized just before it runs).
 
     >>> encoder = DenseEncoder(device="cpu")
     >>> encoder.encode(["a cat", "a dog"]).shape
@@ -173,15 +190,14 @@ class DenseEncoder:
         self.precision = resolve_precision(precision, self.device)
         on_gpu = device_kind(self.device) == "cuda"
         self.batch_size = batch_size or (512 if on_gpu else 64)
-        # On a GPU the host side is the bottleneck: tokenize in worker processes. On a CPU
-        # the cores are busy with the forward pass, so tokenization runs inline.
-        cores = os.cpu_count() or 1
+        # On a GPU the host side is the bottleneck: tokenize ahead in threads. On a CPU the
+        # cores are busy with the forward pass, so each batch is tokenized just before it runs.
         self.tokenizer_workers = (
-            tokenizer_workers if tokenizer_workers is not None else (cores - 1 if on_gpu else 0)
+            tokenizer_workers if tokenizer_workers is not None else (_ahead() if on_gpu else 0)
         )
         self.calls = 0  # number of encode() calls, handy to check cache reuse
         self._lock = threading.Lock()
-        self._pool: Executor | None = None
+        self._tokenizer: BatchTokenizer | None = None
 
     @property
     def runner(self) -> Any:
@@ -254,75 +270,43 @@ class DenseEncoder:
 
     def _tokenized(
         self, texts: list[str], batches: list[np.ndarray]
-    ) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
-        """(rows, tokenized features) per batch, in order; worker processes run ahead."""
-        tokenizer, max_length = self.model.tokenizer, self.model.max_seq_length
+    ) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
+        """(rows, model inputs) per batch, in order; with ``tokenizer_workers`` threads the
+        next batches are tokenized (and, on CUDA, put in pinned memory) while the model runs."""
+        tokenizer, prepare = self._batch_tokenizer(), self.runner.prepare
+
+        def inputs(rows: np.ndarray) -> dict[str, Any]:
+            return prepare(tokenizer([texts[i] for i in rows]))
+
         if self.tokenizer_workers <= 0 or len(batches) < 2:
             for rows in batches:
-                yield rows, _tokenize(tokenizer, max_length, [texts[i] for i in rows])
+                yield rows, inputs(rows)
             return
-        pool = self._tokenizer_pool(tokenizer, max_length)
-        ahead: deque = deque()
-        depth = 2 * self.tokenizer_workers
-        for rows in batches:
-            ahead.append((rows, pool.submit(_tokenize_in_worker, [texts[i] for i in rows])))
-            if len(ahead) > depth:
+        # Threads, not processes: the Rust tokenizer releases the GIL (and runs its own thread
+        # pool), so only the ~15 µs a text of filling arrays holds it.
+        pool = ThreadPoolExecutor(self.tokenizer_workers, thread_name_prefix="heta-tokenize")
+        try:
+            ahead: deque = deque()
+            for rows in batches:
+                ahead.append((rows, pool.submit(inputs, rows)))
+                if len(ahead) > self.tokenizer_workers:
+                    done_rows, future = ahead.popleft()
+                    yield done_rows, future.result()
+            while ahead:
                 done_rows, future = ahead.popleft()
                 yield done_rows, future.result()
-        while ahead:
-            done_rows, future = ahead.popleft()
-            yield done_rows, future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
-    def _tokenizer_pool(self, tokenizer: Any, max_length: int) -> Executor:
-        if self._pool is None:
-            import multiprocessing
-
-            # spawn: a forked child of a process that has initialized CUDA is unusable.
-            self._pool = ProcessPoolExecutor(
-                self.tokenizer_workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_init_worker,
-                initargs=(tokenizer, max_length),
-            )
-        return self._pool
+    def _batch_tokenizer(self) -> BatchTokenizer:
+        if self._tokenizer is None:
+            model = self.model
+            self._tokenizer = BatchTokenizer(model.tokenizer, model.max_seq_length)
+        return self._tokenizer
 
     def close(self) -> None:
-        """Stop the tokenizer worker processes (if any were started)."""
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-
-    def __del__(self) -> None:
-        pool = getattr(self, "_pool", None)
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _tokenize(tokenizer: Any, max_length: int, texts: list[str]) -> dict[str, np.ndarray]:
-    # sentence-transformers' text preprocessing: strip, pad to the longest, truncate at the
-    # model's max_seq_length (256 word pieces for all-MiniLM-L6-v2).
-    return dict(
-        tokenizer(
-            [text.strip() for text in texts],
-            padding=True,
-            truncation="longest_first",
-            max_length=max_length,
-            return_tensors="np",
-        )
-    )
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(tokenizer: Any, max_length: int) -> None:
-    # Each worker tokenizes one batch at a time: no nested Rust thread pools.
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    _WORKER.update(tokenizer=tokenizer, max_length=max_length)
-
-
-def _tokenize_in_worker(texts: list[str]) -> dict[str, np.ndarray]:
-    return _tokenize(_WORKER["tokenizer"], _WORKER["max_length"], texts)
+        """Nothing to release any more (tokenizer threads end with each :meth:`encode`); kept
+        so that callers written for the worker processes of earlier versions keep working."""
 
 
 def inner_product_search(

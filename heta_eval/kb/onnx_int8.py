@@ -67,6 +67,10 @@ class OnnxInt8Transformer:
         self.model = model  # the SentenceTransformer: tokenizer and modules
         self.after = list(model)[1:]  # pooling, normalization...
 
+    def prepare(self, features: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Host-side preparation ahead of :meth:`__call__`: none (ONNX Runtime reads numpy)."""
+        return features
+
     def __call__(self, features: dict[str, np.ndarray]) -> Any:
         import torch
 
