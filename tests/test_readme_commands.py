@@ -60,6 +60,8 @@ NOT_RUN_IF = {
     "starts a real two-node one (the --ray local lines run here)",
     r"--judge\b": "calls an OpenAI-compatible chat server; tests/test_judge_spending.py runs "
     "--judge, its options and --dry-run against one on loopback",
+    r"bench/gpu_": "needs a CUDA GPU and the model folder it names (no test depends on a GPU; "
+    "tests/test_dense_tokenization.py pins the tokenization it measures)",
 }
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 

@@ -17,6 +17,7 @@ score is converted by pyarrow's correctly rounded parser. Both equal Python's ``
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 from itertools import pairwise
 from pathlib import Path
@@ -55,12 +56,16 @@ def parse_run_file(path: Path, *, ignore_identical_ids: bool = True) -> Columnar
     with path.open("rb") as handle:
         if not handle.seek(0, 2):
             return None
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            data = np.frombuffer(mapped, dtype=np.uint8)
-            try:
-                return _parse(data, ignore_identical_ids)
-            finally:
-                del data  # the map cannot close while a view of it lives
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    data = np.frombuffer(mapped, dtype=np.uint8)
+    try:
+        return _parse(data, ignore_identical_ids)
+    finally:
+        del data  # the map cannot close while a view of it lives
+        # An error's traceback may still hold a view: then the map closes when it goes,
+        # and the error itself is what the caller sees.
+        with contextlib.suppress(BufferError):
+            mapped.close()
 
 
 def _parse(data: np.ndarray, ignore_identical_ids: bool) -> ColumnarRun | None:
@@ -249,6 +254,28 @@ def _utf8_ok(data, a, b):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _digit_run(data, b, fraction, i, mantissa, significant, scale, digits):  # pragma: no cover
+    """Read the digits from ``i`` into (the first 19 significant ones) ``mantissa``; ``scale``
+    is the decimal exponent that corrects for the digits left out of the integer part or
+    read after the point. Returns the updated ``(i, mantissa, significant, scale, digits)``."""
+    while i < b and 48 <= data[i] <= 57:
+        d = data[i] - 48
+        if significant > 0 or d != 0:
+            significant += 1
+            if significant <= 19:
+                mantissa = mantissa * np.uint64(10) + np.uint64(d)
+                if fraction:
+                    scale -= 1
+            elif not fraction:
+                scale += 1
+        elif fraction:
+            scale -= 1  # a leading zero after the point
+        digits += 1
+        i += 1
+    return i, mantissa, significant, scale, digits
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _score(data, a, b, pow10):  # pragma: no cover - compiled
     """(ok, exact, value) of the score text ``data[a:b]`` in the grammar
     ``[+-]?(digits[.digits]|.digits)([eE][+-]?digits)?``; ``exact`` False: leave it to the
@@ -258,33 +285,11 @@ def _score(data, a, b, pow10):  # pragma: no cover - compiled
     if i < b and (data[i] == 43 or data[i] == 45):
         negative = data[i] == 45
         i += 1
-    mantissa = np.uint64(0)
-    significant = 0
-    scale = 0  # decimal exponent correction for digits after the point
-    digits = 0
-    while i < b and 48 <= data[i] <= 57:
-        d = data[i] - 48
-        if significant > 0 or d != 0:
-            significant += 1
-            if significant <= 19:
-                mantissa = mantissa * np.uint64(10) + np.uint64(d)
-            else:
-                scale += 1
-        digits += 1
-        i += 1
+    i, mantissa, significant, scale, digits = _digit_run(data, b, False, i, np.uint64(0), 0, 0, 0)
     if i < b and data[i] == 46:
-        i += 1
-        while i < b and 48 <= data[i] <= 57:
-            d = data[i] - 48
-            if significant > 0 or d != 0:
-                significant += 1
-                if significant <= 19:
-                    mantissa = mantissa * np.uint64(10) + np.uint64(d)
-                    scale -= 1
-            else:
-                scale -= 1
-            digits += 1
-            i += 1
+        i, mantissa, significant, scale, digits = _digit_run(
+            data, b, True, i + 1, mantissa, significant, scale, digits
+        )
     if digits == 0:
         return False, False, 0.0
     exponent = 0
