@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import math
 import os
@@ -268,7 +269,6 @@ def _read_run_table(path: Path, columns: str) -> Any:
 def _parse_run(path: Path, delimiter: str, ascii_only: bool, columns: str) -> Any:
     """pyarrow's parse of a scanned run (multi-threaded, releases the GIL), or None."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
     wanted = columns.split()
@@ -298,7 +298,7 @@ def _parse_run(path: Path, delimiter: str, ascii_only: bool, columns: str) -> An
     if table.num_rows == 0:
         return None
     scores = table.column("score")
-    if scores.null_count or not pc.all(pc.is_finite(scores)).as_py():
+    if scores.null_count or not np.isfinite(arrow_to_numpy(scores)).all():
         return None  # NaN/inf: let the slow pass name the line
     return table.select(wanted)
 
@@ -321,7 +321,6 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
     [1, 2, 3]
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(array, pa.ChunkedArray):
         if array.num_chunks == 1:
@@ -331,6 +330,8 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
     if array.null_count:
         raise ValueError("arrow_to_numpy: the array has nulls")
     if pa.types.is_boolean(array.type):  # bit-packed: widen to one byte a value first
+        import pyarrow.compute as pc  # 30 ms to import: only here
+
         return arrow_to_numpy(pc.cast(array, pa.uint8())).astype(np.bool_)
     dtype = np.dtype(_NUMPY_TYPES[str(array.type)])
     buffer = array.buffers()[1]
@@ -340,36 +341,25 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
     return np.frombuffer(buffer, dtype=dtype, count=len(array), offset=offset)
 
 
-def _block_offsets(qid_arr: Any) -> np.ndarray:
-    """Where each run of equal query ids (an Arrow array, or chunked) starts, plus the row
-    count."""
-    import pyarrow.compute as pc
-
-    changes = arrow_to_numpy(pc.indices_nonzero(pc.not_equal(qid_arr[1:], qid_arr[:-1]))) + 1
-    offsets = np.empty(len(changes) + 2, dtype=np.int64)
-    offsets[0] = 0
-    offsets[1:-1] = changes
-    offsets[-1] = len(qid_arr)
-    return offsets
-
-
 def _run_from_table(table: Any, duplicates: Duplicates) -> Run | None:
     """The run dict of a parsed table, or None where the line reader must name a repeat."""
-    qid_arr = table.column("qid").combine_chunks()
-    # Runs are grouped by query: build each query's dict from a slice at C speed.
-    offsets = _block_offsets(qid_arr).tolist()
-    starts, ends = offsets[:-1], offsets[1:]
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of new str/float objects would trigger useless full collections
     try:
+        qids = table.column("qid").to_pylist()
         docids = table.column("docid").to_pylist()
         scores = table.column("score").to_pylist()
+        # Runs are grouped by query: build each query's dict from a slice at C speed.
+        # (Comparing the ids here beats importing pyarrow.compute for a one-shot command.)
+        ends = [i for i, (a, b) in enumerate(itertools.pairwise(qids), 1) if a != b]
+        ends.append(len(qids))
         run: Run = {}
-        for start, end in zip(starts, ends, strict=True):
+        start = 0
+        for end in ends:
             block = dict(zip(docids[start:end], scores[start:end], strict=True))
             if len(block) != end - start and duplicates == "error":
                 return None
-            qid = qid_arr[start].as_py()
+            qid = qids[start]
             existing = run.get(qid)
             if existing is None:
                 run[qid] = block
@@ -377,6 +367,7 @@ def _run_from_table(table: Any, duplicates: Duplicates) -> Run | None:
                 if duplicates == "error" and not existing.keys().isdisjoint(block):
                     return None
                 existing.update(block)
+            start = end
     finally:
         if gc_was_enabled:
             gc.enable()
