@@ -212,18 +212,23 @@ def _count(data, start, end, delimiter):  # pragma: no cover - compiled
     ``\n`` counts. Exact for well-formed lines; the parse checks every line anyway."""
     lines = 0
     doc_bytes = 0
-    field = 0
-    for i in range(start, end):
-        c = data[i]
-        if c == 10:
-            lines += 1
-            field = 0
-        elif c == delimiter:
-            field += 1
-        elif field == 2:
-            doc_bytes += 1
-    if end > start and data[end - 1] != 10:
+    i = start
+    while i < end:
+        # The first two fields, then the third (counted), then the rest of the line: each
+        # a tight scan of its own (one state machine over every byte is twice as slow).
+        for _ in range(2):
+            while i < end and data[i] != delimiter and data[i] != 10:
+                i += 1
+            if i < end and data[i] == delimiter:
+                i += 1
+        field = i
+        while i < end and data[i] != delimiter and data[i] != 10:
+            i += 1
+        doc_bytes += i - field
+        while i < end and data[i] != 10:
+            i += 1
         lines += 1
+        i += 1
     return lines, doc_bytes
 
 
