@@ -366,33 +366,35 @@ def _parse_lines(
     field_a = np.empty(6, dtype=np.int64)
     field_b = np.empty(6, dtype=np.int64)
     while pos < end:
+        high = 0  # the OR of the line's bytes: >= 128 when one is not ASCII
         f = 0
-        a = pos
-        nonascii = False
         while True:
+            # One field: bytes above the space, and control characters that are not
+            # whitespace (the line reader keeps them in ids); whitespace or NUL ends it,
+            # and only the delimiter or the line end may.
+            a = pos
+            while True:
+                while pos < end and data[pos] > 32:
+                    high |= data[pos]
+                    pos += 1
+                if pos < end and 0 < data[pos] < 32 and not 9 <= data[pos] <= 13:
+                    pos += 1
+                    continue
+                break
+            if pos == a or f == 6:
+                return -1  # an empty field or too many fields
+            field_a[f] = a
+            field_b[f] = pos
+            f += 1
             if pos == end or data[pos] == 10:
-                if pos == a or f != 5:
-                    return -1  # an empty field or a wrong number of fields
-                field_a[5] = a
-                field_b[5] = pos
                 pos += 1
                 break
-            c = data[pos]
-            if c == delimiter:
-                if pos == a or f == 5:
-                    return -1
-                field_a[f] = a
-                field_b[f] = pos
-                f += 1
-                pos += 1
-                a = pos
-                continue
-            if c <= 32 and (c == 0 or c == 9 or c == 11 or c == 12 or c == 13 or c == 32):
-                return -1  # other whitespace, CR or NUL: the line reader decides
-            if c >= 128:
-                nonascii = True
+            if data[pos] != delimiter:
+                return -1  # other whitespace, CR, NUL or a control character
             pos += 1
-        if nonascii:
+        if f != 6:
+            return -1
+        if high >= 128:
             for t in range(6):
                 if not _utf8_ok(data, field_a[t], field_b[t]):
                     return -1
