@@ -47,6 +47,7 @@ def slicing(request, monkeypatch):
     """Both sides of the parallel thresholds: one slice, or a slice per few lines."""
     if request.param == "many slices":
         monkeypatch.setattr(run_parser, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(run_parser, "PARALLEL_MIN_ROWS", 0)
         monkeypatch.setattr(run_parser, "_cores", lambda: 3)
     return request.param
 
