@@ -17,8 +17,8 @@ def add_ray_arguments(group: Any) -> None:
     group.add_argument(
         "--ray",
         metavar="ADDRESS",
-        help="run on Ray: 'local' starts Ray in this process, 'auto' or HOST:PORT joins a "
-        "running cluster (needs pip install 'heta-eval[ray]')",
+        help="run on Ray: 'local' starts a Ray cluster of its own in this process, 'auto' or "
+        "HOST:PORT joins a running cluster (needs pip install 'heta-eval[ray]')",
     )
     group.add_argument(
         "--ray-shard-size",
