@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+
+from .._cpus import usable_cpus
 
 try:
     from numba import njit
@@ -19,6 +23,21 @@ except ImportError:  # pragma: no cover - numba is installed with the project
             return function
 
         return wrap if not args or not callable(args[0]) else args[0]
+
+
+def run_in_threads(kernel: Callable[..., Any], argument_lists: Sequence[tuple]) -> list[Any]:
+    """``[kernel(*arguments) for arguments in argument_lists]``, on a thread per core when
+    there are several: for compiled kernels that release the GIL (``nogil=True``).
+
+    >>> run_in_threads(max, [(1, 2), (4, 3)])
+    [2, 4]
+    """
+    if len(argument_lists) == 1:
+        return [kernel(*argument_lists[0])]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=usable_cpus()) as pool:
+        return list(pool.map(lambda arguments: kernel(*arguments), argument_lists))
 
 
 class _HideScipyLinalg:

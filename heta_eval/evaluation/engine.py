@@ -32,13 +32,13 @@ this engine for large runs (``engine="auto"``).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
 import numpy as np
 
-from ._jit import HAVE_NUMBA, njit
+from .._cpus import usable_cpus as _cores
+from ._jit import HAVE_NUMBA, njit, run_in_threads
 from ._jit import compare_bytes as _compare
 from .columnar import (
     ColumnarRun,
@@ -128,10 +128,7 @@ def evaluate_columnar(
         return queries(0, len(run.query_ids))
     # Queries are independent: the kernel (which releases the GIL) scores slices of them
     # on every core. Each query's arithmetic is unchanged, so the numbers are identical.
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=_cores()) as pool:
-        done = list(pool.map(lambda part: queries(*part), parts))
+    done = run_in_threads(queries, parts)
     return np.concatenate([v for v, _ in done]), np.concatenate([s for _, s in done])
 
 
@@ -143,13 +140,6 @@ def load_kernel() -> None:
 
 #: Runs with fewer results are scored by one thread (starting threads would cost more).
 PARALLEL_MIN_ROWS = 200_000
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def _query_parts(offsets: np.ndarray, cores: int) -> list[tuple[int, int]]:

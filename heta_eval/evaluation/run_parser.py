@@ -24,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .._cpus import usable_cpus as _cores
 from ._jit import njit
+from ._jit import run_in_threads as _run_parallel
 from .columnar import ColumnarRun
 
 __all__ = ["parse_run_file"]
@@ -147,21 +149,6 @@ def _row_slices(rows: int) -> list[tuple[int, int]]:
     parts = 2 * _cores() if rows >= PARALLEL_MIN_ROWS else 1
     cuts = np.linspace(0, rows, parts + 1).astype(np.int64).tolist()
     return [(a, b) for a, b in pairwise(cuts) if b > a]
-
-
-def _cores() -> int:
-    from .engine import _cores
-
-    return _cores()
-
-
-def _run_parallel(kernel, argument_lists: list[tuple]) -> list:
-    if len(argument_lists) == 1:
-        return [kernel(*argument_lists[0])]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=_cores()) as pool:
-        return list(pool.map(lambda args: kernel(*args), argument_lists))
 
 
 def _convert_hard(

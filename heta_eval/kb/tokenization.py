@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .._cpus import usable_cpus
+
 __all__ = ["BatchTokenizer", "rust_threads", "usable_cpus"]
 
 #: A text longer than this many characters per kept token is first tokenized only up to a
@@ -166,17 +168,6 @@ def rust_threads() -> int:
         except (KeyError, ValueError):
             continue
     return usable_cpus()
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, where the OS tells).
-
-    >>> usable_cpus() >= 1
-    True
-    """
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 #: ASCII characters BERT's normalizer deletes (controls other than tab, newline, return).
