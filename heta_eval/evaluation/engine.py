@@ -328,16 +328,19 @@ def _kernel(
                 c += 1
         if status[q] >= 1:
             # 4. BEIR's mrr: stable sort on the raw scores, descending.
-            neg = np.empty(m, dtype=np.float64)
-            for j in range(m):
-                neg[j] = -sc[j]
             descending = True
             for j in range(m - 1):
                 if sc[j] < sc[j + 1]:
                     descending = False
                     break
             # A run already in score order (the usual file) keeps it: a stable sort would.
-            mrr_order = np.arange(m) if descending else np.argsort(neg, kind="mergesort")
+            if descending:
+                mrr_order = np.arange(m)
+            else:
+                neg = np.empty(m, dtype=np.float64)
+                for j in range(m):
+                    neg[j] = -sc[j]
+                mrr_order = np.argsort(neg, kind="mergesort")
             first = 0
             limit = m if m < kmax else kmax
             for r in range(1, limit + 1):
