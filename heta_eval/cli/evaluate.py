@@ -151,17 +151,10 @@ def _one_shot_start(paths: list[str]) -> None:
     starts without its scipy BLAS probe (none of the kernels calls BLAS), and the cyclic
     garbage collector waits (it would walk numba's import-time objects several times)."""
     import gc
-    import os
 
-    from heta_eval.evaluation.backends import COMPILED_MIN_BYTES
+    from heta_eval.evaluation.backends import compiled_run_file
 
-    def size(path: str) -> int:
-        try:
-            return os.path.getsize(path)
-        except OSError:
-            return 0
-
-    if any(size(path) >= COMPILED_MIN_BYTES for path in paths):
+    if any(compiled_run_file(path) for path in paths):
         gc.disable()  # before numba's import, the largest part of the garbage
         from heta_eval.evaluation._jit import start_numba_without_blas
 

@@ -22,6 +22,7 @@ every measure is one it has; both give identical numbers on identical input (tes
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -35,6 +36,7 @@ __all__ = [
     "ENGINE_FAMILIES",
     "ENGINE_MIN_ROWS",
     "choose_backend",
+    "compiled_run_file",
     "empty_ranking_values",
     "pytrec_values",
 ]
@@ -45,6 +47,17 @@ ENGINE_MIN_ROWS = 100_000
 #: Run files smaller than this are read for pytrec_eval without trying the engine (about
 #: ENGINE_MIN_ROWS TREC lines): loading numba costs more than it saves below it.
 COMPILED_MIN_BYTES = 8 * 2**20
+
+
+def compiled_run_file(path: str | os.PathLike[str]) -> bool:
+    """Whether a run file is large enough (:data:`COMPILED_MIN_BYTES`) to be read for the
+    compiled engine; False when it cannot be sized (its reader then reports it)."""
+    try:
+        return os.path.getsize(path) >= COMPILED_MIN_BYTES
+    except OSError:
+        return False
+
+
 #: The measure families the compiled engine computes.
 ENGINE_FAMILIES = frozenset({"ndcg_cut", "map_cut", "recall", "P", "mrr"})
 

@@ -20,13 +20,12 @@ scores, relevant means label > 0).
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .backends import COMPILED_MIN_BYTES, choose_backend, pytrec_values
+from .backends import choose_backend, compiled_run_file, pytrec_values
 from .beir_rules import AggregateValue
 from .collapse import (
     CollapsedBatch,
@@ -196,10 +195,7 @@ def evaluate_run_file(
 
     named = _plan(k_values, metrics, measures)[2]
     # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
-    try:
-        large = os.path.getsize(path) >= COMPILED_MIN_BYTES
-    except OSError:
-        large = False  # read_run reports it
+    large = compiled_run_file(path)
     rows = 1 << 62 if large or engine == "fast" else 0
     if choose_backend(engine, rows, list(named.values())) == "fast":
         columnar = _read_while_kernel_loads(path, ignore_identical_ids)
