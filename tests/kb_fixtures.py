@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from heta_eval.adapters.scifact_claims import SciFactClaimsBenchmark
 from heta_eval.evaluation import (
     AnswerExactMatch,
     BenchmarkCase,
@@ -106,3 +107,14 @@ class KeywordOverlapKB:
         results.sort(key=lambda r: -r["score"])
         answer = results[0]["text"].rstrip(".").split()[-1] if results else None
         return QueryResponse(query=text, mode=mode, results=results, answer=answer)
+
+
+class FirstClaims(SciFactClaimsBenchmark):
+    """The first ``n`` dev claims over the whole corpus (keeps the test fast)."""
+
+    def __init__(self, n: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.n = n
+
+    def cases(self):
+        return super().cases()[: self.n]

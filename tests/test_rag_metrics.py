@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 from conftest import shared_path
+from kb_fixtures import FirstClaims
 
 from heta_eval.adapters.scifact_claims import SciFactClaimsBenchmark
 from heta_eval.evaluation import (
@@ -151,15 +152,6 @@ def test_a_malformed_citations_field_fails_loudly_and_is_recorded():
 @pytest.fixture(scope="module")
 def release():
     return shared_path("datasets", "scifact-release")
-
-
-class FirstClaims(SciFactClaimsBenchmark):
-    def __init__(self, n: int, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.n = n
-
-    def cases(self):
-        return super().cases()[: self.n]
 
 
 def test_context_precision_on_scifact_chunks_cut_through_the_rationale(release):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import shared_path
+from kb_fixtures import FirstClaims
 
 from heta_eval.adapters import load_benchmark
 from heta_eval.adapters.scifact_claims import (
@@ -253,17 +254,6 @@ def test_download_pins_the_unknown_checksum_and_finds_the_data_folder(tmp_path, 
 
 
 # ------------------------------------------------------------------------------ end to end
-
-
-class FirstClaims(SciFactClaimsBenchmark):
-    """The first ``n`` dev claims over the whole corpus (keeps the test fast)."""
-
-    def __init__(self, n: int, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.n = n
-
-    def cases(self):
-        return super().cases()[: self.n]
 
 
 def test_keyword_search_end_to_end_on_a_subset(release, tmp_path):
