@@ -36,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 PROJECTED = 8_800_000  # MS MARCO's passages
 
@@ -58,20 +59,7 @@ def _light_packages() -> None:
 
 _light_packages()
 
-
-def read_passages(path: Path, n: int) -> list[str]:
-    texts = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    doc = json.loads(line)
-                    texts.append(f"{doc.get('title', '')} {doc['text']}".strip())
-                except (ValueError, KeyError, TypeError) as error:
-                    raise SystemExit(f"{path}:{number}: not a BEIR corpus line ({error})") from None
-    if not texts:
-        raise SystemExit(f"{path}: no passages")
-    return (texts * (n // len(texts) + 1))[:n]
+from _passages import read_passages  # noqa: E402
 
 
 def rate(n: int, seconds: float) -> float:

@@ -233,16 +233,31 @@ class DenseEncoder:
 
         ``progress=True`` shows a bar over passages with rate and ETA (on stderr).
         """
+        texts = list(texts)
+        # Longest first (as sentence-transformers): padding stops at each batch's longest
+        # text, and an out-of-memory batch shows up at once.
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        batches = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        return self.encode_batches(texts, batches, progress=progress)
+
+    def encode_batches(
+        self, texts: Sequence[str], batches: Sequence[np.ndarray], *, progress: bool = False
+    ) -> np.ndarray:
+        """Like :meth:`encode`, with the batches given: ``batches`` are arrays of row
+        numbers into ``texts`` that cover each row once. The next batches are tokenized
+        while the model runs, as in :meth:`encode`; a caller that must reproduce another
+        encode's batching exactly (Ray's encoder actors) passes them here.
+
+        >>> encoder = DenseEncoder(device="cpu")
+        >>> encoder.encode_batches(["a", "b", "c"], [np.array([2]), np.array([0, 1])]).shape
+        (3, 384)
+        """
         import torch
         from tqdm.auto import tqdm
 
         texts = list(texts)
         runner = self.runner
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        # Longest first (as sentence-transformers): padding stops at each batch's longest
-        # text, and an out-of-memory batch shows up at once.
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        batches = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         with (
             self._lock,
             torch.inference_mode(),
