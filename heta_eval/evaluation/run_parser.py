@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .._cpus import usable_cpus as _cores
-from ._jit import njit
+from ._jit import at, njit
 from ._jit import run_in_threads as _run_parallel
 from .columnar import ColumnarRun
 
@@ -107,7 +107,8 @@ def _parse(data: np.ndarray, ignore_identical_ids: bool) -> ColumnarRun | None:
     offsets = np.empty(len(blocks) + 1, dtype=np.int64)
     offsets[:-1] = blocks
     offsets[-1] = rows
-    doc_offsets = _offsets(doc_len)
+    doc_offsets = np.empty(rows + 1, dtype=np.int64)
+    _offsets(doc_len, doc_offsets)
     doc_data = np.empty(int(doc_offsets[-1]), dtype=np.uint8)
     row_slices = _row_slices(rows)
     _run_parallel(
@@ -186,7 +187,7 @@ def _convert_hard(
 @njit(cache=True, nogil=True)
 def _find_far(data, byte, start, end):  # pragma: no cover - compiled
     for i in range(start, end):
-        if data[i] == byte:
+        if at(data, i) == byte:
             return i
     return -1
 
@@ -194,11 +195,13 @@ def _find_far(data, byte, start, end):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _count_lines(data, start, end):  # pragma: no cover - compiled
     """Lines in ``data[start:end]`` (a last line without ``\\n`` counts)."""
+    # Over a slice from index 0: numba then knows no index is negative, drops its
+    # wrap-around test and LLVM vectorizes the loop (8x faster than range(start, end)).
+    view = data[start:end]
     n = 0
-    for i in range(start, end):
-        if data[i] == 10:
-            n += 1
-    if end > start and data[end - 1] != 10:
+    for i in range(len(view)):
+        n += view[i] == 10
+    if end > start and at(data, end - 1) != 10:
         n += 1
     return n
 
@@ -209,7 +212,7 @@ def _utf8_ok(data, a, b):  # pragma: no cover - compiled
     U+10FFFF."""
     i = a
     while i < b:
-        c = data[i]
+        c = at(data, i)
         if c < 0x80:
             i += 1
             continue
@@ -231,10 +234,10 @@ def _utf8_ok(data, a, b):  # pragma: no cover - compiled
             return False
         if i + need > b - 1:
             return False
-        if not lo <= data[i + 1] <= hi:
+        if not lo <= at(data, i + 1) <= hi:
             return False
         for j in range(i + 2, i + 1 + need):
-            if not 0x80 <= data[j] <= 0xBF:
+            if not 0x80 <= at(data, j) <= 0xBF:
                 return False
         i += need + 1
     return True
@@ -245,8 +248,8 @@ def _digit_run(data, b, fraction, i, mantissa, significant, scale, digits):  # p
     """Read the digits from ``i`` into (the first 19 significant ones) ``mantissa``; ``scale``
     is the decimal exponent that corrects for the digits left out of the integer part or
     read after the point. Returns the updated ``(i, mantissa, significant, scale, digits)``."""
-    while i < b and 48 <= data[i] <= 57:
-        d = data[i] - 48
+    while i < b and 48 <= at(data, i) <= 57:
+        d = at(data, i) - 48
         if significant > 0 or d != 0:
             significant += 1
             if significant <= 19:
@@ -269,27 +272,27 @@ def _score(data, a, b, pow10):  # pragma: no cover - compiled
     correctly rounded converter (too many digits or too large an exponent)."""
     i = a
     negative = False
-    if i < b and (data[i] == 43 or data[i] == 45):
-        negative = data[i] == 45
+    if i < b and (at(data, i) == 43 or at(data, i) == 45):
+        negative = at(data, i) == 45
         i += 1
     i, mantissa, significant, scale, digits = _digit_run(data, b, False, i, np.uint64(0), 0, 0, 0)
-    if i < b and data[i] == 46:
+    if i < b and at(data, i) == 46:
         i, mantissa, significant, scale, digits = _digit_run(
             data, b, True, i + 1, mantissa, significant, scale, digits
         )
     if digits == 0:
         return False, False, 0.0
     exponent = 0
-    if i < b and (data[i] == 101 or data[i] == 69):
+    if i < b and (at(data, i) == 101 or at(data, i) == 69):
         i += 1
         exp_negative = False
-        if i < b and (data[i] == 43 or data[i] == 45):
-            exp_negative = data[i] == 45
+        if i < b and (at(data, i) == 43 or at(data, i) == 45):
+            exp_negative = at(data, i) == 45
             i += 1
         exp_digits = 0
-        while i < b and 48 <= data[i] <= 57:
+        while i < b and 48 <= at(data, i) <= 57:
             if exponent < 100_000:
-                exponent = exponent * 10 + (data[i] - 48)
+                exponent = exponent * 10 + (at(data, i) - 48)
             exp_digits += 1
             i += 1
         if exp_digits == 0:
@@ -322,10 +325,10 @@ def _parse_lines(
     prev_b = -1
     if start > file_start:
         p = start - 1
-        while p > file_start and data[p - 1] != 10:
+        while p > file_start and at(data, p - 1) != 10:
             p -= 1
         q = p
-        while q < start and data[q] != delimiter:
+        while q < start and at(data, q) != delimiter:
             q += 1
         prev_a = p
         prev_b = q
@@ -337,14 +340,18 @@ def _parse_lines(
         a = pos
         nonascii = False
         while True:
-            if pos == end or data[pos] == 10:
+            # Printable ASCII but the space: nearly every byte of every field. One unsigned
+            # compare a byte here; the tests below run at field and line ends only.
+            while pos < end and np.uint8(at(data, pos) - 33) < 94:
+                pos += 1
+            if pos == end or at(data, pos) == 10:
                 if pos == a or f != 5:
                     return 1  # an empty field or a wrong number of fields
                 field_a[5] = a
                 field_b[5] = pos
                 pos += 1
                 break
-            c = data[pos]
+            c = at(data, pos)
             if c == delimiter:
                 if pos == a or f == 5:
                     return 1
@@ -376,14 +383,14 @@ def _parse_lines(
         same = prev_a >= 0 and prev_b - prev_a == qb - qa
         if same:
             for t in range(qb - qa):
-                if data[prev_a + t] != data[qa + t]:
+                if at(data, prev_a + t) != at(data, qa + t):
                     same = False
                     break
         new_query[row] = not same
         if qb - qa == db - da:
             hit = True
             for t in range(qb - qa):
-                if data[qa + t] != data[da + t]:
+                if at(data, qa + t) != at(data, da + t):
                     hit = False
                     break
             skip[row] = hit
@@ -402,11 +409,11 @@ def _score_texts(data, doc_ends, delimiter):  # pragma: no cover - compiled
     offsets = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
         s = doc_ends[i] + 1
-        while data[s] != delimiter:
+        while at(data, s) != delimiter:
             s += 1
         s += 1
         e = s
-        while data[e] != delimiter:
+        while at(data, e) != delimiter:
             e += 1
         starts[i] = s
         offsets[i + 1] = offsets[i] + e - s
@@ -424,10 +431,10 @@ def _query_spans(data, doc_starts, file_start, delimiter):  # pragma: no cover -
     spans = np.empty((len(doc_starts), 2), dtype=np.int64)
     for i in range(len(doc_starts)):
         e = doc_starts[i] - 2  # the Q0 field's last byte
-        while data[e] != delimiter:
+        while at(data, e) != delimiter:
             e -= 1
         s = e
-        while s > file_start and data[s - 1] != 10:
+        while s > file_start and at(data, s - 1) != 10:
             s -= 1
         spans[i, 0] = s
         spans[i, 1] = e
@@ -435,13 +442,13 @@ def _query_spans(data, doc_starts, file_start, delimiter):  # pragma: no cover -
 
 
 @njit(cache=True, nogil=True)
-def _offsets(lengths):  # pragma: no cover - compiled
+def _offsets(lengths, out):  # pragma: no cover - compiled
     # numpy's cumsum from int32 into int64 takes a slow casting loop (0.24 s for 7M rows).
-    out = np.empty(len(lengths) + 1, dtype=np.int64)
+    # ``out`` comes from numpy, whose large buffers ask for huge pages: fresh memory then
+    # costs a quarter of what a buffer numba allocates does.
     out[0] = 0
     for i in range(len(lengths)):
         out[i + 1] = out[i] + lengths[i]
-    return out
 
 
 @njit(cache=True, nogil=True)
@@ -450,5 +457,5 @@ def _copy_ids(data, doc_start, doc_offsets, doc_data, a, b):  # pragma: no cover
         s = doc_start[i]
         o = doc_offsets[i]
         for j in range(doc_offsets[i + 1] - o):
-            doc_data[o + j] = data[s + j]
+            doc_data[np.uint64(o + j)] = at(data, s + j)
     return 0
