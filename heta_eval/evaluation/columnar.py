@@ -8,6 +8,7 @@ without building Python objects.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -53,12 +54,15 @@ def string_buffers(values: Sequence[str] | object) -> tuple[np.ndarray, np.ndarr
     >>> bytes(data).decode(), offsets.tolist()
     ('abé', [0, 2, 4])
     """
-    import pyarrow as pa
-
-    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+    # A str sequence never needs pyarrow (a one-shot command skips its import); an Arrow
+    # array can only exist once pyarrow is imported.
+    arrow = sys.modules.get("pyarrow")
+    if arrow is None or not isinstance(values, (arrow.Array, arrow.ChunkedArray)):
         laid_out = _joined_buffers(list(values))  # type: ignore[call-overload]
         if laid_out is not None:
             return laid_out
+    import pyarrow as pa
+
     array = values if isinstance(values, pa.Array) else pa.array(values, type=pa.large_string())
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()

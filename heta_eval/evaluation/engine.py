@@ -172,8 +172,9 @@ def measure_column(measure: object, k_values: Sequence[int]) -> int:
 def _hash(data, start, end):  # pragma: no cover - compiled
     h = np.uint64(14695981039346656037)
     prime = np.uint64(1099511628211)
-    for i in range(start, end):
-        h = (h ^ np.uint64(data[i])) * prime
+    view = data[start:end]  # indices from 0: no wrap-around test per byte (see _jit.at)
+    for i in range(len(view)):
+        h = (h ^ np.uint64(view[i])) * prime
     return h
 
 
