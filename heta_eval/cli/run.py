@@ -272,7 +272,9 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 def handle(args: argparse.Namespace) -> int:
     from ..data.locate import DatasetNotFoundError
+    from ..kb.dense import ModelLoadError
     from ..runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
+    from ..scale.errors import RayRunError
 
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if not modes:
@@ -328,7 +330,10 @@ def handle(args: argparse.Namespace) -> int:
             if results.summary.usage:
                 print("\n".join(_usage_lines(results.summary.usage)) + "\n")
             print(f"results: {folder}", file=sys.stderr)
-    except (DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError) as error:
+    except (
+        DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
+        RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
+    ) as error:  # fmt: skip
         raise CliError(str(error)) from None
     if len(all_results) > 1:
         print(_macro_table(name, all_results))

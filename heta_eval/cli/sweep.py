@@ -72,7 +72,9 @@ def _recipes(text: str) -> dict[str, Any]:
 
 def handle(args: argparse.Namespace) -> int:
     from ..data.registry import RegistryError, get_dataset
+    from ..kb.dense import ModelLoadError
     from ..kb.reference import MODES
+    from ..scale.errors import RayRunError
     from ..scale.sweep import Sweep, SweepError
 
     datasets = _split(args.datasets)
@@ -92,7 +94,7 @@ def handle(args: argparse.Namespace) -> int:
         manifest = sweep.run(
             executor=executor_from_args(args), log=lambda line: print(line, file=sys.stderr)
         )
-    except SweepError as error:
+    except (SweepError, ModelLoadError, RayRunError) as error:
         raise CliError(str(error)) from None
     board = sweep.leaderboard(manifest, args.metric)
     (args.output / "leaderboard.md").write_text(board, encoding="utf-8")

@@ -33,6 +33,9 @@ class ShardEncoder:
 
         self.encoder = DenseEncoder(model, precision=precision, batch_size=batch_size,  # type: ignore[arg-type]
                                     device=device)  # fmt: skip
+        # Load the model now: a model this node cannot load fails the pool's start, once,
+        # rather than every batch sent to it.
+        _ = self.encoder.runner
         self.node = ray.get_runtime_context().get_node_id()
         self.worker = f"{self.node}:{os.getpid()}"
 

@@ -25,12 +25,15 @@ from ..evaluation.models import Document
 from ..kb.dense import DenseEncoder
 from ..kb.reference import Ranker, ReferenceKnowledgeBase
 from .cluster import cluster_resources, connect
+from .errors import RayRunError, ray_failures
 from .search import Hits, merge_top_k, shard_top_k, split_rows
 
 __all__ = ["DEFAULT_SHARD_SIZE", "RayExecutor", "local_executor_record"]
 
 #: Chunks per embedding shard: the unit of resumption and of one batch on a worker.
 DEFAULT_SHARD_SIZE = 4096
+
+_NOTHING_KEPT = "nothing is kept: the cache is off (--no-cache), so a rerun encodes again"
 
 
 def local_executor_record() -> dict[str, Any]:
@@ -68,11 +71,19 @@ class RayExecutor:
         self.encoding: dict[str, Any] = {}
         self.index: RayShardedIndex | None = None
         self._ray: Any = None
+        #: Whether the run keeps its vectors in the artifact cache (None: not known yet).
+        self.cached: bool | None = None
 
     def start(self) -> RayExecutor:
         if self._ray is None:
             self._ray = connect(self.address)
         return self
+
+    def _kept(self) -> str:
+        """What a run that Ray failed after the encode keeps, and how to resume it."""
+        if self.cached is False:
+            return _NOTHING_KEPT
+        return "the encoded vectors are in the cache: rerunning the same command reuses them"
 
     # -- encoding --------------------------------------------------------------------------
     def encode_corpus(
@@ -89,19 +100,29 @@ class RayExecutor:
         from .encode import encode_shards
         from .shards import ShardStore
 
-        self.start()
-        resources = cluster_resources()
-        gpus = int(resources["gpus"])
-        workers = self.workers or (gpus or max(1, int(resources["cpus"])))
+        self.cached = cache_root is not None
         root = Path(cache_root) if cache_root is not None else Path(tempfile.mkdtemp())
         store = ShardStore.for_encode(
             root, texts, encoder.model_name, encoder.precision, self.shard_size,
             encoder.batch_size,
         )  # fmt: skip
-        matrix, record = encode_shards(
-            encoder, texts, store, shard_size=self.shard_size, workers=workers,
-            gpus_per_worker=1.0 if gpus else 0.0, progress=progress,
-        )  # fmt: skip
+        try:
+            kept = store if cache_root is not None else None
+            with ray_failures(self.address, "encoding the corpus", lambda: _shards_kept(kept)):
+                self.start()
+                resources = cluster_resources()
+                gpus = int(resources["gpus"])
+                workers = self.workers or (gpus or max(1, int(resources["cpus"])))
+                matrix, record = encode_shards(
+                    encoder, texts, store, shard_size=self.shard_size, workers=workers,
+                    gpus_per_worker=1.0 if gpus else 0.0, progress=progress,
+                )  # fmt: skip
+        except RayRunError:
+            if cache_root is None:  # a temporary folder: no rerun could find it
+                store.remove()
+                with contextlib.suppress(OSError):
+                    root.rmdir()
+            raise
         # The caller copies the map into the cache entry; the mapping outlives the files.
         store.remove()
         if cache_root is None:
@@ -116,15 +137,18 @@ class RayExecutor:
         cluster's nodes, and its own matrix dropped."""
         if kb.embeddings is None:
             return kb
-        self.start()
-        shards = self.search_shards or cluster_resources()["nodes"]
-        self.index = RayShardedIndex(kb.embeddings, shards)
+        self.cached = kb.build_info.get("cache_dir") is not False
+        with ray_failures(self.address, "placing the dense index on the cluster", self._kept):
+            self.start()
+            shards = self.search_shards or cluster_resources()["nodes"]
+            self.index = RayShardedIndex(kb.embeddings, shards, address=self.address)
         return ShardedSearchKnowledgeBase(kb, self.index)
 
     def describe(self) -> dict[str, Any]:
         """The summary's ``executor`` record: kind, nodes, workers, GPUs, encoding work."""
-        self.start()
-        resources = cluster_resources()
+        with ray_failures(self.address, "reading its resources", self._kept):
+            self.start()
+            resources = cluster_resources()
         record: dict[str, Any] = {
             "kind": "ray",
             "address": self.address,
@@ -139,6 +163,18 @@ class RayExecutor:
         if self.index is not None:
             record["search_shards"] = self.index.placement
         return record
+
+
+def _shards_kept(store: Any) -> str:
+    """What an encode that Ray failed keeps in ``store`` (None: the cache is off), and how
+    to resume it."""
+    if store is None:
+        return _NOTHING_KEPT
+    done = len(store.finished())
+    if not done:
+        return "no shard had finished; rerunning the same command starts the encode again"
+    shards = "1 finished shard is" if done == 1 else f"{done} finished shards are"
+    return f"{shards} kept in {store.folder}; rerunning the same command encodes only the rest"
 
 
 class _DenseShard:
@@ -173,10 +209,11 @@ class RayShardedIndex:
     from it and handed over through the object store, so this process never holds more.
     """
 
-    def __init__(self, embeddings: np.ndarray, shards: int) -> None:
+    def __init__(self, embeddings: np.ndarray, shards: int, *, address: str = "auto") -> None:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        self.address = address  # named in errors
         self.ranges = split_rows(len(embeddings), shards)
         # Shard i on alive node i mod n, and only there: Ray's SPREAD and soft affinity both
         # fall back to a node that looks less busy, which can put every shard on one node.
@@ -197,10 +234,13 @@ class RayShardedIndex:
             self.placement.append({"rows": [a, b], "node": node})
 
     def top_k(self, queries: np.ndarray, k: int) -> list[Hits]:
-        """Exact global top-``k`` of each query: every shard's top-k, merged."""
+        """Exact global top-``k`` of each query: every shard's top-k, merged. A lost shard
+        fails the call (with a one-line :class:`RayRunError`; the runner records it against
+        the query): an answer from the other shards alone would be wrong."""
         import ray
 
-        parts = ray.get([a.top_k.remote(queries, k) for a in self.actors])
+        with ray_failures(self.address, "searching"):
+            parts = ray.get([a.top_k.remote(queries, k) for a in self.actors])
         return [merge_top_k([p[i] for p in parts], k) for i in range(len(queries))]
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..kb.cache import default_cache_dir
 from ..kb.recipe import Recipe
+from .errors import explain, ray_failures
 
 __all__ = ["Cell", "Sweep", "SweepError", "run_cell"]
 
@@ -230,20 +231,25 @@ class Sweep:
                 dense_only = recipe.model_copy(update={"modes": ["vector_search"]})
                 dense_only.build(dataset, documents, cache_dir=self.cache_dir,
                                  progress=False, executor=_EncodeOnly(executor))  # fmt: skip
-        task = ray.remote(num_cpus=1, max_retries=1)(run_cell)
-        running = {}
-        for cell in pending:
-            args, kwargs = self._arguments(cell)
-            running[task.remote(*args, **kwargs)] = cell
-        while running:
-            [ref], _ = ray.wait(list(running), num_returns=1)
-            cell = running.pop(ref)
-            try:
-                state = ray.get(ref)
-            except Exception as error:  # the task's exception, or a lost worker
-                cause = getattr(error, "cause", None) or error
-                state = {"status": "failed", "error": f"{type(cause).__name__}: {cause}"}
-            finished(cell, state)
+
+        def kept() -> str:
+            return (f"the cells done are kept in {self.output / MANIFEST}; rerunning the "
+                    "same command runs the others")  # fmt: skip
+
+        with ray_failures(executor.address, "running the sweep's cells", kept):
+            task = ray.remote(num_cpus=1, max_retries=1)(run_cell)
+            running = {}
+            for cell in pending:
+                args, kwargs = self._arguments(cell)
+                running[task.remote(*args, **kwargs)] = cell
+            while running:
+                [ref], _ = ray.wait(list(running), num_returns=1)
+                cell = running.pop(ref)
+                try:
+                    state = ray.get(ref)
+                except Exception as error:  # the task's exception, or a lost worker
+                    state = {"status": "failed", "error": explain(error)}
+                finished(cell, state)
 
     # -- the leaderboard -------------------------------------------------------------------
     def leaderboard(self, manifest: dict[str, Any], metric: str = "ndcg@10") -> str:

@@ -1,0 +1,100 @@
+"""Ray giving up, said in one line (heta_eval.scale.errors), on Ray's real exception classes;
+and the same bad embedding model refused in one line by a local run.
+
+The failures on a real cluster (a model the encoder actors cannot load, the cluster stopped
+mid-encode) are in tests/test_scale_ray.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from ray_cluster import REPO, cluster_env
+
+from heta_eval.scale.errors import RayRunError, explain, is_ray_error, ray_failures
+
+exceptions = pytest.importorskip("ray.exceptions")
+
+CONSTRUCTOR_TRACEBACK = """\
+ray::MapWorker(MapBatches(ShardEncoder)).__init__() (pid=4242, ip=127.0.0.1)
+  File "/repo/heta_eval/scale/encode.py", line 38, in __init__
+    _ = self.encoder.runner
+  File "/repo/heta_eval/kb/dense.py", line 128, in _load
+    raise ModelLoadError(f"cannot load the embedding model {model!r}: {first}") from error
+heta_eval.kb.dense.ModelLoadError: cannot load the embedding model '/no/model': Path /no/model not found"""
+
+
+def task_error(cause: BaseException, traceback: str) -> BaseException:
+    return exceptions.RayTaskError(
+        "ShardEncoder.__init__", traceback, cause, proctitle="ray::MapWorker", pid=4242,
+        ip="127.0.0.1",
+    )  # fmt: skip
+
+
+def test_an_actor_whose_constructor_raised_is_explained_by_that_exception():
+    cause = RuntimeError("cannot load the embedding model '/no/model': Path /no/model not found")
+    died = exceptions.ActorDiedError(task_error(cause, CONSTRUCTOR_TRACEBACK))
+    assert died.actor_init_failed and len(str(died).splitlines()) > 3  # Ray's long message
+    assert explain(died) == (
+        "an actor could not start: ModelLoadError: cannot load the embedding model "
+        "'/no/model': Path /no/model not found"
+    )
+
+
+def test_a_failed_task_is_explained_by_its_own_exception_not_rays_wrapper():
+    cause = FileNotFoundError("Path /no/model not found")
+    wrapped = task_error(cause, "Traceback\n  ...\nFileNotFoundError: Path /no/model not found")
+    error = wrapped.as_instanceof_cause()  # what ray.get raises: RayTaskError(FileNotFoundError)
+    assert is_ray_error(error) and isinstance(error, FileNotFoundError)
+    assert explain(error) == "FileNotFoundError: Path /no/model not found"
+
+
+def test_a_dead_actor_is_explained_by_the_first_line_of_rays_message():
+    assert explain(exceptions.ActorDiedError()) == (
+        "ActorDiedError: The actor died unexpectedly before finishing this task."
+    )
+
+
+def test_a_ray_error_becomes_one_line_naming_the_cluster_then_what_is_kept():
+    with pytest.raises(RayRunError) as caught, ray_failures("10.0.0.5:6379", "encoding the corpus",
+                                                            lambda: "3 shards are kept"):  # fmt: skip
+        raise exceptions.ActorDiedError()
+    assert str(caught.value).splitlines() == [
+        "the Ray cluster at 10.0.0.5:6379 failed while encoding the corpus: ActorDiedError: "
+        "The actor died unexpectedly before finishing this task.",
+        "3 shards are kept",
+    ]
+    assert isinstance(caught.value.__cause__, exceptions.ActorDiedError)  # kept for debugging
+
+
+def test_errors_that_are_not_rays_pass_through_unchanged():
+    original = OSError("disk full")
+    with pytest.raises(OSError) as caught, ray_failures("auto", "encoding the corpus"):
+        raise original
+    assert caught.value is original
+    assert not is_ray_error(original)
+
+
+def test_local_run_refuses_a_model_that_cannot_load_in_one_line(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "q1", "query": "cats", "expected": {"relevance": {"d1": 1}}}\n')
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "text": "Cats purr."}\n')
+    recipe = tmp_path / "recipe.json"
+    missing = tmp_path / "no-such-model"
+    recipe.write_text(json.dumps({"dense": {"model": str(missing)}}))
+    result = subprocess.run(
+        [sys.executable, "-m", "heta_eval", "run", "--benchmark", str(cases), "--documents",
+         str(docs), "--modes", "vector_search", "--recipe", str(recipe), "--quiet",
+         "--output", str(tmp_path / "out")],
+        env={**cluster_env(), "HETA_EVAL_CACHE_DIR": str(tmp_path / "cache")}, cwd=REPO,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"heta-eval run: error: cannot load the embedding model '{missing}': "
+        f"Path {missing} not found"
+    )
