@@ -82,10 +82,14 @@ def _ray(*args: str, timeout: float = 120) -> None:
 
 
 class TwoNodeCluster:
-    """``with TwoNodeCluster() as address:`` a head and a worker node, stopped on exit."""
+    """``with TwoNodeCluster() as address:`` a head and a worker node, stopped on exit
+    (``port``: the head's, to start a cluster again at an address a client knows)."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port
 
     def __enter__(self) -> str:
-        port = free_port()
+        port = self.port or free_port()
         self.address = f"127.0.0.1:{port}"
         NETNS.__enter__()
         try:

@@ -13,7 +13,7 @@ import sys
 import pytest
 from ray_cluster import REPO, cluster_env
 
-from heta_eval.scale.errors import RayRunError, explain, is_ray_error, ray_failures
+from heta_eval.scale.errors import RayRunError, explain, is_ray_error, lost_after, ray_failures
 
 exceptions = pytest.importorskip("ray.exceptions")
 
@@ -98,3 +98,37 @@ def test_local_run_refuses_a_model_that_cannot_load_in_one_line(tmp_path):
         f"heta-eval run: error: cannot load the embedding model '{missing}': "
         f"Path {missing} not found"
     )
+
+
+def test_lost_after_reads_the_environment_and_refuses_nonsense(monkeypatch):
+    monkeypatch.delenv("HETA_EVAL_RAY_LOST_AFTER", raising=False)
+    assert lost_after() == 20.0
+    monkeypatch.setenv("HETA_EVAL_RAY_LOST_AFTER", "2.5")
+    assert lost_after() == 2.5
+    for bad in ("0", "-1", "soon", "nan"):
+        monkeypatch.setenv("HETA_EVAL_RAY_LOST_AFTER", bad)
+        with pytest.raises(ValueError, match="HETA_EVAL_RAY_LOST_AFTER must be a positive"):
+            lost_after()
+
+
+WATCHER = """
+import socket, sys, time
+from heta_eval.scale.errors import ClusterWatch
+head = socket.create_server(("127.0.0.1", 0))
+port = head.getsockname()[1]
+ClusterWatch(f"127.0.0.1:{port}", message=lambda: "gone\\nkept", program="prog",
+             grace=0.5, every=0.1).start()
+time.sleep(1.0)  # the head answers: nothing happens
+print("alive", flush=True)
+head.close()  # the head goes silent
+time.sleep(30)
+print("not ended", flush=True)
+"""
+
+
+def test_cluster_watch_ends_the_process_in_one_line_once_the_head_is_silent():
+    result = subprocess.run([sys.executable, "-c", WATCHER], cwd=REPO, capture_output=True,
+                            text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 2
+    assert result.stdout == "alive\n"
+    assert result.stderr == "prog: error: gone\nkept\n"

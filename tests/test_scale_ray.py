@@ -10,6 +10,10 @@
   local run's results and re-encodes no finished shard;
 * a run killed mid-encode resumes from its finished shards;
 * a sweep (3 modes × 2 chunk sizes) resumes after being killed and prints its leaderboard.
+* a model the encoder actors cannot load, and the cluster stopped mid-encode, end the run
+  with a one-line error (exit 2) that names the cause and what is kept; the rerun on the
+  cluster started again encodes only the shards that had not finished (last: it restarts
+  the cluster).
 
 Every command runs as a subprocess with a timeout; the cluster is always stopped.
 """
@@ -348,3 +352,66 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
     assert (out / "leaderboard.md").read_text().strip() == "\n".join(
         line for line in resumed.stdout.splitlines() if line.startswith("|")
     )
+
+
+def test_a_model_the_encoder_actors_cannot_load_ends_the_run_in_one_line(cluster, data, tmp_path):
+    missing = tmp_path / "no-such-model"
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(json.dumps({**RECIPE, "dense": {"batch_size": 8, "model": str(missing)}}))
+    args = run_args(data, tmp_path / "out", "--ray", cluster)
+    args[args.index(str(data["recipe"]))] = str(recipe)
+    result = heta_eval(*args, cache=tmp_path / "cache", timeout=240)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-2:] == [
+        f"heta-eval run: error: the Ray cluster at {cluster} failed while encoding the corpus: "
+        f"an actor could not start: ModelLoadError: cannot load the embedding model "
+        f"'{missing}': Path {missing} not found",
+        "no shard had finished; rerunning the same command starts the encode again",
+    ]
+
+
+def test_cluster_stopped_mid_encode_ends_the_run_in_one_line_and_the_rerun_resumes(
+    cluster, data, local_run, tmp_path
+):
+    cache = tmp_path / "cache"
+    # The run gives up 3 s after the head goes silent (20 s by default; Ray alone: 60 s).
+    env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache), "HETA_EVAL_RAY_LOST_AFTER": "3"}
+    args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
+    process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            if list(cache.glob("shards-*/shard-*.npy")):
+                break
+            time.sleep(0.05)
+        assert list(cache.glob("shards-*/shard-*.npy")), "no shard was written in time"
+        TwoNodeCluster.stop()
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+    kept = sorted(cache.glob("shards-*/shard-*.npy"))
+    assert not list(cache.glob("dense-*/COMPLETE")), "the encode finished before the stop"
+    assert process.returncode == 2, stderr
+    assert "Traceback" not in stderr
+    shards = "1 finished shard is" if len(kept) == 1 else f"{len(kept)} finished shards are"
+    assert stderr.splitlines()[-2:] == [
+        f"heta-eval run: error: the Ray cluster at {cluster} stopped answering while encoding "
+        "the corpus",
+        f"{shards} kept in {kept[0].parent}; rerunning the same command encodes only the rest",
+    ]
+
+    TwoNodeCluster(port=int(cluster.rpartition(":")[2])).__enter__()  # the fixture stops it
+    rerun = heta_eval(*args, cache=cache)
+    assert rerun.returncode == 0, rerun.stderr
+    encoding = summary(tmp_path / "out")["executor"]["encoding"]
+    assert encoding["shards_reused"] == len(kept)
+    assert encoding["shards_encoded"] == encoding["shards"] - len(kept)
+    for mode in MODES.split(","):
+        assert (tmp_path / "out" / "runs" / f"{mode}.trec").read_text() == (
+            local_run / "runs" / f"{mode}.trec"
+        ).read_text()

@@ -42,6 +42,7 @@ def executor_from_args(args: argparse.Namespace) -> Any:
 
     try:
         parse_address(args.ray)
-        return RayExecutor(args.ray, shard_size=args.ray_shard_size).start()
+        return RayExecutor(args.ray, shard_size=args.ray_shard_size,
+                           program=f"heta-eval {args.command}").start()  # fmt: skip
     except (ValueError, RayUnavailableError) as error:
         raise CliError(str(error)) from None

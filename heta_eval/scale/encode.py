@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..kb.dense import DenseEncoder
+from .errors import quiet_ray_data_console
 from .shards import ShardStore, plan_shards
 
 __all__ = ["ShardEncoder", "encode_shards"]
@@ -103,6 +104,7 @@ def encode_shards(
         ]
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = progress
+        quiet_ray_data_console()
         context.execution_options.verbose_progress = False
         dataset = ray.data.from_arrow(blocks).map_batches(
             ShardEncoder,

@@ -9,11 +9,25 @@ class, so nothing here imports ``ray``.
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
-__all__ = ["RayRunError", "explain", "is_ray_error", "ray_failures", "where"]
+__all__ = [
+    "ClusterWatch",
+    "RayRunError",
+    "explain",
+    "is_ray_error",
+    "lost_after",
+    "quiet_ray_data_console",
+    "ray_failures",
+    "where",
+]
 
 # A traceback's last line: the exception's (possibly dotted) class name and its message.
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*): (.+)$")
@@ -116,3 +130,111 @@ def ray_failures(address: str, doing: str, kept: Callable[[], str] | None = None
             raise
         message = f"{where(address)} failed while {doing}: {explain(error)}"
         raise RayRunError(message + (f"\n{kept()}" if kept else "")) from error
+
+
+def quiet_ray_data_console() -> None:
+    """Keep Ray Data's error records off the console (its log file still gets them).
+
+    A failed encode is reported by :func:`ray_failures` in one line; Ray Data would first
+    print the whole internal traceback to stderr (``RAY_DATA_LOG_LEVEL`` sets the level of
+    the file log too, so it cannot be used for this). Importing ``ray.data`` sets up its
+    handlers, so this runs after that import.
+    """
+    import logging
+
+    for handler in logging.getLogger("ray.data").handlers:
+        if not isinstance(handler, logging.FileHandler) and "File" not in type(handler).__name__:
+            handler.setLevel(logging.CRITICAL + 1)
+
+
+#: Seconds the cluster's head may stay silent before a run gives up (Ray's own limit: 60).
+LOST_AFTER = 20.0
+
+
+def lost_after() -> float:
+    """``HETA_EVAL_RAY_LOST_AFTER`` (seconds, positive), else :data:`LOST_AFTER`.
+
+    >>> lost_after()
+    20.0
+    """
+    text = os.environ.get("HETA_EVAL_RAY_LOST_AFTER", "").strip()
+    if not text:
+        return LOST_AFTER
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(
+            f"HETA_EVAL_RAY_LOST_AFTER must be a positive number of seconds, got {text!r}"
+        )
+    return value
+
+
+class ClusterWatch:
+    """Ends the process in one line when the cluster's head stops answering.
+
+    Ray's driver, once the head's control store (the GCS) is gone, keeps waiting for it and
+    after 60 s ends the whole process from C++: exit status 1, a page of C++ log lines, no
+    word on what was kept. This daemon thread connects to the head every ``every`` seconds;
+    after ``grace`` seconds without an answer it writes ``"<program>: error: <message()>"``
+    to stderr and ends the process with exit status 2 itself. Finished work is already on
+    disk by then (encoded shards, the per-query journal), so a rerun resumes.
+
+    >>> watch = ClusterWatch("127.0.0.1:1", message=lambda: "gone", grace=60)
+    >>> watch.host, watch.port
+    ('127.0.0.1', 1)
+    """
+
+    def __init__(
+        self,
+        gcs_address: str,
+        *,
+        message: Callable[[], str],
+        program: str = "heta-eval",
+        grace: float = 10.0,
+        every: float = 1.0,
+    ) -> None:
+        host, _, port = gcs_address.rpartition(":")
+        self.host, self.port = host.strip("[]"), int(port)
+        self.message, self.program = message, program
+        self.grace, self.every = grace, every
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ClusterWatch:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="heta-ray-watch",
+                                            daemon=True)  # fmt: skip
+            self._thread.start()
+        return self
+
+    def answers(self) -> bool:
+        """Whether the head accepts a connection now."""
+        try:
+            with socket.create_connection((self.host, self.port), timeout=self.every):
+                return True
+        except OSError:
+            return False
+
+    def _watch(self) -> None:
+        silent_since: float | None = None
+        while True:
+            if self.answers():
+                silent_since = None
+            else:
+                now = time.monotonic()
+                silent_since = now if silent_since is None else silent_since
+                if now - silent_since >= self.grace:
+                    self._end()
+            time.sleep(self.every)
+
+    def _end(self) -> None:
+        try:
+            line = self.message()
+        except Exception as error:  # the message must not keep the process alive
+            line = f"the Ray cluster stopped answering ({type(error).__name__}: {error})"
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        os.write(2, f"{self.program}: error: {line}\n".encode())
+        os._exit(2)  # Ray's threads would otherwise end the process with status 1 later

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,8 @@ import numpy as np
 from ..evaluation.models import Document
 from ..kb.dense import DenseEncoder
 from ..kb.reference import Ranker, ReferenceKnowledgeBase
-from .cluster import cluster_resources, connect
-from .errors import RayRunError, ray_failures
+from .cluster import cluster_resources, connect, parse_address
+from .errors import ClusterWatch, RayRunError, lost_after, ray_failures, where
 from .search import Hits, merge_top_k, shard_top_k, split_rows
 
 __all__ = ["DEFAULT_SHARD_SIZE", "RayExecutor", "local_executor_record"]
@@ -61,6 +62,7 @@ class RayExecutor:
         shard_size: int = DEFAULT_SHARD_SIZE,
         workers: int | None = None,
         search_shards: int | None = None,
+        program: str = "heta-eval",
     ) -> None:
         if shard_size <= 0:
             raise ValueError(f"shard size must be positive, got {shard_size}")
@@ -73,17 +75,49 @@ class RayExecutor:
         self._ray: Any = None
         #: Whether the run keeps its vectors in the artifact cache (None: not known yet).
         self.cached: bool | None = None
+        #: Who speaks when the cluster is lost (the command, in the CLI).
+        self.program = program
+        #: Watches a cluster this process joined (None for ``local``, or before start).
+        self.watch: ClusterWatch | None = None
+        # The Ray work under way and what it keeps, for the watch's message.
+        self._doing: str | None = None
+        self._kept_now: Callable[[], str] = self._kept
 
     def start(self) -> RayExecutor:
         if self._ray is None:
             self._ray = connect(self.address)
+            if parse_address(self.address) is not None:  # a cluster that can die without us
+                self.watch = ClusterWatch(
+                    self._ray.get_runtime_context().gcs_address, message=self._lost,
+                    program=self.program, grace=lost_after(),
+                ).start()  # fmt: skip
         return self
 
     def _kept(self) -> str:
         """What a run that Ray failed after the encode keeps, and how to resume it."""
         if self.cached is False:
             return _NOTHING_KEPT
+        if self.cached is None:
+            return "finished work is kept: rerunning the same command resumes it"
         return "the encoded vectors are in the cache: rerunning the same command reuses them"
+
+    def _lost(self) -> str:
+        doing = f" while {self._doing}" if self._doing else ""
+        return f"{where(self.address)} stopped answering{doing}\n{self._kept_now()}"
+
+    @contextmanager
+    def phase(self, doing: str, kept: Callable[[], str] | None = None) -> Iterator[None]:
+        """Ray work named ``doing`` (\"encoding the corpus\"): a Ray error in the block
+        becomes a one-line :class:`RayRunError`, and a cluster lost meanwhile is reported as
+        lost while doing it; ``kept()`` says what is kept and how to resume."""
+        kept = kept or self._kept
+        before = self._doing, self._kept_now
+        self._doing, self._kept_now = doing, kept
+        try:
+            with ray_failures(self.address, doing, kept):
+                yield
+        finally:
+            self._doing, self._kept_now = before
 
     # -- encoding --------------------------------------------------------------------------
     def encode_corpus(
@@ -108,7 +142,7 @@ class RayExecutor:
         )  # fmt: skip
         try:
             kept = store if cache_root is not None else None
-            with ray_failures(self.address, "encoding the corpus", lambda: _shards_kept(kept)):
+            with self.phase("encoding the corpus", lambda: _shards_kept(kept)):
                 self.start()
                 resources = cluster_resources()
                 gpus = int(resources["gpus"])
@@ -138,7 +172,7 @@ class RayExecutor:
         if kb.embeddings is None:
             return kb
         self.cached = kb.build_info.get("cache_dir") is not False
-        with ray_failures(self.address, "placing the dense index on the cluster", self._kept):
+        with self.phase("placing the dense index on the cluster"):
             self.start()
             shards = self.search_shards or cluster_resources()["nodes"]
             self.index = RayShardedIndex(kb.embeddings, shards, address=self.address)
@@ -146,7 +180,7 @@ class RayExecutor:
 
     def describe(self) -> dict[str, Any]:
         """The summary's ``executor`` record: kind, nodes, workers, GPUs, encoding work."""
-        with ray_failures(self.address, "reading its resources", self._kept):
+        with self.phase("reading its resources"):
             self.start()
             resources = cluster_resources()
         record: dict[str, Any] = {

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..kb.cache import default_cache_dir
 from ..kb.recipe import Recipe
-from .errors import explain, ray_failures
+from .errors import explain
 
 __all__ = ["Cell", "Sweep", "SweepError", "run_cell"]
 
@@ -236,7 +236,7 @@ class Sweep:
             return (f"the cells done are kept in {self.output / MANIFEST}; rerunning the "
                     "same command runs the others")  # fmt: skip
 
-        with ray_failures(executor.address, "running the sweep's cells", kept):
+        with executor.phase("running the sweep's cells", kept):
             task = ray.remote(num_cpus=1, max_retries=1)(run_cell)
             running = {}
             for cell in pending:
