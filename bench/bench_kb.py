@@ -12,8 +12,11 @@ Rows (JSON list on stdout or ``--output``), medians of ``--repeats`` alternated 
   ``top_indices`` per query) vs bm25s's default numpy backend ``retrieve``.
 * ``vector_search encoding``: ``DenseEncoder()`` (default precision ``auto``) vs
   ``SentenceTransformer(all-MiniLM-L6-v2).encode`` in float32, on SciFact abstracts.
-* ``vector_search encoding without bfloat16``: the precision ``auto`` picks on this CPU with
-  its bfloat16 flags removed (int8 on x86), vs the same peer, in the same rotation.
+* ``vector_search encoding without bfloat16``: where ``auto`` picks bfloat16, the precision it
+  picks on this CPU with its bfloat16 flags removed (int8 on x86), vs the same peer, in the
+  same rotation; ``vector_search encoding in bfloat16 (auto does not pick it here)``: where
+  the CPU has bfloat16 instructions but ``auto`` does not use them (Intel without AMX),
+  bfloat16 itself, to show why.
 * ``vector_search cached rebuild``: the same recipe on the same corpus, built twice.
 * ``vector_search nDCG@10 <precision> vs float32`` (full run only): SciFact nDCG@10 of the
   default precision and of the no-bfloat16 one, each minus float32's (via ``heta-eval run``;
@@ -239,14 +242,18 @@ def vector_rows(texts_n: int, repeats: int, ndcg: bool) -> list[dict[str, Any]]:
     from heta_eval.evaluation.models import Document
     from heta_eval.kb import Recipe
     from heta_eval.kb.dense import DenseEncoder, default_model_path
-    from heta_eval.kb.precision import choose_precision, cpu_flags
+    from heta_eval.kb.precision import choose_precision, cpu_flags, cpu_vendor
 
     texts, what = scifact_texts(texts_n)
     log(f"vector_search: encoding {what}")
     ours = DenseEncoder(device="cpu")  # default precision "auto"
-    # What "auto" picks on a CPU like this one without bfloat16 (int8 on x86 with AVX2).
-    no_bf16 = choose_precision("cpu", cpu_flags() - {"avx512_bf16", "amx_bf16"})
-    other = DenseEncoder(device="cpu", precision=no_bf16)
+    # The other side of auto's bfloat16 rule: where auto picks bfloat16, what it picks on a
+    # CPU like this one where bfloat16 is not fast (int8 on x86); where it does not pick
+    # bfloat16 but the CPU has the instructions (an Intel CPU without AMX), bfloat16 itself.
+    no_bf16 = choose_precision("cpu", cpu_flags() - {"avx512_bf16", "amx_bf16"}, cpu_vendor())
+    has_bf16 = bool(cpu_flags() & {"avx512_bf16", "amx_bf16"})
+    alternative = no_bf16 if ours.precision == "bfloat16" or not has_bf16 else "bfloat16"
+    other = DenseEncoder(device="cpu", precision=alternative)
     batch = ours.batch_size
     # BEIR's path: SentenceTransformer(model).encode(texts, batch_size=...) in float32.
     peer = SentenceTransformer(default_model_path(), device="cpu")
@@ -267,15 +274,20 @@ def vector_rows(texts_n: int, repeats: int, ndcg: bool) -> list[dict[str, Any]]:
     theirs = results["peer"] / np.linalg.norm(results["peer"], axis=1, keepdims=True)
     flags = sorted(cpu_flags() & {"avx512_bf16", "amx_bf16", "avx512_vnni", "avx2"})
     rows = []
+    if other.precision == "bfloat16":
+        other_label = "vector_search encoding in bfloat16 (auto does not pick it here)"
+        other_how = "bfloat16, which this CPU has but auto does not pick on it"
+    else:
+        other_label = f"vector_search encoding without bfloat16 ({other.precision})"
+        other_how = f"the precision auto picks without bfloat16: {other.precision}"
     for name, encoder, label in [
         ("auto", ours, "vector_search encoding"),
-        ("other", other, f"vector_search encoding without bfloat16 ({other.precision})"),
+        ("other", other, other_label),
     ]:
         if name not in seconds:
             continue
         cosines = np.sum(results[name] * theirs, axis=1)
-        how = "precision auto -> " if name == "auto" else "the precision auto picks without "
-        how += encoder.precision if name == "auto" else f"bfloat16: {encoder.precision}"
+        how = f"precision auto -> {encoder.precision}" if name == "auto" else other_how
         rows.append(
             row(
                 label,

@@ -22,7 +22,6 @@ from .bm25 import top_indices
 from .precision import (
     Precision,
     choose_precision,
-    cpu_flags,
     device_kind,
     resolve_device,
     resolve_precision,
@@ -67,7 +66,8 @@ def _resolve(model: str) -> str:
 
 
 def native_bfloat16(device: str = "cpu") -> bool:
-    """Whether ``device`` computes in bfloat16 natively (CPU: AVX512-BF16 or AMX; CUDA: sm80+).
+    """Whether ``device`` computes in bfloat16 fast (CPU: AMX, or AVX512-BF16 on AMD, where
+    ``"auto"`` picks bfloat16; CUDA: sm80+).
 
     >>> isinstance(native_bfloat16(), bool)
     True
@@ -76,7 +76,7 @@ def native_bfloat16(device: str = "cpu") -> bool:
         import torch
 
         return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    return device == "cpu" and choose_precision("cpu", cpu_flags()) == "bfloat16"
+    return device == "cpu" and choose_precision("cpu") == "bfloat16"
 
 
 def embedding_identity(*, model: str, precision: str, device: str) -> dict[str, Any]:

@@ -1,11 +1,16 @@
 """Which device and numeric precision the dense encoder runs in.
 
-``precision="auto"`` picks, per device kind and CPU flags:
+``precision="auto"`` picks, per device kind, CPU vendor and CPU flags:
 
 * CUDA: ``float16`` (half precision; the host side, not the GPU, is the bottleneck there).
-* a CPU with native bfloat16 (AVX512-BF16 or AMX): ``bfloat16``.
-* an x86 CPU without it but with AVX2 or AVX-512: ``int8`` (ONNX Runtime, weights per output
-  channel; see :mod:`heta_eval.kb.onnx_int8`), or ``float32`` where ONNX Runtime is missing.
+* a CPU where bfloat16 is fast: AMX (Intel Sapphire Rapids and later), or AVX512-BF16 on AMD
+  (Zen 4 and later): ``bfloat16``.
+* an x86 CPU without that but with AVX2 or AVX-512: ``int8`` (ONNX Runtime, weights per
+  output channel; see :mod:`heta_eval.kb.onnx_int8`), or ``float32`` where ONNX Runtime is
+  missing. This includes Intel CPUs with AVX512-BF16 but no AMX (Cooper Lake, or a guest
+  whose hypervisor hides AMX): there, bfloat16 dot products issue on one port while float32
+  FMAs use two, so bfloat16 encoding measured 0.85x float32 (int8: 1.52x). On Zen 4 a
+  512-bit float32 FMA takes two passes and bfloat16 measured 3.2x float32.
 * anything else: ``float32``.
 """
 
@@ -20,6 +25,7 @@ __all__ = [
     "Precision",
     "choose_precision",
     "cpu_flags",
+    "cpu_vendor",
     "device_kind",
     "resolve_device",
     "resolve_precision",
@@ -29,25 +35,41 @@ Precision = Literal["auto", "float32", "bfloat16", "float16", "int8"]
 #: Every precision a caller may name; "auto" resolves to one of the others.
 PRECISIONS: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16", "int8")
 
-_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+_AMD = "AuthenticAMD"
 _INT8_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx_vnni"})
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def _cpuinfo_field(*names: str) -> str:
+    """The first ``/proc/cpuinfo`` line starting with one of ``names``, after its colon
+    (empty where unreadable)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(names):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def cpu_flags() -> frozenset[str]:
     """The CPU feature flags of this machine (``/proc/cpuinfo``; empty where unreadable).
 
     >>> isinstance(cpu_flags(), frozenset)
     True
     """
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith(("flags", "Features")):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
+    return frozenset(_cpuinfo_field("flags", "Features").split())
+
+
+def cpu_vendor() -> str:
+    """The CPU vendor of this machine (``GenuineIntel``, ``AuthenticAMD``; empty where
+    unreadable).
+
+    >>> isinstance(cpu_vendor(), str)
+    True
+    """
+    return _cpuinfo_field("vendor_id")
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -78,11 +100,17 @@ def device_kind(device: str) -> str:
     return device.split(":", 1)[0]
 
 
-def choose_precision(kind: str, flags: Collection[str] | None = None) -> str:
-    """The precision ``"auto"`` means on a device of ``kind`` (CPU: with these ``flags``).
+def choose_precision(
+    kind: str, flags: Collection[str] | None = None, vendor: str | None = None
+) -> str:
+    """The precision ``"auto"`` means on a device of ``kind`` (CPU: with these ``flags``
+    and this ``vendor``; both default to this machine's when ``flags`` is None, and the
+    vendor to unknown when only ``flags`` is given).
 
-    >>> choose_precision("cpu", {"avx2", "avx512f", "avx512_bf16"})
+    >>> choose_precision("cpu", {"avx2", "avx512f", "avx512_bf16"}, "AuthenticAMD")
     'bfloat16'
+    >>> choose_precision("cpu", {"avx2", "avx512f", "avx512_bf16"}, "GenuineIntel")
+    'int8'
     >>> choose_precision("cpu", {"avx2", "fma"})
     'int8'
     >>> choose_precision("cpu", set()), choose_precision("cuda")
@@ -92,8 +120,10 @@ def choose_precision(kind: str, flags: Collection[str] | None = None) -> str:
         return "float16"
     if kind != "cpu":
         return "float32"
-    have = frozenset(cpu_flags() if flags is None else flags)
-    if have & _BF16_FLAGS:
+    if flags is None:
+        flags, vendor = cpu_flags(), cpu_vendor() if vendor is None else vendor
+    have = frozenset(flags)
+    if "amx_bf16" in have or ("avx512_bf16" in have and vendor == _AMD):
         return "bfloat16"
     if have & _INT8_FLAGS:
         return "int8"
