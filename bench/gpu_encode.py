@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     import sentence_transformers
     from sentence_transformers import SentenceTransformer
 
+    from heta_eval._cpus import usable_cpus
     from heta_eval.kb.dense import DenseEncoder, default_model_path
 
     model = args.model or default_model_path()
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         model, device=args.device, precision=args.precision, batch_size=args.batch_size,
         tokenizer_workers=threads,
     )  # fmt: skip
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpus = usable_cpus()
     setting = {k: os.environ.get(k) for k in ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS")}
     quota = Path("/sys/fs/cgroup/cpu.max")  # a container's CPU quota ("max ...": none)
     setting["cgroup cpu.max"] = quota.read_text().strip() if quota.is_file() else None

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._cpus import usable_cpus
 from .bm25 import top_indices
 from .precision import (
     Precision,
@@ -26,7 +27,7 @@ from .precision import (
     resolve_device,
     resolve_precision,
 )
-from .tokenization import BatchTokenizer, rust_threads, usable_cpus
+from .tokenization import BatchTokenizer, rust_threads
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -171,8 +172,8 @@ class DenseEncoder:
     :meth:`encode` as often as needed (calls are serialized; the model is shared).
 
     ``device`` is ``"auto"`` (CUDA when visible, else the CPU), ``"cpu"`` or ``"cuda[:N]"``.
-    ``precision="auto"`` (the default) picks float16 on CUDA, bfloat16 on CPUs with native
-    support (AVX512-BF16/AMX), int8 on other x86 CPUs, else float32 (see
+    ``precision="auto"`` (the default) picks float16 on CUDA, bfloat16 on CPUs where it is
+    fast (AMX, or AVX512-BF16 on AMD), int8 on other x86 CPUs, else float32 (see
     :mod:`heta_eval.kb.precision`); :attr:`precision` holds the choice. ``batch_size``
     defaults to 64 on the CPU and 512 on CUDA. ``tokenizer_workers`` threads tokenize that
     many batches ahead of the model (default on CUDA, where the host is the bottleneck: 3,

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._cpus import usable_cpus
 
-__all__ = ["BatchTokenizer", "rust_threads", "usable_cpus"]
+__all__ = ["BatchTokenizer", "rust_threads"]
 
 #: A text longer than this many characters per kept token is first tokenized only up to a
 #: space past that point (``BatchTokenizer._cut_encoded``); SciFact: 9 of 5,183 abstracts

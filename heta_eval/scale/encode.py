@@ -104,8 +104,8 @@ def encode_shards(
         ]
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = progress
-        quiet_ray_data_console()
         context.execution_options.verbose_progress = False
+        quiet_ray_data_console()
         dataset = ray.data.from_arrow(blocks).map_batches(
             ShardEncoder,
             fn_constructor_kwargs={
