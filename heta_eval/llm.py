@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+from heta_eval import config
 
 __all__ = [
     "ChatReply",
@@ -157,8 +158,8 @@ class LLMClient:
         max_concurrency: int = 8,
         policy: RetryPolicy | None = None,
     ) -> None:
-        base_url = base_url or os.environ.get("HETA_EVAL_LLM_BASE_URL") or DEFAULT_BASE_URL
-        model = model or os.environ.get("HETA_EVAL_LLM_MODEL")
+        base_url = base_url or config.llm_base_url() or DEFAULT_BASE_URL
+        model = model or config.llm_model()
         if not model:
             raise ValueError("no LLM model given: pass model=... or set HETA_EVAL_LLM_MODEL")
         self.base_url = base_url.rstrip("/")
@@ -172,8 +173,7 @@ class LLMClient:
     @classmethod
     def from_env(cls, **kwargs: Any) -> LLMClient:
         """A client configured from ``HETA_EVAL_LLM_*`` / ``OPENAI_API_KEY``."""
-        key = os.environ.get("HETA_EVAL_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        return cls(api_key=key, **kwargs)
+        return cls(api_key=config.llm_api_key(), **kwargs)
 
     @property
     def url(self) -> str:

@@ -10,6 +10,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
+# The suite's indexes, embeddings and judge replies live in a cache folder of its own, kept
+# between runs of this checkout, never in the user's ~/.cache/heta-eval. Subprocesses
+# started by tests inherit it.
+os.environ["HETA_EVAL_CACHE_DIR"] = str(REPO / ".test-cache")
+
 
 def shared_path(*parts: str) -> Path:
     """A path under ../shared; skips the test when it is absent, except in CI where it fails."""

@@ -146,10 +146,15 @@ def test_data_dir_resolution_order(tmp_path, monkeypatch):
     assert dataset_dir("scifact") == tmp_path / "env" / "scifact"
 
 
-def test_cache_falls_back_to_home_when_repo_is_not_writable(monkeypatch):
+def test_cache_falls_back_to_the_cache_roots_datasets_folder_when_repo_is_not_writable(
+    monkeypatch, tmp_path
+):
     monkeypatch.delenv("HETA_EVAL_DATA", raising=False)
     monkeypatch.setattr(locate, "_writable", lambda path: False)
-    assert resolve_data_root() == Path.home() / ".cache" / "heta-eval"
+    monkeypatch.delenv("HETA_EVAL_CACHE_DIR", raising=False)
+    assert resolve_data_root() == Path.home() / ".cache" / "heta-eval" / "datasets"
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path))
+    assert resolve_data_root() == tmp_path / "datasets"
 
 
 def test_data_dir_may_be_the_dataset_folder_itself(scifact_dir):

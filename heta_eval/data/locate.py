@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from heta_eval import config
+
 __all__ = [
     "ENV_VAR",
     "SHARED_DATA",
@@ -39,7 +41,6 @@ _CHECKOUT = Path(__file__).resolve().parents[2]
 _REPO_CACHE = _CHECKOUT / "datasets" / "cache"
 #: The shared real data beside a checkout (``../shared/datasets``), as ``make eval`` uses it.
 SHARED_DATA = _CHECKOUT.parent / "shared" / "datasets"
-_HOME_CACHE = Path.home() / ".cache" / "heta-eval"
 
 
 class DatasetNotFoundError(FileNotFoundError):
@@ -62,17 +63,20 @@ def _in_checkout() -> bool:
 
 
 def default_cache_dir() -> Path:
-    """``<repo>/datasets/cache`` in a writable checkout, else ``~/.cache/heta-eval``."""
-    return _REPO_CACHE if _in_checkout() and _writable(_REPO_CACHE) else _HOME_CACHE
+    """``<repo>/datasets/cache`` in a writable checkout, else the cache root's ``datasets/``
+    (``~/.cache/heta-eval/datasets``)."""
+    if _in_checkout() and _writable(_REPO_CACHE):
+        return _REPO_CACHE
+    return config.cache_dir("datasets")
 
 
 def resolve_data_root(data_dir: str | os.PathLike[str] | None = None) -> Path:
     """The folder that holds (or will hold) ``<name>/``: explicit, then env, then cache."""
     if data_dir is not None:
         return Path(data_dir).expanduser()
-    env = os.environ.get(ENV_VAR)
+    env = config.data_dir()
     if env:
-        return Path(env).expanduser()
+        return env.expanduser()
     return default_cache_dir()
 
 
@@ -101,8 +105,8 @@ def candidate_dirs(name: str, data_dir: str | os.PathLike[str] | None = None) ->
     """
     if data_dir is not None:
         return [dataset_dir(name, data_dir)]
-    env = os.environ.get(ENV_VAR)
-    found = [Path(env).expanduser() / name] if env else []
+    env = config.data_dir()
+    found = [env.expanduser() / name] if env else []
     found += [SHARED_DATA / "beir" / name, default_cache_dir() / name]
     return list(dict.fromkeys(found))
 

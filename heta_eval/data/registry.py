@@ -14,13 +14,14 @@ expected size and its scoring policy. ``"md5": null`` means the checksum is unkn
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from heta_eval import config
 
 __all__ = [
     "REGISTRY_PATH",
@@ -75,7 +76,7 @@ class DatasetInfo:
 
 
 def _registry_path() -> Path:
-    return Path(os.environ.get("HETA_EVAL_REGISTRY") or REGISTRY_PATH)
+    return config.registry_path() or REGISTRY_PATH
 
 
 def _entry(name: str, raw: dict[str, Any], where: str) -> DatasetInfo:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
+from .. import config
 from ..llm import ChatReply
 
 __all__ = ["JudgeCache", "default_judge_cache_path"]
@@ -27,9 +27,7 @@ def default_judge_cache_path() -> Path:
     >>> default_judge_cache_path().name
     'judge.sqlite'
     """
-    env = os.environ.get("HETA_EVAL_CACHE_DIR")
-    root = Path(env) if env else Path.home() / ".cache" / "heta-eval"
-    return root / "llm" / "judge.sqlite"
+    return config.cache_dir("llm") / "judge.sqlite"
 
 
 class JudgeCache:

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from filelock import FileLock
 
+from heta_eval import config
+
 from ..evaluation.models import Document
 
 __all__ = [
@@ -39,8 +41,7 @@ def default_cache_dir() -> Path:
     >>> isinstance(default_cache_dir(), Path)
     True
     """
-    env = os.environ.get("HETA_EVAL_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "heta-eval" / "kb"
+    return config.cache_dir("kb")
 
 
 def corpus_fingerprint(documents: Iterable[Document]) -> str:

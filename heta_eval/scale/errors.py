@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
+from heta_eval import config
+
 __all__ = [
     "ClusterWatch",
     "RayRunError",
@@ -147,28 +149,10 @@ def quiet_ray_data_console() -> None:
             handler.setLevel(logging.CRITICAL + 1)
 
 
-#: Seconds the cluster's head may stay silent before a run gives up (Ray's own limit: 60).
-LOST_AFTER = 20.0
-
-
 def lost_after() -> float:
-    """``HETA_EVAL_RAY_LOST_AFTER`` (seconds, positive), else :data:`LOST_AFTER`.
-
-    >>> lost_after()
-    20.0
-    """
-    text = os.environ.get("HETA_EVAL_RAY_LOST_AFTER", "").strip()
-    if not text:
-        return LOST_AFTER
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise ValueError(
-            f"HETA_EVAL_RAY_LOST_AFTER must be a positive number of seconds, got {text!r}"
-        )
-    return value
+    """Seconds the cluster's head may stay silent before a run gives up
+    (:func:`heta_eval.config.ray_lost_after`)."""
+    return config.ray_lost_after()
 
 
 class ClusterWatch:

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from heta_eval import config
+
 from ..kb.cache import default_cache_dir
 from ..kb.recipe import Recipe
 from .errors import explain
@@ -124,7 +126,7 @@ class Sweep:
         self.modes = list(dict.fromkeys(modes))
         self.output = Path(output)
         # Resolved here: a Ray task sees its node's environment, not this process's.
-        self.data_dir = data_dir or os.environ.get("HETA_EVAL_DATA")
+        self.data_dir = data_dir or (str(config.data_dir()) if config.data_dir() else None)
         self.cache_dir = str(cache_dir or default_cache_dir())
         self.top_k = top_k
         self.cells = [

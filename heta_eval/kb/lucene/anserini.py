@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from heta_eval import config
+
 __all__ = [
     "ANSERINI_VERSION",
     "AnseriniRun",
@@ -72,8 +74,7 @@ class OracleUnavailable(RuntimeError):
 
 def cache_dir() -> Path:
     """Where the wheel, the jar and the oracle's outputs are kept."""
-    default = Path.home() / ".cache" / "heta-eval" / "anserini"
-    return Path(os.environ.get("HETA_EVAL_ANSERINI_CACHE", default))
+    return config.anserini_dir()
 
 
 def unavailable() -> str | None:

@@ -1,0 +1,125 @@
+"""Configuration: every ``HETA_EVAL_*`` environment variable and the cache layout.
+
+Each setting is read here and nowhere else, at the moment it is asked for (so a test or a
+long-lived process that changes the environment sees the change). The cache root holds one
+folder per kind of artifact::
+
+    $HETA_EVAL_CACHE_DIR (default ~/.cache/heta-eval)
+      kb/         indexes, embeddings and int8 models of the reference knowledge base
+      llm/        the LLM judge's replies (judge.sqlite)
+      anserini/   the Anserini oracle's wheel, jar and outputs (developer tooling)
+      datasets/   datasets downloaded by an installed package
+
+=====================================  ============================================
+variable                               what it sets
+=====================================  ============================================
+``HETA_EVAL_CACHE_DIR``                the cache root above
+``HETA_EVAL_DATA``                     a folder holding datasets (``<name>/``)
+``HETA_EVAL_REGISTRY``                 a dataset registry JSON file instead of the shipped one
+``HETA_EVAL_LLM_BASE_URL``             the OpenAI-compatible chat endpoint (judge, answerer)
+``HETA_EVAL_LLM_MODEL``                the chat model
+``HETA_EVAL_LLM_API_KEY``              its API key (else ``OPENAI_API_KEY``)
+``HETA_EVAL_RAY_LOST_AFTER``           seconds a Ray head may stay silent before a run stops
+``HETA_EVAL_ANSERINI_CACHE``           the Anserini oracle's folder (else ``anserini/`` above)
+=====================================  ============================================
+
+>>> import os
+>>> os.environ["HETA_EVAL_CACHE_DIR"] = "/tmp/heta-cache"
+>>> cache_dir("kb")
+PosixPath('/tmp/heta-cache/kb')
+>>> del os.environ["HETA_EVAL_CACHE_DIR"]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "CacheKind",
+    "anserini_dir",
+    "cache_dir",
+    "cache_root",
+    "data_dir",
+    "llm_api_key",
+    "llm_base_url",
+    "llm_model",
+    "ray_lost_after",
+    "registry_path",
+]
+
+CacheKind = Literal["kb", "llm", "anserini", "datasets", "numba"]
+
+#: Seconds a Ray head may stay silent before a run gives up (Ray's own limit is 60).
+RAY_LOST_AFTER = 20.0
+
+
+def _env(name: str) -> str | None:
+    """The variable's value, or None when unset or blank."""
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def cache_root() -> Path:
+    """``$HETA_EVAL_CACHE_DIR``, else ``~/.cache/heta-eval``."""
+    value = _env("HETA_EVAL_CACHE_DIR")
+    return Path(value) if value else Path.home() / ".cache" / "heta-eval"
+
+
+def cache_dir(kind: CacheKind) -> Path:
+    """The cache folder for one kind of artifact (see the layout above)."""
+    return cache_root() / kind
+
+
+def anserini_dir() -> Path:
+    """``$HETA_EVAL_ANSERINI_CACHE``, else the cache root's ``anserini/``."""
+    value = _env("HETA_EVAL_ANSERINI_CACHE")
+    return Path(value) if value else cache_dir("anserini")
+
+
+def data_dir() -> Path | None:
+    """``$HETA_EVAL_DATA``: a folder holding datasets, or None."""
+    value = _env("HETA_EVAL_DATA")
+    return Path(value) if value else None
+
+
+def registry_path() -> Path | None:
+    """``$HETA_EVAL_REGISTRY``: a registry file used instead of the shipped one, or None."""
+    value = _env("HETA_EVAL_REGISTRY")
+    return Path(value) if value else None
+
+
+def llm_base_url() -> str | None:
+    """``$HETA_EVAL_LLM_BASE_URL``, or None."""
+    return _env("HETA_EVAL_LLM_BASE_URL")
+
+
+def llm_model() -> str | None:
+    """``$HETA_EVAL_LLM_MODEL``, or None."""
+    return _env("HETA_EVAL_LLM_MODEL")
+
+
+def llm_api_key() -> str | None:
+    """``$HETA_EVAL_LLM_API_KEY``, else ``$OPENAI_API_KEY``, or None."""
+    return _env("HETA_EVAL_LLM_API_KEY") or _env("OPENAI_API_KEY")
+
+
+def ray_lost_after() -> float:
+    """``$HETA_EVAL_RAY_LOST_AFTER`` (positive seconds), else :data:`RAY_LOST_AFTER`.
+
+    >>> ray_lost_after()
+    20.0
+    """
+    text = _env("HETA_EVAL_RAY_LOST_AFTER")
+    if text is None:
+        return RAY_LOST_AFTER
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(
+            f"HETA_EVAL_RAY_LOST_AFTER must be a positive number of seconds, got {text!r}"
+        )
+    return value
