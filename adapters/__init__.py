@@ -22,9 +22,9 @@ def load_benchmark(
     info = get_dataset(name)
     adapter = getattr(info, "adapter", None) or "beir"
     if adapter == "scifact-claims":
-        from .scifact_claims import SciFactClaimsBenchmark
+        from heta_eval.adapters.scifact_claims import SciFactClaimsBenchmark
 
         return SciFactClaimsBenchmark(data_dir=data_dir, **({"split": split} if split else {}))
-    from .beir import BeirBenchmark
+    from heta_eval.adapters.beir import BeirBenchmark
 
     return BeirBenchmark(name, data_dir=data_dir, split=split)

@@ -21,8 +21,8 @@ from heta_eval.data.beir_loader import BeirDataset, load_beir
 from heta_eval.data.download import DownloadError, download_dataset
 from heta_eval.data.locate import DatasetNotFoundError, find_dataset
 from heta_eval.data.registry import DatasetInfo, get_dataset
-from heta_eval.evaluation.models import BenchmarkCase, Document, ExpectedOutput
-from heta_eval.evaluation.retrieval import beir_default_metrics
+from heta_eval.models.records import BenchmarkCase, Document, ExpectedOutput
+from heta_eval.retrieval.evaluate import beir_default_metrics
 
 __all__ = ["BEIR_ADAPTER_K_VALUES", "BeirBenchmark"]
 

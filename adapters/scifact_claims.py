@@ -41,9 +41,7 @@ from heta_eval.data.locate import (
     resolve_data_root,
 )
 from heta_eval.data.registry import DatasetInfo, get_dataset
-from heta_eval.evaluation.answers import AnswerExactMatch
-from heta_eval.evaluation.evidence import EvidenceRecallAtK
-from heta_eval.evaluation.models import (
+from heta_eval.models.records import (
     BenchmarkCase,
     Document,
     EvaluationScore,
@@ -51,8 +49,10 @@ from heta_eval.evaluation.models import (
     GoldEvidence,
     QueryResponse,
 )
-from heta_eval.evaluation.normalize import normalize_answer
-from heta_eval.evaluation.retrieval import beir_default_metrics
+from heta_eval.rag.answers import AnswerExactMatch
+from heta_eval.rag.evidence import EvidenceRecallAtK
+from heta_eval.rag.normalize import normalize_answer
+from heta_eval.retrieval.evaluate import beir_default_metrics
 
 __all__ = [
     "EVIDENCE_K_VALUES",

@@ -106,7 +106,7 @@ def make_chunk_responses(
 ) -> tuple[list, dict, dict[str, dict[str, float]], dict[str, dict[str, int]]]:
     """Cases, ``{case id: QueryResponse}`` of ``chunks`` results (≈3 per document), the
     equivalent document-level run, and qrels."""
-    from heta_eval.evaluation.models import BenchmarkCase, QueryResponse, QueryResult
+    from heta_eval.models.records import BenchmarkCase, QueryResponse, QueryResult
 
     qrels, orders = _chunk_orders(queries, chunks, seed)
     cases = []

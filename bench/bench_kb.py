@@ -239,10 +239,10 @@ def vector_rows(texts_n: int, repeats: int, ndcg: bool) -> list[dict[str, Any]]:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from heta_eval.evaluation.models import Document
     from heta_eval.kb import Recipe
     from heta_eval.kb.dense import DenseEncoder, default_model_path
     from heta_eval.kb.precision import choose_precision, cpu_flags, cpu_vendor
+    from heta_eval.models.records import Document
 
     texts, what = scifact_texts(texts_n)
     log(f"vector_search: encoding {what}")

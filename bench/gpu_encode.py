@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     import sentence_transformers
     from sentence_transformers import SentenceTransformer
 
-    from heta_eval._cpus import usable_cpus
+    from heta_eval._runtime import usable_cpus
     from heta_eval.kb.dense import DenseEncoder, default_model_path
 
     model = args.model or default_model_path()

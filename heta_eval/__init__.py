@@ -11,8 +11,8 @@ nothing until a name is read, and a one-shot command imports only what it uses.
 
 from __future__ import annotations
 
-from ._lazy import attach
-from .evaluation import __all__ as _evaluation_all
+from heta_eval._lazy import attach
+from heta_eval.evaluation import __all__ as _evaluation_all
 
 __version__ = "0.1.0"
 

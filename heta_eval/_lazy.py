@@ -26,7 +26,9 @@ def attach(
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(f".{module}", package), name)
+        # A relative name is a submodule of ``package``; an absolute one is used as given.
+        target = module if module.startswith("heta_eval.") else f"{package}.{module}"
+        value = getattr(import_module(target), name)
         setattr(sys.modules[package], name, value)  # later lookups skip this hook
         return value
 

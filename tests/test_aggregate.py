@@ -154,7 +154,7 @@ async def test_per_case_calls_equal_the_batch_scores():
 def test_scores_built_without_validation_equal_validated_ones():
     # The batch path builds 175k scores at MS MARCO size without re-validating them; a
     # pydantic upgrade that changed model internals must not go unnoticed.
-    from heta_eval.evaluation.retrieval_batch import _fast_score
+    from heta_eval.retrieval.batch import _fast_score
 
     metadata = {"documents": 3, "unmapped_results": 0}
     fast = _fast_score("ndcg@10", 0.5, metadata)

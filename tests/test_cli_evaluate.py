@@ -11,7 +11,7 @@ from beir.datasets.data_loader import GenericDataLoader
 from beir_reference import beir_numbers
 
 from heta_eval.cli import main
-from heta_eval.trec import read_run
+from heta_eval.io.trec import read_run
 
 K = (1, 3, 5, 10, 100)
 
@@ -140,7 +140,7 @@ def test_small_run_files_skip_the_compiled_engine(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    from heta_eval.evaluation.backends import COMPILED_MIN_BYTES, ENGINE_MIN_ROWS
+    from heta_eval.providers.backends import COMPILED_MIN_BYTES, ENGINE_MIN_ROWS
 
     run = tmp_path / "run.trec"
     lines = ["q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\n"]
@@ -163,7 +163,7 @@ def test_large_run_file_starts_numba_without_scipy_blas_and_keeps_collecting(tmp
     # From COMPILED_MIN_BYTES the one-shot command starts numba with scipy.linalg hidden
     # (numba's BLAS probe; no kernel uses BLAS) and pauses the garbage collector; in-process
     # callers get collection back. The numbers equal the library's on the same file.
-    from heta_eval.evaluation.backends import COMPILED_MIN_BYTES
+    from heta_eval.providers.backends import COMPILED_MIN_BYTES
 
     run = tmp_path / "run.trec"
     rows = [
@@ -180,7 +180,7 @@ def test_large_run_file_starts_numba_without_scipy_blas_and_keeps_collecting(tmp
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    main(['evaluate', '--run', {str(run)!r}, '--qrels', {str(qrels)!r}, '--json'])\n"
-        "from heta_eval.evaluation import evaluate_run_file\nfrom heta_eval.trec import read_qrels\n"
+        "from heta_eval.evaluation import evaluate_run_file\nfrom heta_eval.io.trec import read_qrels\n"
         f"lib = evaluate_run_file(read_qrels({str(qrels)!r}), {str(run)!r}, engine='pytrec')\n"
         "print(json.dumps([json.loads(out.getvalue())['ndcg'], lib.beir_dict()['ndcg'],"
         " 'scipy.linalg' in sys.modules, 'numba' in sys.modules, gc.isenabled()]))"

@@ -28,8 +28,8 @@ from heta_eval.evaluation import (
     collapse_to_documents,
     evaluate_responses,
 )
-from heta_eval.evaluation.aggregate import score_retrieval_batch
-from heta_eval.evaluation.retrieval import collapse_batch
+from heta_eval.rag.aggregate import score_retrieval_batch
+from heta_eval.retrieval.evaluate import collapse_batch
 
 DOC_IDS = [d for d in MANY_DOCS if d] + QIDS  # query ids too: self-hits
 run_strategy = st.dictionaries(
@@ -229,7 +229,7 @@ def test_evidence_and_per_case_evaluators_read_columns():
 def test_real_scifact_run_as_columns_equals_beir(scifact_dir, scifact_run_file):
     """The shared SciFact run, each document split into two chunks (the second ranked lower,
     after every first chunk), scored through the compiled batch path and through pytrec."""
-    from heta_eval.trec import read_qrels, read_run
+    from heta_eval.io.trec import read_qrels, read_run
 
     run = read_run(scifact_run_file)
     qrels = read_qrels(scifact_dir / "qrels" / "test.tsv")

@@ -18,7 +18,7 @@ from heta_eval.compare import compare
 from heta_eval.compare.compare import Comparison
 from heta_eval.compare.loading import load_result_folder, load_systems, load_trec_system
 from heta_eval.data import load_beir
-from heta_eval.trec import read_run
+from heta_eval.io.trec import read_run
 
 METRICS = ("ndcg@10", "recall@100")
 

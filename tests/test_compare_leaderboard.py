@@ -54,7 +54,7 @@ def test_png_renders(tmp_path):
 
 def test_cli_leaderboard(scifact_dir, scifact_run_file, tmp_path, capsys):
     from heta_eval.data import load_beir
-    from heta_eval.trec import read_run
+    from heta_eval.io.trec import read_run
 
     data = load_beir(scifact_dir)
     system = load_trec_system(

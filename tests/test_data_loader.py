@@ -10,7 +10,7 @@ from beir.datasets.data_loader import GenericDataLoader
 
 from heta_eval.adapters.beir import BeirBenchmark
 from heta_eval.data.beir_loader import DatasetFormatError, iter_corpus, load_beir, load_qrels
-from heta_eval.evaluation.models import BenchmarkCase, Document
+from heta_eval.models.records import BenchmarkCase, Document
 
 
 def make_dataset(root: Path, *, corpus: str, queries: str, qrels: str, split="test") -> Path:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from heta_eval.cli import main
-from heta_eval.evaluation.models import Document
 from heta_eval.kb import Recipe
 from heta_eval.kb import precision as precision_module
 from heta_eval.kb.dense import DenseEncoder, default_model_path, embedding_identity
 from heta_eval.kb.onnx_int8 import onnxruntime_available
 from heta_eval.kb.precision import choose_precision, resolve_precision
+from heta_eval.models.records import Document
 
 TEXTS = [
     "Cats purr when they are content.",

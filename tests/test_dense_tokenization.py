@@ -169,7 +169,7 @@ def test_a_slow_tokenizer_is_refused_with_a_clear_error() -> None:
     ],
 )
 def test_rust_threads_follow_the_tokenizers_environment(monkeypatch, environ, expected) -> None:
-    from heta_eval._cpus import usable_cpus
+    from heta_eval._runtime import usable_cpus
     from heta_eval.kb import dense
     from heta_eval.kb.tokenization import rust_threads
 

@@ -20,9 +20,9 @@ from test_chunk_parity import chunked_response
 from test_retrieval_parity import DOCS, K_VALUES, QIDS, SCORES, qrels_strategy, run_strategy
 
 from heta_eval.evaluation import BenchmarkCase, beir_default_metrics, evaluate_run
-from heta_eval.evaluation.aggregate import score_retrieval_batch
-from heta_eval.evaluation.retrieval import evaluate_columnar_run, evaluate_run_file
-from heta_eval.trec import TrecFormatError, read_qrels, read_run, read_run_columnar, write_run
+from heta_eval.io.trec import TrecFormatError, read_qrels, read_run, read_run_columnar, write_run
+from heta_eval.rag.aggregate import score_retrieval_batch
+from heta_eval.retrieval.evaluate import evaluate_columnar_run, evaluate_run_file
 
 # Longer lists than the core strategies, so k cuts inside them and ties are frequent.
 MANY_DOCS = [*DOCS, "ü", "Ü", "a b", "d10", "d1 ", "ß", "😀", ""]
@@ -157,7 +157,7 @@ def test_string_buffers_of_a_list_lay_out_bytes_as_arrow_does(ids):
     import numpy as np
     import pyarrow as pa
 
-    from heta_eval.evaluation.columnar import string_buffers
+    from heta_eval.io.columnar import string_buffers
 
     data, offsets = string_buffers(ids)
     arrow = pa.array(ids, type=pa.large_string())
@@ -172,7 +172,7 @@ def test_engine_split_over_threads_equals_one_thread(qrels, run, k_values, cores
     # Large runs are scored as query slices on several threads: the same bits as one pass.
     import numpy as np
 
-    from heta_eval.evaluation import engine
+    from heta_eval.providers import engine
 
     columnar = engine.columnar_run_from_dict(run)
     one = engine.evaluate_columnar(columnar, qrels, k_values)
@@ -188,7 +188,7 @@ def test_engine_split_over_threads_equals_one_thread(qrels, run, k_values, cores
 def test_large_runs_split_into_query_slices_of_similar_size():
     import numpy as np
 
-    from heta_eval.evaluation.engine import PARALLEL_MIN_ROWS, _query_parts
+    from heta_eval.providers.engine import PARALLEL_MIN_ROWS, _query_parts
 
     rows = PARALLEL_MIN_ROWS  # 8 queries of rows / 4 results each
     offsets = np.arange(0, 2 * rows + 1, rows // 4)

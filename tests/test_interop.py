@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ranx import Qrels, Run
 
 from heta_eval.evaluation import evaluate_run
-from heta_eval.evaluation.interop import FrameFormatError, as_qrels, as_run
+from heta_eval.io.interop import FrameFormatError, as_qrels, as_run
 
 IDS = st.sampled_from(["q1", "q2", "q3", "d1", "d2", "d3", "d4", "d5"])
 # Few distinct scores: ties are common; labels include zero and negative ones.
@@ -64,7 +64,7 @@ def test_ranx_objects_give_the_numbers_of_dicts():
 
 def test_real_scifact_run_as_dataframes_scores_as_its_files(scifact_dir, scifact_run_file):
     from heta_eval.data.beir_loader import load_qrels
-    from heta_eval.trec import read_run
+    from heta_eval.io.trec import read_run
 
     qrels = load_qrels(scifact_dir / "qrels" / "test.tsv")
     run = read_run(scifact_run_file)

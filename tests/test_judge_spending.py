@@ -12,8 +12,8 @@ from chat_server import ChatServer, completion_body
 
 from heta_eval.cli import main as cli_main
 from heta_eval.evaluation import BenchmarkCase, JudgeError, LLMJudge, QueryResponse
-from heta_eval.evaluation.judge_usage import load_prices
 from heta_eval.llm import LLMClient
+from heta_eval.rag.judge.usage import load_prices
 
 
 class JudgeServer(ChatServer):

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from heta_eval.evaluation.models import Document, QueryResponse
 from heta_eval.kb import (
     MODES,
     ExtractiveAnswerer,
@@ -19,6 +18,7 @@ from heta_eval.kb import (
 )
 from heta_eval.kb.bm25 import BM25Index, top_indices
 from heta_eval.kb.dense import DenseEncoder
+from heta_eval.models.records import Document, QueryResponse
 
 CORPUS = [
     Document(id="paris", title="Paris", text="Paris is the capital and largest city of France."),

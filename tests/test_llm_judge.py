@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 from chat_server import ChatServer, completion_body
 
-from heta_eval.evaluation.llm_judge import JUDGE_PROMPT, JudgeError, LLMJudge, parse_judgement
-from heta_eval.evaluation.models import BenchmarkCase, QueryResponse, QueryResult
 from heta_eval.kb.answerers import ChatAnswerer
 from heta_eval.llm import LLMClient, LLMError
+from heta_eval.models.records import BenchmarkCase, QueryResponse, QueryResult
+from heta_eval.rag.judge.judge import JUDGE_PROMPT, JudgeError, LLMJudge, parse_judgement
 
 # A behaviour maps the request (body, headers) to (status, raw body, delay seconds).
 Behaviour = Callable[[dict, dict], tuple[int, bytes, float]]

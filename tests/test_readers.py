@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from heta_eval import trec
 from heta_eval.cli import main
 from heta_eval.data.beir_loader import DatasetFormatError, load_qrels
-from heta_eval.trec import TrecFormatError, read_qrels, read_run, read_run_columnar
+from heta_eval.io import trec
+from heta_eval.io.trec import TrecFormatError, read_qrels, read_run, read_run_columnar
 
 IDS = st.text(alphabet="abcXYZ019_-.:é\"'", min_size=1, max_size=6)
 SEPARATORS = st.sampled_from([" ", "\t", "  ", " \t", "\t ", "\t\t"])

@@ -19,7 +19,7 @@ from heta_eval.evaluation import (
     evaluate_responses,
     retrieval_batch,
 )
-from heta_eval.evaluation.aggregate import ScoreTable, score_retrieval_batch
+from heta_eval.rag.aggregate import ScoreTable, score_retrieval_batch
 
 
 def _columnar_batch(n_cases: int, depth: int, seed: int = 0):

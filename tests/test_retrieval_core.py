@@ -13,17 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from heta_eval.cli import main
-from heta_eval.evaluation import backends, evaluate_run
-from heta_eval.evaluation.engine import columnar_run_from_dict
-from heta_eval.evaluation.inputs import InputError
-from heta_eval.evaluation.measures import (
+from heta_eval.evaluation import evaluate_run
+from heta_eval.io.trec import write_qrels, write_run
+from heta_eval.io.validate import InputError
+from heta_eval.measures.measure import (
     TREC_FAMILIES,
     Measure,
     UnknownMeasureError,
     parse_measures,
 )
-from heta_eval.evaluation.retrieval import evaluate_columnar_run
-from heta_eval.trec import write_qrels, write_run
+from heta_eval.providers import backends
+from heta_eval.providers.engine import columnar_run_from_dict
+from heta_eval.retrieval.evaluate import evaluate_columnar_run
 
 # Every numeric trec_eval 9.0.8 family (bare cutoff families expand to trec_eval's default
 # cutoffs), some parameters, and the three rules computed beside pytrec_eval.

@@ -1,4 +1,4 @@
-"""The compiled run parser (heta_eval.evaluation.run_parser) reads exactly what the
+"""The compiled run parser (heta_eval.io.run_parser) reads exactly what the
 validating line reader reads, or hands the file back to it."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from heta_eval import trec
-from heta_eval.evaluation import run_parser
-from heta_eval.evaluation.run_parser import parse_run_file
+from heta_eval.io import run_parser, trec
+from heta_eval.io.run_parser import parse_run_file
 
 
 def _reference(path: Path) -> list[tuple[str, str, float]] | None:

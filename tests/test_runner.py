@@ -13,6 +13,7 @@ from kb_fixtures import AnimalBenchmark, KeywordOverlapKB
 
 from heta_eval.cli import main as cli_main
 from heta_eval.evaluation import evaluate_responses, evaluate_run
+from heta_eval.io.trec import read_run
 from heta_eval.runner import (
     BenchmarkFormatError,
     BenchmarkRunner,
@@ -20,7 +21,6 @@ from heta_eval.runner import (
     RunConfigurationError,
     load_results,
 )
-from heta_eval.trec import read_run
 
 
 def run(tmp_path: Path, **kwargs):

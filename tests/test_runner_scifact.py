@@ -10,7 +10,7 @@ from beir_reference import beir_numbers
 
 from heta_eval.cli import main as cli_main
 from heta_eval.data.beir_loader import load_beir
-from heta_eval.trec import read_run
+from heta_eval.io.trec import read_run
 
 K = (1, 3, 5, 10, 100, 1000)
 REFERENCE = {"ndcg@10": 0.6789, "recall@100": 0.9253, "recall@1000": 0.9767}

@@ -306,7 +306,7 @@ def test_repeated_evaluations_with_negative_only_queries_never_crash():
     script = """
 import random
 from heta_eval.trec_eval import per_query_values
-from heta_eval.evaluation.trec_measures import ALL_TREC
+from heta_eval.measures.trec_catalogue import ALL_TREC
 measures = set(ALL_TREC) - {"runid", "relstring", "num_q"}
 rnd = random.Random(7)
 docs = ["d0", "d1", "d2", "d3"]

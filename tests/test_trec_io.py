@@ -12,8 +12,8 @@ from beir.util import load_runfile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heta_eval import trec
-from heta_eval.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
+from heta_eval.io import trec
+from heta_eval.io.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "run.trec") -> Path:

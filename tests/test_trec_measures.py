@@ -7,7 +7,7 @@ import pytrec_eval
 import pytrec_eval_ext
 from conftest import shared_path
 
-from heta_eval.evaluation.trec_measures import ALL_TREC, FAMILIES, NICKNAMES, OFFICIAL, family
+from heta_eval.measures.trec_catalogue import ALL_TREC, FAMILIES, NICKNAMES, OFFICIAL, family
 
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 1}}
 RUN = {"q1": {"d1": 0.5, "d2": 0.7, "d4": 0.1}, "q2": {"d9": 1.0}}

@@ -126,7 +126,7 @@ def _qrels_and_queries(
 ) -> tuple[dict[str, dict[str, int]], dict[str, str] | None, bool]:
     """qrels, query texts (with --dataset) and the self-hit policy for TREC run files."""
     if args.qrels:
-        from heta_eval.trec import TrecFormatError, read_qrels
+        from heta_eval.io.trec import TrecFormatError, read_qrels
 
         try:
             return read_qrels(args.qrels, duplicates="last"), None, True

@@ -87,7 +87,7 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
     from heta_eval.data.beir_loader import DatasetFormatError, load_beir
     from heta_eval.data.locate import DatasetNotFoundError, find_dataset
     from heta_eval.data.registry import RegistryError, get_dataset
-    from heta_eval.trec import TrecFormatError, read_qrels
+    from heta_eval.io.trec import TrecFormatError, read_qrels
 
     if args.qrels:
         if args.data_dir or args.split:
@@ -111,10 +111,10 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
 
 
 def _evaluate(args: argparse.Namespace, path: str, qrels: dict, ignore_ids: bool) -> Any:
-    from heta_eval.evaluation.inputs import InputError
-    from heta_eval.evaluation.measures import UnknownMeasureError
-    from heta_eval.evaluation.retrieval import evaluate_run_file
-    from heta_eval.trec import TrecFormatError
+    from heta_eval.io.trec import TrecFormatError
+    from heta_eval.io.validate import InputError
+    from heta_eval.measures.measure import UnknownMeasureError
+    from heta_eval.retrieval.evaluate import evaluate_run_file
 
     try:
         if args.measures is not None:
@@ -152,11 +152,11 @@ def _one_shot_start(paths: list[str]) -> None:
     garbage collector waits (it would walk numba's import-time objects several times)."""
     import gc
 
-    from heta_eval.evaluation.backends import compiled_run_file
+    from heta_eval.providers.backends import compiled_run_file
 
     if any(compiled_run_file(path) for path in paths):
         gc.disable()  # before numba's import, the largest part of the garbage
-        from heta_eval.evaluation._jit import start_numba_without_blas
+        from heta_eval._runtime import start_numba_without_blas
 
         start_numba_without_blas()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import CliError
+from heta_eval.cli import CliError
 
 __all__ = ["add_ray_arguments", "executor_from_args"]
 
@@ -37,8 +37,8 @@ def executor_from_args(args: argparse.Namespace) -> Any:
         raise CliError("--ray builds the recipe's knowledge base on a cluster; drop --kb-url")
     if args.ray_shard_size <= 0:
         raise CliError(f"--ray-shard-size must be positive, got {args.ray_shard_size}")
-    from ..scale.cluster import RayUnavailableError, parse_address
-    from ..scale.executor import RayExecutor
+    from heta_eval.scale.cluster import RayUnavailableError, parse_address
+    from heta_eval.scale.executor import RayExecutor
 
     try:
         parse_address(args.ray)

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import CliError
-from .ray_options import add_ray_arguments, executor_from_args
+from heta_eval.cli import CliError
+from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 
 EXAMPLE = """\
 examples:
@@ -129,7 +129,7 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
     if bool(args.dataset) == bool(args.benchmark):
         raise CliError("give either --dataset NAME or --benchmark CASES.jsonl --documents PATH")
     if args.benchmark:
-        from ..runner import JsonlBenchmark
+        from heta_eval.runner import JsonlBenchmark
 
         if not args.documents:
             raise CliError("--benchmark needs --documents (a folder or a JSONL of documents)")
@@ -138,8 +138,7 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
                 raise CliError(f"{path} does not exist")
         return [JsonlBenchmark(args.benchmark, args.documents)]
     from heta_eval.adapters import load_benchmark
-
-    from ..data.registry import RegistryError
+    from heta_eval.data.registry import RegistryError
 
     try:
         benchmark = load_benchmark(args.dataset, data_dir=args.data_dir, split=args.split)
@@ -152,7 +151,7 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
 def _evaluators(benchmark: Any, k_values: tuple[int, ...] | None) -> Any:
     if k_values is None:
         return None
-    from ..evaluation import BeirRetrievalMetric, beir_default_metrics
+    from heta_eval.evaluation import BeirRetrievalMetric, beir_default_metrics
 
     own = list(benchmark.evaluators())
     retrieval = [e for e in own if isinstance(e, BeirRetrievalMetric)]
@@ -166,8 +165,8 @@ def _judge(args: argparse.Namespace) -> Any:
         if args.dry_run:
             raise CliError("--dry-run estimates what the LLM judge would spend: add --judge")
         return None
-    from ..evaluation import LLMJudge
-    from ..llm import LLMClient, RetryPolicy
+    from heta_eval.evaluation import LLMJudge
+    from heta_eval.llm import LLMClient, RetryPolicy
 
     cache = args.judge_cache if args.judge_cache else (False if args.no_cache else None)
     try:
@@ -222,7 +221,7 @@ def _dry_run_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
 def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     from pydantic import ValidationError
 
-    from ..kb import Recipe
+    from heta_eval.kb import Recipe
 
     overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision)
     if not args.recipe and all(value is None for value in overrides):
@@ -258,7 +257,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     except ValueError as error:  # not JSON at all
         raise CliError(f"{args.recipe}: invalid recipe: {error}") from None
     if recipe.dense.device != "auto":
-        from ..kb.precision import resolve_device, resolve_precision
+        from heta_eval.kb.precision import resolve_device, resolve_precision
 
         try:  # a GPU that is not there is a one-line error now, not a traceback mid-build
             resolve_precision(recipe.dense.precision, resolve_device(recipe.dense.device))
@@ -271,10 +270,10 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..data.locate import DatasetNotFoundError
-    from ..kb.dense import ModelLoadError
-    from ..runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
-    from ..scale.errors import RayRunError
+    from heta_eval.data.locate import DatasetNotFoundError
+    from heta_eval.kb.dense import ModelLoadError
+    from heta_eval.runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
+    from heta_eval.scale.errors import RayRunError
 
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if not modes:
@@ -292,7 +291,7 @@ def handle(args: argparse.Namespace) -> int:
             raise CliError(f"{option} must be a positive integer, got {value}")
     knowledge_base = None
     if args.kb_url:
-        from ..kb import HttpKnowledgeBase
+        from heta_eval.kb import HttpKnowledgeBase
 
         knowledge_base = HttpKnowledgeBase(args.kb_url, modes=tuple(modes))
     name = args.dataset or args.benchmark.stem

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import CliError
-from .ray_options import add_ray_arguments, executor_from_args
+from heta_eval.cli import CliError
+from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 
 EXAMPLE = """\
 examples:
@@ -54,7 +54,7 @@ def _split(text: str) -> list[str]:
 def _recipes(text: str) -> dict[str, Any]:
     from pydantic import ValidationError
 
-    from ..kb import Recipe
+    from heta_eval.kb import Recipe
 
     recipes: dict[str, Any] = {}
     for item in _split(text):
@@ -71,11 +71,11 @@ def _recipes(text: str) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..data.registry import RegistryError, get_dataset
-    from ..kb.dense import ModelLoadError
-    from ..kb.reference import MODES
-    from ..scale.errors import RayRunError
-    from ..scale.sweep import Sweep, SweepError
+    from heta_eval.data.registry import RegistryError, get_dataset
+    from heta_eval.kb.dense import ModelLoadError
+    from heta_eval.kb.reference import MODES
+    from heta_eval.scale.errors import RayRunError
+    from heta_eval.scale.sweep import Sweep, SweepError
 
     datasets = _split(args.datasets)
     for name in datasets:

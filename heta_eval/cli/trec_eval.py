@@ -56,7 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_trec_eval(args: argparse.Namespace) -> int:
-    from heta_eval.trec import TrecFormatError
+    from heta_eval.io.trec import TrecFormatError
     from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
     from heta_eval.trec_eval.options import TrecEvalUsageError
 

@@ -8,9 +8,9 @@ leaderboards.
 0.1
 """
 
-from .compare import Comparison, MetricComparison, QueryDelta, compare
-from .leaderboard import Leaderboard, leaderboard
-from .loading import (
+from heta_eval.compare.compare import Comparison, MetricComparison, QueryDelta, compare
+from heta_eval.compare.leaderboard import Leaderboard, leaderboard
+from heta_eval.compare.loading import (
     SystemScores,
     canonical_metric,
     is_result_folder,
@@ -18,8 +18,15 @@ from .loading import (
     load_systems,
     load_trec_system,
 )
-from .references import CheckResult, Reference, check, classify, dataset_key, load_references
-from .stats import (
+from heta_eval.compare.references import (
+    CheckResult,
+    Reference,
+    check,
+    classify,
+    dataset_key,
+    load_references,
+)
+from heta_eval.compare.stats import (
     BootstrapResult,
     PermutationResult,
     TTestResult,

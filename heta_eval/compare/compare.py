@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import stats
-from .loading import canonical_metric
+from heta_eval.compare import stats
+from heta_eval.compare.loading import canonical_metric
 
 __all__ = ["Comparison", "MetricComparison", "QueryDelta", "compare"]
 

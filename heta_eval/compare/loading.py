@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..evaluation import evaluate_run, measure_key, parse_measure
+from heta_eval.evaluation import evaluate_run, measure_key, parse_measure
 
 __all__ = [
     "SystemScores",
@@ -73,7 +73,7 @@ def is_result_folder(path: PathLike) -> bool:
 def read_result_folder(path: PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``summary.json`` and ``per_query.jsonl`` records of a result folder, as plain dicts,
     read (and validated) by the runner's own :func:`heta_eval.runner.load_results`."""
-    from ..runner.results import load_results
+    from heta_eval.runner.results import load_results
 
     folder = Path(path)
     if not (folder / "summary.json").is_file():
@@ -214,7 +214,7 @@ def load_systems(
 
     ``metrics`` are the ones computed for TREC runs; result folders carry their own.
     """
-    from ..trec import read_run
+    from heta_eval.io.trec import read_run
 
     systems: list[SystemScores] = []
     mode_list = list(modes) if modes else None

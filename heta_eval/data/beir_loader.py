@@ -2,7 +2,7 @@
 
 ``<folder>/corpus.jsonl``, ``<folder>/queries.jsonl`` and ``<folder>/qrels/<split>.tsv``:
 
-* qrels: read by the project's one qrels reader (:func:`heta_eval.trec.iter_qrels`), with
+* qrels: read by the project's one qrels reader (:func:`heta_eval.io.trec.iter_qrels`), with
   BEIR's rules: the **first line is always skipped** (BEIR treats it as the header even when
   it is data); CSV quotes are removed as BEIR's ``csv.reader`` does; labels are integers
   (``"1.0"`` is an error); extra columns are ignored; a repeated (query, doc) pair: the
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from heta_eval.evaluation.models import Document
+    from heta_eval.models.records import Document
 
 __all__ = [
     "BeirDataset",
@@ -69,7 +69,7 @@ def load_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     >>> load_qrels(f)
     {'q1': {'d1': 2, 'd2': 0}}
     """
-    from heta_eval.trec import TrecFormatError, iter_qrels
+    from heta_eval.io.trec import TrecFormatError, iter_qrels
 
     qrels: dict[str, dict[str, int]] = {}
     try:
@@ -117,7 +117,7 @@ def load_queries(path: PathLike, qrels: dict[str, dict[str, int]] | None = None)
 def iter_corpus(path: PathLike, *, keep_metadata: bool = False) -> Iterator[Document]:
     """Stream corpus.jsonl as :class:`Document` objects (id = BEIR ``_id``), one line at a time."""
     # pydantic's models load only when a corpus is read, not for qrels alone.
-    from heta_eval.evaluation.models import Document
+    from heta_eval.models.records import Document
 
     for _, obj in _iter_jsonl(path):
         yield Document(

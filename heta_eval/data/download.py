@@ -36,8 +36,8 @@ from pathlib import Path, PurePosixPath
 import filelock
 import pooch
 
-from .locate import candidate_dirs, how_to_get, looks_like_beir, resolve_data_root
-from .registry import DatasetInfo, get_dataset
+from heta_eval.data.locate import candidate_dirs, how_to_get, looks_like_beir, resolve_data_root
+from heta_eval.data.registry import DatasetInfo, get_dataset
 
 __all__ = [
     "ChecksumMismatchError",

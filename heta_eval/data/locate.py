@@ -116,7 +116,7 @@ def how_to_get(
 ) -> str:
     """The instructions printed when ``name`` is missing (``archive``: where a download that
     just failed would have put the file; the advice is then what to do without network)."""
-    from .registry import RegistryError, get_dataset
+    from heta_eval.data.registry import RegistryError, get_dataset
 
     try:
         url = get_dataset(name).url

@@ -143,7 +143,7 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
 def _read_qrels(path: Path, report: ValidationReport) -> dict[str, dict[str, tuple[int, int]]]:
     """``{qid: {docid: (label, line)}}``, reporting malformed lines and duplicates; read by
     the project's one qrels reader with BEIR's first-line rule."""
-    from heta_eval.trec import TrecFormatError, iter_qrels
+    from heta_eval.io.trec import TrecFormatError, iter_qrels
 
     qrels: dict[str, dict[str, tuple[int, int]]] = {}
     try:

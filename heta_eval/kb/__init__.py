@@ -3,13 +3,13 @@
 Heavy dependencies (torch, sentence-transformers) load only when a dense index is built.
 """
 
-from .answerers import Answerer, ChatAnswerer, ExtractiveAnswerer
-from .chunking import Chunk, chunk_document, chunk_documents, split_sentences
-from .http_client import HttpKnowledgeBase
-from .hybrid import reciprocal_rank_fusion
-from .protocol import IngestingKnowledgeBase, KnowledgeBase
-from .recipe import AnswererSpec, BM25Spec, ChunkingSpec, DenseSpec, Recipe
-from .reference import MODES, ReferenceKnowledgeBase
+from heta_eval.kb.answerers import Answerer, ChatAnswerer, ExtractiveAnswerer
+from heta_eval.kb.chunking import Chunk, chunk_document, chunk_documents, split_sentences
+from heta_eval.kb.http_client import HttpKnowledgeBase
+from heta_eval.kb.hybrid import reciprocal_rank_fusion
+from heta_eval.kb.protocol import IngestingKnowledgeBase, KnowledgeBase
+from heta_eval.kb.recipe import AnswererSpec, BM25Spec, ChunkingSpec, DenseSpec, Recipe
+from heta_eval.kb.reference import MODES, ReferenceKnowledgeBase
 
 __all__ = [
     "MODES",

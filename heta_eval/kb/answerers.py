@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from ..evaluation.models import QueryResult
-from ..llm import LLMClient
-from .chunking import split_sentences
+from heta_eval.kb.chunking import split_sentences
+from heta_eval.llm import LLMClient
+from heta_eval.models.records import QueryResult
 
 __all__ = ["Answerer", "ChatAnswerer", "ExtractiveAnswerer", "make_answerer"]
 

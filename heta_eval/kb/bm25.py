@@ -247,6 +247,6 @@ def _search_kernel(data, indices, indptr, num_docs, flat, pointers, out_idx, out
 
 @lru_cache(maxsize=1)
 def _numba_kernel() -> Any:
-    from heta_eval.kb._parallel import compile_parallel
+    from heta_eval._runtime import compile_parallel
 
     return compile_parallel(_search_kernel)

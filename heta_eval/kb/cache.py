@@ -20,8 +20,7 @@ import numpy as np
 from filelock import FileLock
 
 from heta_eval import config
-
-from ..evaluation.models import Document
+from heta_eval.models.records import Document
 
 __all__ = [
     "ArtifactCache",

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..evaluation.models import Document
+from heta_eval.models.records import Document
 
 __all__ = ["Chunk", "chunk_document", "chunk_documents", "split_sentences"]
 

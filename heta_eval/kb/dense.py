@@ -18,16 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from .._cpus import usable_cpus
-from .bm25 import top_indices
-from .precision import (
+from heta_eval._runtime import usable_cpus
+from heta_eval.kb.bm25 import top_indices
+from heta_eval.kb.precision import (
     Precision,
     choose_precision,
     device_kind,
     resolve_device,
     resolve_precision,
 )
-from .tokenization import BatchTokenizer, rust_threads
+from heta_eval.kb.tokenization import BatchTokenizer, rust_threads
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -92,7 +92,7 @@ def embedding_identity(*, model: str, precision: str, device: str) -> dict[str, 
     if precision == "auto":
         raise ValueError("embedding_identity needs the resolved precision, not 'auto'")
     if precision == "int8":  # the quantization scheme shapes the vectors too
-        from . import onnx_int8
+        from heta_eval.kb import onnx_int8
 
         precision = f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
     return {
@@ -129,7 +129,7 @@ def _load(model: str, precision: str, device: str) -> Any:
         raise ModelLoadError(f"cannot load the embedding model {model!r}: {first}") from error
     loaded.eval()
     if precision == "int8":
-        from .onnx_int8 import OnnxInt8Transformer
+        from heta_eval.kb.onnx_int8 import OnnxInt8Transformer
 
         return OnnxInt8Transformer(loaded, threads=torch.get_num_threads())
     return _TorchRunner(loaded, device)

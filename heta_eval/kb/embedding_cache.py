@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .cache import ArtifactCache, cache_key, load_array, save_array
+from heta_eval.kb.cache import ArtifactCache, cache_key, load_array, save_array
 
 __all__ = ["cached_embeddings", "text_digests"]
 

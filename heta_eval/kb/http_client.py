@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from ..evaluation.models import QueryResponse
-from ..llm import RemoteCallError, RetryPolicy, post_json
+from heta_eval.llm import RemoteCallError, RetryPolicy, post_json
+from heta_eval.models.records import QueryResponse
 
 __all__ = ["HttpKnowledgeBase", "HttpKnowledgeBaseError"]
 
@@ -23,7 +23,7 @@ class HttpKnowledgeBase:
     """Evaluates a deployed RAG service.
 
     Each query is ``POST url`` with JSON ``{"query": ..., "mode": ..., "top_k": ...}``; the
-    reply must validate as :class:`~heta_eval.evaluation.models.QueryResponse`. Timeouts,
+    reply must validate as :class:`~heta_eval.models.records.QueryResponse`. Timeouts,
     connection errors, 429 and 5xx are retried with exponential backoff; at most
     ``max_concurrency`` requests are in flight at once. After ``breaker`` consecutive
     queries that could not connect, later queries fail at once without a request (a

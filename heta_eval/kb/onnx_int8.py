@@ -96,7 +96,7 @@ def _quantized_model(model: Any) -> Path:
     import onnxruntime
     import torch
 
-    from .cache import ArtifactCache, cache_key, default_cache_dir
+    from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
 
     scheme = (SCHEME, FLOAT_FFN_OUTPUT)
     key = cache_key(scheme, _model_digest(model), torch.__version__, onnxruntime.__version__)

@@ -140,7 +140,7 @@ def resolve_precision(precision: str, device: str = "cpu") -> str:
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    from .onnx_int8 import onnxruntime_available
+    from heta_eval.kb.onnx_int8 import onnxruntime_available
 
     kind = device_kind(device)
     if precision == "auto":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from ..evaluation.models import Document, QueryResponse
+from heta_eval.models.records import Document, QueryResponse
 
 __all__ = ["IngestingKnowledgeBase", "KnowledgeBase"]
 

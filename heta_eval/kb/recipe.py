@@ -9,15 +9,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..evaluation.models import Document
-from .cache import (
+from heta_eval.kb.cache import (
     ArtifactCache,
     cache_key,
     corpus_fingerprint,
     default_cache_dir,
 )
-from .dense import DEFAULT_MODEL
-from .precision import Precision
+from heta_eval.kb.dense import DEFAULT_MODEL
+from heta_eval.kb.precision import Precision
+from heta_eval.models.records import Document
 
 __all__ = ["AnswererSpec", "BM25Spec", "ChunkingSpec", "DenseSpec", "Recipe"]
 
@@ -143,13 +143,13 @@ class Recipe(_Spec):
         ``executor`` (e.g. :class:`heta_eval.scale.RayExecutor`) encodes the corpus and
         serves dense search elsewhere; the cached artifacts are the same either way.
         """
-        from .answerers import make_answerer
-        from .bm25 import BM25Index
-        from .chunking import chunk_documents
-        from .dense import DenseEncoder
-        from .embedding_cache import cached_embeddings
-        from .lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
-        from .reference import ReferenceKnowledgeBase
+        from heta_eval.kb.answerers import make_answerer
+        from heta_eval.kb.bm25 import BM25Index
+        from heta_eval.kb.chunking import chunk_documents
+        from heta_eval.kb.dense import DenseEncoder
+        from heta_eval.kb.embedding_cache import cached_embeddings
+        from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
+        from heta_eval.kb.reference import ReferenceKnowledgeBase
 
         documents = list(documents)
         if not documents:

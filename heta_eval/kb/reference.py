@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..evaluation.columns import ChunkTable, ResultColumns
-from ..evaluation.models import Document, QueryResponse
-from .bm25 import BM25Index, top_indices
-from .chunking import Chunk
-from .dense import DenseEncoder
-from .hybrid import reciprocal_rank_fusion
-from .lucene.index import LuceneBM25Index
+from heta_eval.kb.bm25 import BM25Index, top_indices
+from heta_eval.kb.chunking import Chunk
+from heta_eval.kb.dense import DenseEncoder
+from heta_eval.kb.hybrid import reciprocal_rank_fusion
+from heta_eval.kb.lucene.index import LuceneBM25Index
+from heta_eval.models.columns import ChunkTable, ResultColumns
+from heta_eval.models.records import Document, QueryResponse
 
 if TYPE_CHECKING:
-    from .answerers import Answerer
-    from .recipe import Recipe
+    from heta_eval.kb.answerers import Answerer
+    from heta_eval.kb.recipe import Recipe
 
 __all__ = ["MODES", "ReferenceKnowledgeBase"]
 

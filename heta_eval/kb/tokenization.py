@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._cpus import usable_cpus
+from heta_eval._runtime import usable_cpus
 
 __all__ = ["BatchTokenizer", "rust_threads"]
 

@@ -1,7 +1,12 @@
 """The benchmark runner: benchmarks, the runner, and its results."""
 
-from .benchmark import Benchmark, BenchmarkFormatError, JsonlBenchmark, default_evaluators
-from .results import (
+from heta_eval.runner.benchmark import (
+    Benchmark,
+    BenchmarkFormatError,
+    JsonlBenchmark,
+    default_evaluators,
+)
+from heta_eval.runner.results import (
     BenchmarkResults,
     ModeSummary,
     QueryRecord,
@@ -9,7 +14,7 @@ from .results import (
     RunSummary,
     load_results,
 )
-from .runner import BenchmarkRunner, RunConfigurationError
+from heta_eval.runner.runner import BenchmarkRunner, RunConfigurationError
 
 __all__ = [
     "Benchmark",

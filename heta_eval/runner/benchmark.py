@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from ..evaluation import (
+from heta_eval.evaluation import (
     AnswerContains,
     AnswerExactMatch,
     AnswerF1,

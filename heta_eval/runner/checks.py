@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evaluation import BenchmarkCase, Document, QueryResponse, QueryResult
+from heta_eval.evaluation import BenchmarkCase, Document, QueryResponse, QueryResult
 
 __all__ = [
     "DocumentScan",

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..evaluation import EvaluationFailure, EvaluationScore, MetricSummary
+from heta_eval.evaluation import EvaluationFailure, EvaluationScore, MetricSummary
 
 __all__ = [
     "BenchmarkResults",
@@ -353,7 +353,7 @@ class BenchmarkResults:
     def write(self, folder: Path) -> None:
         """Write ``summary.json``, ``runs/<mode>.trec`` and ``table.md`` (the journal is
         written as the run goes)."""
-        from ..trec import write_run
+        from heta_eval.io.trec import write_run
 
         folder.mkdir(parents=True, exist_ok=True)
         _atomic_write(folder / "summary.json", self.summary.model_dump_json(indent=2) + "\n")

@@ -16,7 +16,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..evaluation import (
+from heta_eval.evaluation import (
     AnswerContains,
     AnswerExactMatch,
     AnswerF1,
@@ -30,10 +30,10 @@ from ..evaluation import (
     collapse_to_documents,
     summarize_scores,
 )
-from ..evaluation.aggregate import run_sync, score_case
-from ..evaluation.retrieval_batch import score_retrieval_batch
-from .benchmark import Benchmark
-from .checks import (
+from heta_eval.rag.aggregate import run_sync, score_case
+from heta_eval.retrieval.batch import score_retrieval_batch
+from heta_eval.runner.benchmark import Benchmark
+from heta_eval.runner.checks import (
     LISTED,
     DocumentScan,
     dangling_judgments,
@@ -41,7 +41,7 @@ from .checks import (
     scan_documents,
     system_identity,
 )
-from .results import (
+from heta_eval.runner.results import (
     BenchmarkResults,
     Journal,
     ModeSummary,
@@ -144,7 +144,7 @@ class BenchmarkRunner:
     ) -> BenchmarkResults:
         """The async variant of :meth:`run`."""
         if recipe is None and knowledge_base is None:
-            from ..kb import Recipe
+            from heta_eval.kb import Recipe
 
             # A benchmark may say how its protocol builds the reference (BEIR: whole documents).
             default = getattr(benchmark, "recipe", None)
@@ -691,7 +691,7 @@ def _previous_summary(folder: Path | None) -> RunSummary | None:
 
 
 def _executor_record(executor: Any) -> dict[str, Any]:
-    from ..scale.executor import local_executor_record
+    from heta_eval.scale.executor import local_executor_record
 
     return executor.describe() if executor is not None else local_executor_record()
 
@@ -705,6 +705,6 @@ def _fingerprint(items: Sequence[str]) -> str:
 
 
 def _version() -> str:
-    from .. import __version__
+    from heta_eval import __version__
 
     return __version__

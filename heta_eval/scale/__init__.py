@@ -4,14 +4,14 @@ Nothing here imports ``ray`` at import time: ``heta-eval run`` without ``--ray``
 it. Install it with the extra: ``pip install 'heta-eval[ray]'``.
 """
 
-from .search import merge_top_k, sharded_top_k, split_rows
+from heta_eval.scale.search import merge_top_k, sharded_top_k, split_rows
 
 __all__ = ["RayExecutor", "merge_top_k", "sharded_top_k", "split_rows"]
 
 
 def __getattr__(name: str):  # RayExecutor lives in a module that needs ray at run time only
     if name == "RayExecutor":
-        from .executor import RayExecutor
+        from heta_eval.scale.executor import RayExecutor
 
         return RayExecutor
     raise AttributeError(name)

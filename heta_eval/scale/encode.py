@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..kb.dense import DenseEncoder
-from .errors import quiet_ray_data_console
-from .shards import ShardStore, plan_shards
+from heta_eval.kb.dense import DenseEncoder
+from heta_eval.scale.errors import quiet_ray_data_console
+from heta_eval.scale.shards import ShardStore, plan_shards
 
 __all__ = ["ShardEncoder", "encode_shards"]
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.models import Document
-from ..kb.dense import DenseEncoder
-from ..kb.reference import Ranker, ReferenceKnowledgeBase
-from .cluster import cluster_resources, connect, parse_address
-from .errors import ClusterWatch, RayRunError, lost_after, ray_failures, where
-from .search import Hits, merge_top_k, shard_top_k, split_rows
+from heta_eval.kb.dense import DenseEncoder
+from heta_eval.kb.reference import Ranker, ReferenceKnowledgeBase
+from heta_eval.models.records import Document
+from heta_eval.scale.cluster import cluster_resources, connect, parse_address
+from heta_eval.scale.errors import ClusterWatch, RayRunError, lost_after, ray_failures, where
+from heta_eval.scale.search import Hits, merge_top_k, shard_top_k, split_rows
 
 __all__ = ["DEFAULT_SHARD_SIZE", "RayExecutor", "local_executor_record"]
 
@@ -131,8 +131,8 @@ class RayExecutor:
         """Vectors of ``texts`` (chunk order, a read-only memory map), encoded on the
         cluster; finished shards are kept under ``cache_root`` (a temporary folder without
         one) for resumption."""
-        from .encode import encode_shards
-        from .shards import ShardStore
+        from heta_eval.scale.encode import encode_shards
+        from heta_eval.scale.shards import ShardStore
 
         self.cached = cache_root is not None
         root = Path(cache_root) if cache_root is not None else Path(tempfile.mkdtemp())

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..kb.bm25 import top_indices
+from heta_eval.kb.bm25 import top_indices
 
 __all__ = ["ALIGN", "merge_top_k", "shard_top_k", "sharded_top_k", "split_rows"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kb.cache import cache_key, load_array, save_array
+from heta_eval.kb.cache import cache_key, load_array, save_array
 
 __all__ = ["ShardStore", "plan_shards"]
 

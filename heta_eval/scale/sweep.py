@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval import config
-
-from ..kb.cache import default_cache_dir
-from ..kb.recipe import Recipe
-from .errors import explain
+from heta_eval.kb.cache import default_cache_dir
+from heta_eval.kb.recipe import Recipe
+from heta_eval.scale.errors import explain
 
 __all__ = ["Cell", "Sweep", "SweepError", "run_cell"]
 
@@ -61,8 +60,7 @@ def run_cell(
     """Run one cell into ``folder`` (resuming what an earlier attempt finished) and return
     its state for the manifest. Plain arguments: it runs as a Ray task as well."""
     from heta_eval.adapters import load_benchmark
-
-    from ..runner import BenchmarkRunner
+    from heta_eval.runner import BenchmarkRunner
 
     started = time.perf_counter()
     benchmark = load_benchmark(dataset, data_dir=data_dir)
@@ -256,7 +254,7 @@ class Sweep:
     # -- the leaderboard -------------------------------------------------------------------
     def leaderboard(self, manifest: dict[str, Any], metric: str = "ndcg@10") -> str:
         """Markdown: rows ``recipe/mode``, columns datasets (and their average)."""
-        from ..compare.leaderboard import leaderboard
+        from heta_eval.compare.leaderboard import leaderboard
 
         scores: dict[str, dict[str, float | None]] = {}
         for cell in self.cells:

@@ -4,7 +4,7 @@ Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` reques
 :mod:`~heta_eval.trec_eval.inputs` (the two files), :mod:`~heta_eval.trec_eval.compute`
 (values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.output`
 (its exact output lines). The measures themselves are catalogued in
-:mod:`heta_eval.evaluation.trec_measures`. See docs/trec_eval.md.
+:mod:`heta_eval.measures.trec_catalogue`. See docs/trec_eval.md.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())

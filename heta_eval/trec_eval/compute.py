@@ -29,8 +29,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from heta_eval.evaluation.trec_measures import MIN_GEO_MEAN, TrecFamily
-from heta_eval.trec import ranked
+from heta_eval.io.trec import ranked
+from heta_eval.measures.trec_catalogue import MIN_GEO_MEAN, TrecFamily
 
 __all__ = ["TrecEvalResult", "evaluate", "per_query_values", "summary_value"]
 

@@ -1,7 +1,7 @@
-"""The two files of a trec_eval command line, read through :mod:`heta_eval.trec`.
+"""The two files of a trec_eval command line, read through :mod:`heta_eval.io.trec`.
 
 trec_eval reads a run line as ``qid iter docno rank sim run_id`` and ignores anything after
-``run_id`` and blank lines; the project's reader (:func:`heta_eval.trec.read_run`) refuses
+``run_id`` and blank lines; the project's reader (:func:`heta_eval.io.trec.read_run`) refuses
 both. When it refuses a file, the file is read again under trec_eval's grammar: at least six
 whitespace-separated fields, extra fields and blank lines ignored, every other check kept
 (UTF-8, numeric and finite score, no document twice in a query). ``runid`` is the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from heta_eval.trec import PathLike, Qrels, Run, TrecFormatError, read_qrels, read_run
+from heta_eval.io.trec import PathLike, Qrels, Run, TrecFormatError, read_qrels, read_run
 
 __all__ = ["read_trec_eval_qrels", "read_trec_eval_run", "run_tag"]
 

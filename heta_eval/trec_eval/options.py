@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from heta_eval.evaluation.trec_measures import FAMILIES, NICKNAMES, TrecFamily, family
+from heta_eval.measures.trec_catalogue import FAMILIES, NICKNAMES, TrecFamily, family
 
 __all__ = ["RequestedMeasure", "TrecEvalOptions", "TrecEvalUsageError", "parse_options"]
 

@@ -5,9 +5,9 @@
 oracle that checks both lives in :mod:`.anserini` (tests and benchmarks only).
 """
 
-from .analyzer import ENGLISH_STOP_WORDS, analyze
-from .index import LuceneBM25Index
-from .porter import porter_stem
-from .tokenizer import standard_tokens
+from heta_eval.kb.lucene.analyzer import ENGLISH_STOP_WORDS, analyze
+from heta_eval.kb.lucene.index import LuceneBM25Index
+from heta_eval.kb.lucene.porter import porter_stem
+from heta_eval.kb.lucene.tokenizer import standard_tokens
 
 __all__ = ["ENGLISH_STOP_WORDS", "LuceneBM25Index", "analyze", "porter_stem", "standard_tokens"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .porter import porter_stem
-from .tokenizer import standard_tokens
+from heta_eval.kb.lucene.porter import porter_stem
+from heta_eval.kb.lucene.tokenizer import standard_tokens
 
 __all__ = ["ENGLISH_STOP_WORDS", "analyze"]
 

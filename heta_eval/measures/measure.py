@@ -1,0 +1,345 @@
+"""Retrieval measures as values: one ``Measure`` for every way a measure is spelled.
+
+A measure is named three ways in the IR world, and all three parse to the same value:
+
+* ir_measures (and Pyserini): ``nDCG@10``, ``AP``, ``AP@100``, ``R@100``, ``P@5``, ``RR``,
+  ``RR@10``, ``Rprec``, ``Bpref``, ``infAP``, ``Success@5``, ``Judged@10``, ``IPrec@0.1``,
+  ``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``, ``SetP``, ``SetR``, ``SetF``, ``SetAP``;
+* trec_eval: ``ndcg_cut.10``, ``map``, ``map_cut.100``, ``recall.100``, ``P.5``,
+  ``recip_rank``, ``Rprec``, ``bpref``, ``iprec_at_recall.0.10``, ``success.5``,
+  ``ndcg.1=0,2=3`` (gain per relevance level), ...: any of trec_eval 9.0.8's families;
+* BEIR: ``NDCG@10``, ``MAP@100``, ``Recall@100``, ``P@5``, ``MRR@10``.
+
+A ``Measure`` is ``(family, param, rule)``: ``family`` is the trec_eval family (or
+``judged`` / ``mrr``), ``param`` its one parameter as text (a cutoff, a recall level, a gain
+list) and ``rule`` says who computes it. ``nDCG@10``, ``NDCG@10`` and ``ndcg_cut.10`` are
+equal; BEIR's ``MRR@10`` is **not** ``RR@10``: BEIR ranks by the raw scores with a stable
+sort (ties keep the run's order) where trec_eval ranks by float32 scores with ties broken by
+doc id, descending. See ``docs/retrieval-core.md``.
+
+>>> m = Measure.parse("nDCG@10")
+>>> m == Measure.parse("ndcg_cut.10") == Measure.parse("NDCG@10"), m.trec_name, m.beir_name
+(True, 'ndcg_cut.10', 'NDCG@10')
+>>> str(Measure.parse("map_cut.100")), str(Measure.parse("recip_rank"))
+('AP@100', 'RR')
+>>> Measure.parse("MRR@10").rule, Measure.parse("RR@10").rule
+('beir_mrr', 'rr_cut')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from heta_eval.measures.trec_catalogue import FAMILIES
+
+__all__ = [
+    "BEIR_K_VALUES",
+    "METRICS",
+    "TREC_FAMILIES",
+    "Measure",
+    "UnknownMeasureError",
+    "measure_key",
+    "parse_measure",
+    "parse_measures",
+]
+
+#: BEIR's five metric families (the legacy ``metrics=`` names).
+METRICS: tuple[str, ...] = ("ndcg", "map", "recall", "precision", "mrr")
+#: The k values BEIR reports by default.
+BEIR_K_VALUES: tuple[int, ...] = (1, 3, 5, 10, 100)
+
+Rule = Literal["trec_eval", "beir_mrr", "rr_cut", "judged"]
+Summary = Literal["mean", "sum", "geometric"]
+
+# trec_eval 9.0.8's families, from the catalogue (trec_measures.py): parameter kind and how
+# trec_eval summarises them over queries. Kinds: "cutoffs" (integer ranks, key family_k),
+# "levels" (float levels, key family_0.10), "floats" (a list of numbers, one key), "gains"
+# (LEVEL=GAIN pairs, one key), None. gm_* are geometric means (pytrec_eval gives the logs).
+_KIND = {"none": None, "cutoffs": "cutoffs", "float_cutoffs": "levels", "floats": "floats",
+         "gains": "gains"}  # fmt: skip
+_SUMMARY: dict[str, Summary] = {
+    "mean": "mean", "geometric_mean": "geometric", "sum": "sum", "num_q": "sum",
+}  # fmt: skip
+TREC_FAMILIES: dict[str, tuple[str | None, Summary]] = {
+    f.name: (_KIND[f.params], _SUMMARY[f.summary]) for f in FAMILIES if f.summary in _SUMMARY
+}
+#: trec_eval families that are text, not numbers (``heta-eval trec_eval`` prints them).
+TEXT_FAMILIES = tuple(f.name for f in FAMILIES if f.summary not in _SUMMARY)
+
+_IR_NAMES = {  # ir_measures name -> (family without cutoff, family with cutoff)
+    "nDCG": ("ndcg", "ndcg_cut"),
+    "AP": ("map", "map_cut"),
+    "P": (None, "P"),
+    "R": (None, "recall"),
+    "RR": ("recip_rank", "recip_rank"),
+    "Rprec": ("Rprec", None),
+    "Bpref": ("bpref", None),
+    "infAP": ("infAP", None),
+    "Success": (None, "success"),
+    "Judged": (None, "judged"),
+    "NumRet": ("num_ret", None),
+    "NumRel": ("num_rel", None),
+    "NumRelRet": ("num_rel_ret", None),
+    "NumQ": ("num_q", None),
+    "SetP": ("set_P", None),
+    "SetR": ("set_recall", None),
+    "SetF": ("set_F", None),
+    "SetAP": ("set_map", None),
+    "IPrec": (None, "iprec_at_recall"),
+}
+_FAMILY_TO_IR = {
+    family: name for name, pair in _IR_NAMES.items() for family in pair if family is not None
+}
+_BEIR_NAMES = {"NDCG": "ndcg_cut", "MAP": "map_cut", "Recall": "recall", "P": "P", "MRR": "mrr"}
+_BEIR_OF_FAMILY = {family: name for name, family in _BEIR_NAMES.items()}
+_LEGACY = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision", "mrr": "mrr"}
+_LEGACY_ALIASES = {
+    "ndcg": "ndcg", "ndcg_cut": "ndcg",
+    "map": "map", "map_cut": "map", "ap": "map",
+    "recall": "recall", "r": "recall",
+    "precision": "precision", "p": "precision",
+    "mrr": "mrr", "rr": "mrr", "mrr_cut": "mrr", "recip_rank": "mrr",
+}  # fmt: skip
+_LEGACY_FAMILY = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P"}
+_LEGACY_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
+_AT = re.compile(r"^([A-Za-z]+)@(\S+)$")
+_GAINS = re.compile(r"^\d+=\d+(,\d+=\d+)*$")
+
+
+class UnknownMeasureError(ValueError):
+    """A measure name that no spelling knows; the message lists the known names."""
+
+
+def _known() -> str:
+    ir = ", ".join(f"{n}@k" if c and not f else n for n, (f, c) in _IR_NAMES.items())
+    return (
+        f"ir_measures: {ir}; BEIR: {', '.join(f'{n}@k' for n in _BEIR_NAMES)}; "
+        f"trec_eval: {', '.join(TREC_FAMILIES)} (with .params where they take them)"
+    )
+
+
+def _unknown(name: str, why: str = "") -> UnknownMeasureError:
+    return UnknownMeasureError(f"unknown measure {name!r}{why}. Known measures: {_known()}")
+
+
+def _cutoff(text: str, name: str) -> str:
+    if not text.isdigit() or int(text) < 1:
+        raise _unknown(name, ": the cutoff must be a positive integer")
+    return str(int(text))
+
+
+def _level(text: str, name: str) -> str:
+    try:
+        value = float(text)
+    except ValueError:
+        raise _unknown(name, ": the level must be a number") from None
+    if not 0.0 <= value <= 1000.0:
+        raise _unknown(name, ": the level is out of range")
+    return f"{value:.2f}"
+
+
+def _floats(text: str, name: str) -> str:
+    try:
+        return ",".join(f"{float(part):g}" for part in text.split(","))
+    except ValueError:
+        raise _unknown(name, ": its parameters are numbers, e.g. utility.1,-1,0,0") from None
+
+
+@dataclass(frozen=True, order=True)
+class Measure:
+    """One retrieval measure; parse any spelling with :meth:`parse`."""
+
+    family: str
+    param: str | None = None
+
+    @property
+    def rule(self) -> Rule:
+        """Who computes it: trec_eval (pytrec_eval), BEIR's ``mrr``, a cut ``RR@k``, or
+        ir_measures's ``Judged@k`` (precision at k counting every judged document)."""
+        if self.family == "mrr":
+            return "beir_mrr"
+        if self.family == "judged":
+            return "judged"
+        if self.family == "recip_rank" and self.param is not None:
+            return "rr_cut"
+        return "trec_eval"
+
+    @property
+    def cutoff(self) -> int | None:
+        kind = TREC_FAMILIES.get(self.family, ("cutoffs", "mean"))[0]
+        return int(self.param) if kind == "cutoffs" and self.param is not None else None
+
+    @property
+    def summary(self) -> Summary:
+        """How per-query values become one number: mean, sum (counts), geometric mean."""
+        return TREC_FAMILIES.get(self.family, (None, "mean"))[1]
+
+    @property
+    def trec_name(self) -> str | None:
+        """trec_eval's ``-m`` spelling (``ndcg_cut.10``), None for non-trec_eval rules."""
+        if self.rule != "trec_eval":
+            return None
+        return self.family if self.param is None else f"{self.family}.{self.param}"
+
+    @property
+    def trec_key(self) -> str | None:
+        """The per-query key trec_eval (and pytrec_eval) reports it under."""
+        if self.rule != "trec_eval":
+            return None
+        kind = TREC_FAMILIES[self.family][0]
+        if self.param is None or kind in ("floats", "gains"):
+            return self.family
+        return f"{self.family}_{self.param}"
+
+    @property
+    def beir_name(self) -> str | None:
+        """BEIR's key (``NDCG@10``) for BEIR's five families at a cutoff, else None."""
+        name = _BEIR_OF_FAMILY.get(self.family)
+        return f"{name}@{self.param}" if name and self.param is not None else None
+
+    @property
+    def ir_name(self) -> str | None:
+        """The ir_measures spelling (``nDCG@10``), None where ir_measures has none."""
+        name = _FAMILY_TO_IR.get(self.family)
+        if name is None or (self.family == "ndcg" and self.param is not None):
+            return None
+        if self.family == "iprec_at_recall":
+            return f"IPrec@{float(self.param or 0):g}"
+        if self.family == "set_F":
+            return name if self.param is None else None
+        return name if self.param is None else f"{name}@{self.param}"
+
+    @property
+    def legacy(self) -> tuple[str, int] | None:
+        """``(metric, k)`` of the seed API (``("ndcg", 10)``) for BEIR's five families."""
+        metric = _LEGACY.get(self.family)
+        return (metric, int(self.param)) if metric and self.param is not None else None
+
+    def __str__(self) -> str:
+        return self.beir_name if self.family == "mrr" else (self.ir_name or self.trec_name or "")
+
+    @classmethod
+    def parse(cls, name: str | Measure) -> Measure:
+        """A measure from any of its spellings; :class:`UnknownMeasureError` otherwise."""
+        if isinstance(name, Measure):
+            return name
+        if not isinstance(name, str) or not name.strip():
+            raise _unknown(str(name))
+        text = name.strip()
+        at = _AT.match(text)
+        if at:
+            return cls._parse_at(at.group(1), at.group(2), name)
+        if text in _IR_NAMES and _IR_NAMES[text][0] is not None:
+            return cls(_IR_NAMES[text][0])  # type: ignore[arg-type]
+        return cls._parse_trec(text, name)
+
+    @classmethod
+    def _parse_at(cls, head: str, tail: str, name: str) -> Measure:
+        if head in _BEIR_NAMES:
+            return cls(_BEIR_NAMES[head], _cutoff(tail, name))
+        if head in _IR_NAMES:
+            family = _IR_NAMES[head][1]
+            if family is None:
+                raise _unknown(name, f": {head} takes no cutoff")
+            if family == "iprec_at_recall":
+                return cls(family, _level(tail, name))
+            return cls(family, _cutoff(tail, name))
+        raise _unknown(name)
+
+    @classmethod
+    def _parse_trec(cls, text: str, name: str) -> Measure:
+        family, _, param = text.partition(".")
+        if family not in TREC_FAMILIES:
+            if family in TEXT_FAMILIES:
+                raise _unknown(name, ": it is text, not a number (see heta-eval trec_eval)")
+            raise _unknown(name)
+        kind = TREC_FAMILIES[family][0]
+        if not param:
+            if kind in ("cutoffs", "levels"):
+                example = "10" if kind == "cutoffs" else "0.10"
+                raise _unknown(
+                    name,
+                    f": give a parameter ({family}.{example}); parse_measures expands "
+                    f"a bare {family} to trec_eval's defaults",
+                )
+            return cls(family)
+        if kind is None:
+            raise _unknown(name, f": {family} takes no parameter")
+        if "," in param and kind in ("cutoffs", "levels"):
+            raise _unknown(name, ": one parameter per measure (see parse_measures)")
+        if kind == "cutoffs":
+            return cls(family, _cutoff(param, name))
+        if kind == "levels":
+            return cls(family, _level(param, name))
+        if kind == "floats":
+            return cls(family, _floats(param, name))
+        if family != "ndcg":
+            raise _unknown(name, f": pytrec_eval cannot take {family}'s gain pairs")
+        if _GAINS.match(param) is None:
+            raise _unknown(name, ": ndcg gains are integer pairs LEVEL=GAIN, e.g. ndcg.1=1,2=3")
+        return cls(family, param)
+
+
+def parse_measures(names: str | Measure | list[str | Measure] | tuple) -> tuple[Measure, ...]:
+    """Many measures: a list, or one string of space-separated names; trec_eval's
+    ``family.a,b`` expands to one measure per cutoff, and a bare cutoff family (``P``) to
+    trec_eval's default cutoffs. Repeats are dropped.
+
+    >>> [str(m) for m in parse_measures("nDCG@10 recall.100,1000 Rprec")]
+    ['nDCG@10', 'R@100', 'R@1000', 'Rprec']
+    """
+    items = names.split() if isinstance(names, str) else list(names)  # type: ignore[arg-type]
+    if isinstance(names, Measure):
+        items = [names]
+    out: list[Measure] = []
+    for item in items:
+        kind = TREC_FAMILIES.get(item, (None, "mean"))[0] if isinstance(item, str) else None
+        if kind in ("cutoffs", "levels"):  # trec_eval's -m P: every default cutoff
+            defaults = next(f.defaults for f in FAMILIES if f.name == item)
+            out.extend(Measure.parse(f"{item}.{value:g}") for value in defaults)
+            continue
+        if isinstance(item, str) and "." in item:
+            family, _, params = item.partition(".")
+            kind = TREC_FAMILIES.get(family, (None, "mean"))[0]
+            if kind in ("cutoffs", "levels") and "," in params:
+                out.extend(Measure.parse(f"{family}.{p}") for p in params.split(","))
+                continue
+        out.append(Measure.parse(item))
+    if not out:
+        raise UnknownMeasureError(f"no measure given. Known measures: {_known()}")
+    return tuple(dict.fromkeys(out))
+
+
+def measure_key(metric: str, k: int) -> str:
+    """BEIR's output key for a metric at cutoff k.
+
+    >>> measure_key("ndcg", 10), measure_key("recall", 100), measure_key("precision", 5)
+    ('NDCG@10', 'Recall@100', 'P@5')
+    """
+    family = "mrr" if metric == "mrr" else _LEGACY_FAMILY[metric]
+    return f"{_BEIR_OF_FAMILY[family]}@{k}"
+
+
+def parse_measure(name: str) -> tuple[str, int]:
+    """Parse a measure name (``nDCG@10``, ``R@100``, ``P_5``, ``map_cut.10``) into (metric, k)
+    of BEIR's five families (the seed API; :meth:`Measure.parse` knows every measure).
+
+    >>> parse_measure("nDCG@10"), parse_measure("R@100"), parse_measure("mrr@10")
+    (('ndcg', 10), ('recall', 100), ('mrr', 10))
+    """
+    match = _LEGACY_PATTERN.match(name)
+    metric = _LEGACY_ALIASES.get(match.group(1).lower()) if match else None
+    if match is None or metric is None or int(match.group(2)) < 1:
+        raise ValueError(
+            f"cannot parse measure {name!r}: expected METRIC@K with METRIC one of "
+            f"nDCG, MAP, Recall (R), P, MRR and K a positive integer, e.g. 'nDCG@10'"
+        )
+    return metric, int(match.group(2))
+
+
+def legacy_measure(metric: str, k: int) -> Measure:
+    """The measure of the seed API's ``(metric, k)``: ``("ndcg", 10)`` is ``NDCG@10``."""
+    family = "mrr" if metric == "mrr" else _LEGACY_FAMILY[metric]
+    return Measure(family, str(k))

@@ -1,0 +1,119 @@
+"""The result of scoring a run: ``RunEvaluation`` (per-query values and BEIR / strict
+aggregates, keyed by measure name) and how it is assembled from per-query values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from heta_eval.measures.averaging import AggregateValue, beir_denominator, summarise
+from heta_eval.measures.measure import Measure, legacy_measure, measure_key
+from heta_eval.providers.backends import empty_ranking_values
+
+__all__ = ["RunEvaluation", "assemble"]
+
+
+@dataclass
+class RunEvaluation:
+    """Per-query values and BEIR / strict aggregates of one document-level run, keyed by
+    measure name (BEIR's keys for the default grid, ``str(Measure)`` with ``measures=``)."""
+
+    k_values: tuple[int, ...]
+    metrics: tuple[str, ...]
+    per_query: dict[str, dict[str, float]]
+    aggregates: dict[str, AggregateValue]
+    counts: dict[str, int] = field(default_factory=dict)
+    measures: dict[str, Measure] = field(default_factory=dict)
+
+    def beir_dict(self) -> dict[str, dict[str, float | None]]:
+        """Rounded BEIR numbers keyed like BEIR: ``{"ndcg": {"NDCG@10": ...}, "map": ...}``."""
+        return self._as_dict("beir")
+
+    def strict_dict(self) -> dict[str, dict[str, float | None]]:
+        """Rounded strict (``trec_eval -c``) numbers, same shape as :meth:`beir_dict`."""
+        return self._as_dict("strict")
+
+    def _as_dict(self, attribute: str) -> dict[str, dict[str, float | None]]:
+        out: dict[str, dict[str, float | None]] = {}
+        for name, measure in self._named().items():
+            legacy = measure.legacy
+            if legacy is not None:
+                key = measure_key(*legacy)
+                out.setdefault(legacy[0], {})[key] = getattr(self.aggregates[name], attribute)
+        return out
+
+    def _named(self) -> dict[str, Measure]:
+        if self.measures:
+            return self.measures
+        return {
+            measure_key(m, k): legacy_measure(m, k) for m in self.metrics for k in self.k_values
+        }
+
+    def values(self, attribute: str = "beir") -> dict[str, float | None]:
+        """``{measure name: rounded BEIR (or ``"strict"``) aggregate}``."""
+        return {name: getattr(value, attribute) for name, value in self.aggregates.items()}
+
+    def per_query_frame(self) -> Any:
+        """Per-query values as a pandas DataFrame: one row per query, one column per measure.
+
+        >>> from heta_eval.evaluation import evaluate_run
+        >>> run = evaluate_run({"q": {"d": 1}}, {"q": {"d": 1.0}}, measures=["nDCG@10", "Rprec"])
+        >>> run.per_query_frame()
+           nDCG@10  Rprec
+        q      1.0    1.0
+        """
+        import pandas as pd
+
+        columns = list(self.aggregates)
+        frame = pd.DataFrame.from_dict(self.per_query, orient="index", columns=columns)
+        frame.index.name = None
+        return frame
+
+    def table(self) -> str:
+        """A markdown table with one row per measure and BEIR / strict columns."""
+        lines = ["| measure | BEIR | strict (trec_eval -c) |", "|---|---:|---:|"]
+        for aggregate in self.aggregates.values():
+            lines.append(
+                f"| {aggregate.name} | {_fmt(aggregate.beir)} | {_fmt(aggregate.strict)} |"
+            )
+        return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.5f}"
+
+
+def assemble(
+    qrels: Mapping[str, Mapping[str, int]],
+    run_qids: Sequence[str],
+    per_query: dict[str, dict[str, float]],
+    ks: tuple[int, ...],
+    chosen: tuple[str, ...],
+    named: dict[str, Measure],
+    self_hits: int,
+) -> RunEvaluation:
+    """BEIR and strict aggregates (:mod:`~heta_eval.measures.averaging`) of per-query values."""
+    in_run = set(run_qids)
+    judged = [qid for qid, docs in qrels.items() if docs]
+    trec_evaluated = [qid for qid in run_qids if qrels.get(qid)]  # pytrec_eval's output order
+    mrr_evaluated = [qid for qid in run_qids if qid in qrels]
+    missing = [qid for qid in judged if qid not in in_run]
+    empty = empty_ranking_values(qrels, missing, list(named.values()))
+    aggregates: dict[str, AggregateValue] = {}
+    for name, measure in named.items():
+        evaluated = mrr_evaluated if measure.rule == "beir_mrr" else trec_evaluated
+        beir_values = [per_query[qid][name] for qid in evaluated]
+        strict_values = [
+            per_query[qid][name] if qid in in_run else empty[qid][measure] for qid in judged
+        ]
+        divisor = beir_denominator(measure, len(evaluated), len(qrels))
+        aggregates[name] = summarise(name, measure, beir_values, strict_values, divisor)
+    counts = {
+        "judged_queries": len(judged),
+        "evaluated_queries": len(trec_evaluated),
+        "missing_queries": len(missing),
+        "unjudged_queries": sum(1 for qid in run_qids if not qrels.get(qid)),
+        "self_hits_removed": self_hits,
+    }
+    return RunEvaluation(ks, chosen, per_query, aggregates, counts, dict(named))
