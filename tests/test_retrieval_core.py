@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-import pytrec_eval
+import pytrec_eval_ext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +31,10 @@ from heta_eval.retrieval.evaluate import evaluate_columnar_run
 ALL_TREC = " ".join(TREC_FAMILIES)
 PARAMS = "P.3 recall.2 ndcg_cut.1,4 map_cut.2 success.2 relative_P.3 iprec_at_recall.0.25"
 EXTRA = "Judged@1 Judged@3 RR@1 RR@3 MRR@1 MRR@3"
-MEASURES = parse_measures(f"{ALL_TREC} {PARAMS} set_F.0.5 utility.2,-1,0,0 Rprec_mult.0.5")
+MEASURES = parse_measures(
+    f"{ALL_TREC} {PARAMS} set_F.0.5 set_F.2 utility.2,-1,0,0 utility.1,-1,0,0 Rprec_mult.0.5 "
+    "ndcg.1=0,2=3 ndcg.2=1.5 G.1=2 ndcg_rel.2=4 Rndcg.1=3 iprec_at_recall.0.101 11pt_avg.0.5"
+)
 BEIR_GRID = parse_measures("NDCG@1 NDCG@3 MAP@3 Recall@2 P@1 P@3 MRR@1 MRR@3")
 
 DOCS = [f"d{i}" for i in range(8)]
@@ -54,14 +57,17 @@ def cases(draw):
 
 
 def pytrec_reference(qrels, run, measures):
-    """pytrec_eval itself on the documented input: negative labels read as 0."""
+    """pytrec_eval's C extension (trec_eval's code) on the documented input, one evaluator
+    per measure (negative labels read as 0)."""
     clean = {q: {d: max(v, 0) for d, v in docs.items()} for q, docs in qrels.items()}
     judged = {q: docs for q, docs in clean.items() if docs}
     trec = [m for m in measures if m.rule == "trec_eval"]
-    request = {m.trec_name for m in trec}
     ranked = {q: docs for q, docs in run.items() if q in judged and docs}
-    raw = pytrec_eval.RelevanceEvaluator(judged, request).evaluate(ranked) if ranked else {}
-    out = {q: {str(m): values[m.trec_key] for m in trec} for q, values in raw.items()}
+    out = {q: {} for q in ranked}
+    for m in trec if ranked else ():
+        evaluator = pytrec_eval_ext.RelevanceEvaluator(judged, {m.trec_name}, 1, False)
+        for q, values in evaluator.evaluate(ranked).items():
+            out[q][str(m)] = values[m.trec_key]
     # An empty ranking scores as trec_eval -c scores a missing query (meas_avg.c).
     for qid in (q for q, docs in run.items() if q in judged and not docs):
         relevant = sum(1 for label in judged[qid].values() if label > 0)
@@ -87,15 +93,18 @@ def test_every_trec_eval_measure_equals_pytrec_eval(case):
             assert same(ours.per_query[qid][name], value), (qid, name)
 
 
+def ir_measures_ranking(docs):
+    # ir_measures's order for Judged and RR@k: raw score descending, ties by doc id ascending.
+    return sorted(docs, key=lambda d: (-docs[d], d))
+
+
 def judged_at(qrels, run, qid, k):
-    # trec_eval's order: float32 score descending, ties by doc id descending.
-    ranking = sorted(run[qid], key=lambda d: (np.float32(run[qid][d]), d), reverse=True)
-    return sum(1 for doc in ranking[:k] if doc in qrels[qid]) / k
+    top = ir_measures_ranking(run[qid])[:k]
+    return sum(1 for doc in top if doc in qrels[qid]) / len(top) if top else 0.0
 
 
 def rr_at(qrels, run, qid, k):
-    ranking = sorted(run[qid], key=lambda d: (np.float32(run[qid][d]), d), reverse=True)
-    for rank, doc in enumerate(ranking[:k], 1):
+    for rank, doc in enumerate(ir_measures_ranking(run[qid])[:k], 1):
         if qrels[qid].get(doc, 0) > 0:
             return 1 / rank
     return 0.0
@@ -253,14 +262,18 @@ def test_every_spelling_parses_to_one_measure(spellings, trec, beir):
     assert Measure.parse(str(measure)) == measure
 
 
-def test_beir_mrr_is_not_trec_eval_recip_rank():
-    mrr, rr = Measure.parse("MRR@10"), Measure.parse("RR@10")
+def test_beir_mrr_is_not_ir_measures_rr_nor_trec_eval_recip_rank():
+    mrr, rr, rr_all = Measure.parse("MRR@10"), Measure.parse("RR@10"), Measure.parse("RR")
     assert mrr != rr and mrr.rule == "beir_mrr" and rr.rule == "rr_cut"
     assert mrr.trec_name is None and str(mrr) == "MRR@10"
-    # Ties: BEIR keeps the run's order, trec_eval breaks them by doc id descending.
-    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}
-    result = evaluate_run(qrels, run, measures=[mrr, rr])
-    assert result.per_query["q"] == {"MRR@10": 1.0, "RR@10": 0.5}
+    # Ties: BEIR keeps the run's order, ir_measures's RR@k breaks them by doc id ascending,
+    # trec_eval's recip_rank (ir_measures's RR) by doc id descending.
+    qrels, run = {"q": {"b": 1}}, {"q": {"b": 1.0, "a": 1.0, "c": 1.0}}
+    result = evaluate_run(qrels, run, measures=[mrr, rr, rr_all])
+    assert result.per_query["q"] == {"MRR@10": 1.0, "RR@10": 0.5, "RR": 0.5}
+    qrels = {"q": {"a": 1}}
+    result = evaluate_run(qrels, run, measures=[mrr, rr, rr_all])
+    assert result.per_query["q"] == {"MRR@10": 0.5, "RR@10": 1.0, "RR": 1 / 3}
 
 
 def test_gain_variants_of_ndcg_remap_labels():
@@ -270,7 +283,10 @@ def test_gain_variants_of_ndcg_remap_labels():
     assert gained == plain == 1.0
 
 
-@pytest.mark.parametrize("name", ["nDCG@0", "foo", "P@x", "Rprec@5", "P", "P.0", "runid", "G.1=2"])
+@pytest.mark.parametrize(
+    "name",
+    ["nDCG@0", "foo", "P@x", "Rprec@5", "P", "P.0", "runid", "P.5x", "utility.1,2", "ndcg.x=1"],
+)
 def test_unknown_names_fail_listing_the_known_ones(name):
     with pytest.raises(UnknownMeasureError, match="Known measures: ir_measures: nDCG"):
         Measure.parse(name)

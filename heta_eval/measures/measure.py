@@ -29,9 +29,11 @@ doc id, descending. See ``docs/retrieval-core.md``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from heta_eval.measures import params
 from heta_eval.measures.trec_catalogue import FAMILIES
 
 __all__ = [
@@ -105,7 +107,6 @@ _LEGACY_ALIASES = {
 _LEGACY_FAMILY = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P"}
 _LEGACY_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
 _AT = re.compile(r"^([A-Za-z]+)@(\S+)$")
-_GAINS = re.compile(r"^\d+=\d+(,\d+=\d+)*$")
 
 
 class UnknownMeasureError(ValueError):
@@ -130,21 +131,11 @@ def _cutoff(text: str, name: str) -> str:
     return str(int(text))
 
 
-def _level(text: str, name: str) -> str:
+def _read(reader: Callable[..., str], name: str, *args: str) -> str:
     try:
-        value = float(text)
-    except ValueError:
-        raise _unknown(name, ": the level must be a number") from None
-    if not 0.0 <= value <= 1000.0:
-        raise _unknown(name, ": the level is out of range")
-    return f"{value:.2f}"
-
-
-def _floats(text: str, name: str) -> str:
-    try:
-        return ",".join(f"{float(part):g}" for part in text.split(","))
-    except ValueError:
-        raise _unknown(name, ": its parameters are numbers, e.g. utility.1,-1,0,0") from None
+        return reader(*args)
+    except ValueError as error:
+        raise _unknown(name, f": {error}") from None
 
 
 @dataclass(frozen=True, order=True)
@@ -191,6 +182,8 @@ class Measure:
         kind = TREC_FAMILIES[self.family][0]
         if self.param is None or kind in ("floats", "gains"):
             return self.family
+        if kind == "levels":  # printed %3.2f whatever the level's digits
+            return f"{self.family}_{float(self.param):3.2f}"
         return f"{self.family}_{self.param}"
 
     @property
@@ -206,7 +199,7 @@ class Measure:
         if name is None or (self.family == "ndcg" and self.param is not None):
             return None
         if self.family == "iprec_at_recall":
-            return f"IPrec@{float(self.param or 0):g}"
+            return f"IPrec@{params.number_text(float(self.param or 0))}"
         if self.family == "set_F":
             return name if self.param is None else None
         return name if self.param is None else f"{name}@{self.param}"
@@ -244,7 +237,7 @@ class Measure:
             if family is None:
                 raise _unknown(name, f": {head} takes no cutoff")
             if family == "iprec_at_recall":
-                return cls(family, _level(tail, name))
+                return cls(family, _read(params.level, name, tail))
             return cls(family, _cutoff(tail, name))
         raise _unknown(name)
 
@@ -270,16 +263,12 @@ class Measure:
         if "," in param and kind in ("cutoffs", "levels"):
             raise _unknown(name, ": one parameter per measure (see parse_measures)")
         if kind == "cutoffs":
-            return cls(family, _cutoff(param, name))
+            return cls(family, _read(params.cutoff, name, param))
         if kind == "levels":
-            return cls(family, _level(param, name))
+            return cls(family, _read(params.level, name, param))
         if kind == "floats":
-            return cls(family, _floats(param, name))
-        if family != "ndcg":
-            raise _unknown(name, f": pytrec_eval cannot take {family}'s gain pairs")
-        if _GAINS.match(param) is None:
-            raise _unknown(name, ": ndcg gains are integer pairs LEVEL=GAIN, e.g. ndcg.1=1,2=3")
-        return cls(family, param)
+            return cls(family, _read(params.floats, name, param, family))
+        return cls(family, _read(params.gains, name, param))
 
 
 def parse_measures(names: str | Measure | list[str | Measure] | tuple) -> tuple[Measure, ...]:

@@ -3,10 +3,10 @@
 Input reaches this module validated (:mod:`heta_eval.io.validate`): ``str`` ids
 without NUL, ``int`` labels >= 0, finite ``float`` scores. Then:
 
-* **pytrec_eval** computes every trec_eval 9.0.8 measure; three rules are computed here on
-  its ranking: ir_measures's ``Judged@k`` (pytrec_eval's ``P.k`` on qrels where every judged
-  document is relevant: ir_measures's own definition), ``RR@k`` (``recip_rank`` of the
-  trec_eval ranking cut at k) and BEIR's ``MRR@k`` (a stable sort on the raw scores);
+* **pytrec_eval** (its C extension: trec_eval 9.0.8's own code) computes every trec_eval
+  measure, one evaluator per parameter set (:func:`evaluator_batches`); three rules are
+  computed here: ir_measures's ``Judged@k`` and ``RR@k`` (on ir_measures's ranking,
+  :func:`ir_measures_ranking`) and BEIR's ``MRR@k`` (a stable sort on the raw scores);
 * the **compiled engine** (:mod:`heta_eval.providers.engine`) computes BEIR's five families
   (nDCG, MAP, recall, P at cutoffs, and MRR) with trec_eval's arithmetic, for large runs.
 
@@ -25,8 +25,6 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-
-import pytrec_eval
 
 from heta_eval.measures.measure import Measure
 from heta_eval.measures.trec_catalogue import MIN_GEO_MEAN
@@ -85,50 +83,67 @@ def choose_backend(engine: str, rows: int, measures: Sequence[Measure]) -> str:
     return engine
 
 
-def _trec_request(measures: Iterable[Measure]) -> set[str]:
-    """pytrec_eval's measure strings, cutoffs of one family merged (``P.5,10``)."""
-    params: dict[str, list[str]] = defaultdict(list)
+def evaluator_batches(measures: Iterable[Measure]) -> list[dict[str, list[Measure]]]:
+    """The measures grouped into trec_eval requests that one evaluator can answer.
+
+    trec_eval keeps one parameter set per family per evaluator: ``set_F.0.5`` and
+    ``set_F.2`` (both reported as ``set_F``) need two evaluators, and so do two recall levels
+    printed alike (``iprec_at_recall.0.1`` and ``.0.101``, both ``_0.10``). Cutoffs of one
+    family share an evaluator (``P.5,10``). Returns ``[{request string: measures}]``.
+    """
+    batches: list[dict[str, dict[str, list[Measure]]]] = []  # family -> key -> measures
     for m in measures:
-        params[m.family].append(m.param or "")
-    out = set()
-    for family, values in params.items():
-        given = [v for v in dict.fromkeys(values) if v]
-        if "" in values:
-            out.add(family)  # trec_eval's default parameters
-        if given:
-            out.add(f"{family}.{','.join(given)}")
+        batch = next((b for b in batches if _fits(b.get(m.family, {}), m)), None)
+        if batch is None:
+            batch = {}
+            batches.append(batch)
+        batch.setdefault(m.family, {}).setdefault(m.trec_key or "", []).append(m)
+    return [_requests(batch) for batch in batches]
+
+
+def _fits(taken: dict[str, list[Measure]], m: Measure) -> bool:
+    """Whether ``m`` can join an evaluator already computing ``taken`` of its family."""
+    if not taken or any(other.param == m.param for ms in taken.values() for other in ms):
+        return True
+    several = m.cutoff is not None or m.family in ("iprec_at_recall", "Rprec_mult")
+    return several and (m.trec_key or "") not in taken
+
+
+def _requests(batch: dict[str, dict[str, list[Measure]]]) -> dict[str, list[Measure]]:
+    out: dict[str, list[Measure]] = {}
+    for family, by_key in batch.items():
+        group = [m for ms in by_key.values() for m in ms]
+        values = list(dict.fromkeys(m.param for m in group))
+        if values == [None]:
+            out[family] = group  # trec_eval's default parameters
+        else:
+            out[f"{family}.{','.join(v for v in values if v is not None)}"] = group
     return out
 
 
 def _run_pytrec(
     qrels: Qrels, run: Run, qids: list[str], measures: list[Measure]
 ) -> dict[str, dict[Measure, float]]:
-    # Internal query ids dodge trec_eval's "no_query" cache key (beir-semantics §3.6).
+    """pytrec_eval's C extension, once per :func:`evaluator_batches` batch.
+
+    Its Python wrapper is bypassed: it re-sorts parameters as text and reads ``-1`` or
+    ``.5`` as the end of the name, so ``utility.1,-1,0,0`` became ``utility.1``. Query ids
+    are replaced by internal ones: trec_eval caches a query's ranking under its id and,
+    after each evaluation, resets the cache's key to the literal text ``no_query`` without
+    clearing it, so a query of that name would be scored on the previous call's ranking.
+    """
+    from pytrec_eval_ext import RelevanceEvaluator
+
     internal_qrels = {str(i): qrels[qid] for i, qid in enumerate(qids)}
     internal_run = {str(i): run[qid] for i, qid in enumerate(qids)}
-    raw = pytrec_eval.RelevanceEvaluator(internal_qrels, _trec_request(measures)).evaluate(
-        internal_run
-    )
-    out: dict[str, dict[Measure, float]] = {}
-    for i, qid in enumerate(qids):
-        values = raw.get(str(i))
-        if values is not None:
-            out[qid] = {m: values[m.trec_key] for m in measures}  # type: ignore[index]
-    return out
-
-
-def _gain_qrels(qrels: Qrels, qids: Iterable[str], gains: str) -> dict[str, dict[str, int]]:
-    # trec_eval's ndcg.LEVEL=GAIN: pytrec_eval cannot take pair parameters (it aborts), so
-    # each label becomes its gain, which is what trec_eval's nDCG then sums.
-    table = {int(a): int(b) for a, b in (pair.split("=") for pair in gains.split(","))}
-    return {q: {d: table.get(label, label) for d, label in qrels[q].items()} for q in qids}
-
-
-def _ranking(docs: Mapping[str, float]) -> list[str]:
-    """trec_eval's ranking: float32 score descending, ties by doc id descending."""
-    from heta_eval.io.trec import ranked
-
-    return [doc for doc, _ in ranked(docs)]
+    out: dict[str, dict[Measure, float]] = {qid: {} for qid in qids}
+    for batch in evaluator_batches(measures):
+        raw = RelevanceEvaluator(internal_qrels, set(batch), 1, False).evaluate(internal_run)
+        for i, qid in enumerate(qids):
+            values = raw.get(str(i))
+            if values is not None:
+                out[qid].update((m, values[m.trec_key]) for ms in batch.values() for m in ms)  # type: ignore[index]
+    return {qid: values for qid, values in out.items() if values}
 
 
 def pytrec_values(
@@ -147,34 +162,48 @@ def pytrec_values(
     out = empty_ranking_values(qrels, empty, by_rule["trec_eval"] + by_rule["judged"])
     ranked = [q for q in trec_qids if run.get(q)]
     out.update({qid: {} for qid in ranked})
-    plain = [m for m in by_rule["trec_eval"] if not (m.family == "ndcg" and m.param)]
-    if plain and ranked:
-        for qid, values in _run_pytrec(qrels, run, ranked, plain).items():
+    if by_rule["trec_eval"] and ranked:
+        for qid, values in _run_pytrec(qrels, run, ranked, by_rule["trec_eval"]).items():
             out[qid].update(values)
-    for m in by_rule["trec_eval"]:
-        if m.family == "ndcg" and m.param and ranked:
-            gained = _gain_qrels(qrels, ranked, m.param)
-            for qid, values in _run_pytrec(gained, run, ranked, [Measure("ndcg")]).items():
-                out[qid][m] = values[Measure("ndcg")]
-    if by_rule["judged"] and ranked:
-        judged = {q: dict.fromkeys(qrels[q], 1) for q in ranked}
-        as_p = [Measure("P", m.param) for m in by_rule["judged"]]
-        for qid, values in _run_pytrec(judged, run, ranked, as_p).items():
-            for m, p in zip(by_rule["judged"], as_p, strict=True):
-                out[qid][m] = values[p]
+    for qid in ranked if by_rule["judged"] else ():
+        out[qid].update(judged_values(qrels[qid], run[qid], by_rule["judged"]))
     out = {qid: out[qid] for qid in trec_qids}  # in run order
-    for m in by_rule["rr_cut"]:
-        k = int(m.param or 0)
-        for qid in trec_qids:
-            labels = qrels[qid]
-            top = _ranking(run.get(qid, {}))[:k]
-            rank = next((r for r, doc in enumerate(top, 1) if labels.get(doc, 0) > 0), 0)
-            out[qid][m] = 1.0 / rank if rank else 0.0
+    for qid in trec_qids if by_rule["rr_cut"] else ():
+        out[qid].update(rr_cut_values(qrels[qid], run.get(qid, {}), by_rule["rr_cut"]))
     if by_rule["beir_mrr"]:
         mrr_qids = list(qids) if qids is not None else [q for q in run if q in qrels]
         for qid, values in beir_mrr_values(qrels, run, by_rule["beir_mrr"], mrr_qids).items():
             out.setdefault(qid, {}).update(values)
     return out
+
+
+def ir_measures_ranking(docs: Mapping[str, float]) -> list[str]:
+    """ir_measures's own ranking (its ``Judged`` and ``RR@k``): raw score descending, ties by
+    doc id ascending."""
+    return [doc for doc, _ in sorted(docs.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def judged_values(
+    labels: Mapping[str, int], docs: Mapping[str, float], measures: Sequence[Measure]
+) -> dict[Measure, float]:
+    """ir_measures's ``Judged@k``: the share of judged documents (any label) among the first
+    ``min(k, len(ranking))`` of :func:`ir_measures_ranking`."""
+    ranking = ir_measures_ranking(docs)
+    out = {}
+    for m in measures:
+        top = ranking[: int(m.param or 0)]
+        out[m] = sum(1 for doc in top if doc in labels) / len(top) if top else 0.0
+    return out
+
+
+def rr_cut_values(
+    labels: Mapping[str, int], docs: Mapping[str, float], measures: Sequence[Measure]
+) -> dict[Measure, float]:
+    """ir_measures's ``RR@k`` (MS MARCO's MRR@k): 1 / rank of the first document with label
+    >= 1 within the first k of :func:`ir_measures_ranking`, else 0."""
+    ranking = ir_measures_ranking(docs)
+    first = next((r for r, doc in enumerate(ranking, 1) if labels.get(doc, 0) >= 1), 0)
+    return {m: 1.0 / first if first and first <= int(m.param or 0) else 0.0 for m in measures}
 
 
 def beir_mrr_values(
