@@ -28,13 +28,14 @@ doc id, descending. See ``docs/retrieval-core.md``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from heta_eval.measures import params
-from heta_eval.measures.trec_catalogue import FAMILIES
+from heta_eval.measures.trec_catalogue import FAMILIES, MIN_GEO_MEAN
 
 __all__ = [
     "BEIR_K_VALUES",
@@ -166,6 +167,16 @@ class Measure:
     def summary(self) -> Summary:
         """How per-query values become one number: mean, sum (counts), geometric mean."""
         return TREC_FAMILIES.get(self.family, (None, "mean"))[1]
+
+    def missing_value(self, relevant: int) -> float:
+        """What a judged query gets when the run has no ranking for it (trec_eval ``-c``,
+        ``meas_avg.c``): 0, except ``num_q`` (1), ``num_rel`` (``relevant``, its relevant
+        documents) and the ``gm_*`` logs (``log(MIN_GEO_MEAN)``)."""
+        if self.rule != "trec_eval":
+            return 0.0
+        if self.summary == "geometric":
+            return math.log(MIN_GEO_MEAN)
+        return {"num_q": 1.0, "num_rel": float(relevant)}.get(self.family, 0.0)
 
     @property
     def trec_name(self) -> str | None:

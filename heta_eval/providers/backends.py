@@ -21,13 +21,12 @@ every measure is one it has; both give identical numbers on identical input (tes
 
 from __future__ import annotations
 
-import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+from heta_eval.measures.averaging import empty_ranking_values
 from heta_eval.measures.measure import Measure
-from heta_eval.measures.trec_catalogue import MIN_GEO_MEAN
 
 __all__ = [
     "COMPILED_MIN_BYTES",
@@ -35,7 +34,6 @@ __all__ = [
     "ENGINE_MIN_ROWS",
     "choose_backend",
     "compiled_run_file",
-    "empty_ranking_values",
     "pytrec_values",
 ]
 
@@ -151,7 +149,8 @@ def pytrec_values(
 ) -> dict[str, dict[Measure, float]]:
     """Per-query values of ``measures`` for ``qids`` (default: the run's queries with
     non-empty qrels, and for BEIR's MRR those with any qrels entry), in that order. An empty
-    ranking (or a query of ``qids`` missing from the run) has :func:`empty_ranking_values`."""
+    ranking (or a query of ``qids`` missing from the run) has
+    :func:`~heta_eval.measures.averaging.empty_ranking_values`."""
     trec_qids = list(qids) if qids is not None else [q for q in run if qrels.get(q)]
     by_rule: dict[str, list[Measure]] = defaultdict(list)
     for m in measures:
@@ -220,23 +219,5 @@ def beir_mrr_values(
         first = next((r for r, (doc, _) in enumerate(ranked, 1) if judged.get(doc, 0) > 0), 0)
         out[qid] = {
             m: (1.0 / first if first and first <= int(m.param or 0) else 0.0) for m in measures
-        }
-    return out
-
-
-def empty_ranking_values(
-    qrels: Qrels, qids: Sequence[str], measures: Sequence[Measure]
-) -> dict[str, dict[Measure, float]]:
-    """What each measure gives a judged query missing from the run under trec_eval ``-c``
-    (``meas_avg.c``): 0, except ``num_q`` (1), ``num_rel`` (its relevant documents) and the
-    ``gm_*`` logs (``log(MIN_GEO_MEAN)``). Closed forms: pytrec_eval crashes on a run whose
-    every query is empty."""
-    floor = math.log(MIN_GEO_MEAN)
-    out: dict[str, dict[Measure, float]] = {}
-    for qid in qids:
-        relevant = float(sum(1 for label in qrels[qid].values() if label > 0))
-        special = {"num_q": 1.0, "num_rel": relevant, "gm_map": floor, "gm_bpref": floor}
-        out[qid] = {
-            m: special.get(m.family, 0.0) if m.rule == "trec_eval" else 0.0 for m in measures
         }
     return out

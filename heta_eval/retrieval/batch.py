@@ -236,9 +236,9 @@ def retrieval_summary(
     ``evaluate_run``'s. A judged case without a value scores 0 in the strict mean."""
     evaluated = len(values)
     measure = metric.measure
-    strict_values = [*values, *([0.0] * (judged - evaluated))]
     divisor = beir_denominator(measure, evaluated, judged)
-    aggregate = summarise(metric.name, measure, values, strict_values, divisor)
+    unscored = [measure.missing_value(0)] * (judged - evaluated)  # BEIR's families: 0
+    aggregate = summarise(metric.name, measure, values, divisor, values, unscored)
     missing = judged - evaluated - failed
     return MetricSummary(
         name=metric.name,

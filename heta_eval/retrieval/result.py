@@ -7,9 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from heta_eval.measures.averaging import AggregateValue, beir_denominator, summarise
+from heta_eval.measures.averaging import (
+    AggregateValue,
+    beir_denominator,
+    missing_values,
+    summarise,
+)
 from heta_eval.measures.measure import Measure, legacy_measure, measure_key
-from heta_eval.providers.backends import empty_ranking_values
 
 __all__ = ["RunEvaluation", "assemble"]
 
@@ -99,16 +103,17 @@ def assemble(
     trec_evaluated = [qid for qid in run_qids if qrels.get(qid)]  # pytrec_eval's output order
     mrr_evaluated = [qid for qid in run_qids if qid in qrels]
     missing = [qid for qid in judged if qid not in in_run]
-    empty = empty_ranking_values(qrels, missing, list(named.values()))
+    ranked = [qid for qid in judged if qid in in_run]
     aggregates: dict[str, AggregateValue] = {}
     for name, measure in named.items():
         evaluated = mrr_evaluated if measure.rule == "beir_mrr" else trec_evaluated
         beir_values = [per_query[qid][name] for qid in evaluated]
-        strict_values = [
-            per_query[qid][name] if qid in in_run else empty[qid][measure] for qid in judged
-        ]
         divisor = beir_denominator(measure, len(evaluated), len(qrels))
-        aggregates[name] = summarise(name, measure, beir_values, strict_values, divisor)
+        strict_values = [per_query[qid][name] for qid in ranked]
+        aggregates[name] = summarise(
+            name, measure, beir_values, divisor, strict_values,
+            missing_values(measure, qrels, missing),
+        )  # fmt: skip
     counts = {
         "judged_queries": len(judged),
         "evaluated_queries": len(trec_evaluated),

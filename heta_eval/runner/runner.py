@@ -30,6 +30,7 @@ from heta_eval.evaluation import (
     collapse_to_documents,
     summarize_scores,
 )
+from heta_eval.measures.averaging import combine, round5
 from heta_eval.rag.aggregate import run_sync, score_case
 from heta_eval.retrieval.batch import score_retrieval_batch
 from heta_eval.runner.benchmark import Benchmark
@@ -524,18 +525,14 @@ def _count_failed_queries(
             and not score.skipped
             and isinstance(score.value, (bool, int, float))
         ]
-        total = 0.0
-        for value in values:  # case order, as the aggregates sum
-            total += value
-        mean = total / len(values) if values else None
-        answered_only[name] = None if mean is None else round(mean, 5)
+        answered_only[name] = round5(combine("mean", values))
         if summary.kind == "retrieval":
             value = summary.strict
         elif summary.kind in ("numeric", "boolean"):
             unanswered = sum(
                 1 for case in cases if case.id not in by_case and _applies(evaluator, case)
             )
-            value = total / (len(values) + unanswered) if values or unanswered else None
+            value = combine("mean", values, [0.0] * unanswered)
         else:
             headline[name] = summary
             continue

@@ -25,12 +25,13 @@ query with no relevant document, and trec_eval never reads stale memory.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from heta_eval.io.trec import ranked
-from heta_eval.measures.trec_catalogue import MIN_GEO_MEAN, TrecFamily
+from heta_eval.measures.averaging import combine
+from heta_eval.measures.measure import Measure
+from heta_eval.measures.trec_catalogue import TrecFamily
 
 __all__ = ["TrecEvalResult", "evaluate", "per_query_values", "summary_value"]
 
@@ -181,13 +182,7 @@ def summary_value(
         return float(count)
     if fam.summary == "sum" and fam.name == "num_rel" and complete:
         return float(result.num_rel_all)
-    total = 0.0
-    for qid in result.query_ids:
-        total += result.values[qid][key]
-    if fam.summary == "sum":
-        return total
-    if fam.summary == "geometric_mean":
-        if complete:
-            total += (count - len(result.query_ids)) * math.log(MIN_GEO_MEAN)
-        return math.exp(total / count)
-    return total / count
+    measure = Measure(fam.name)  # its summary and its -c value of a missing query
+    values = [result.values[qid][key] for qid in result.query_ids]
+    missing = [measure.missing_value(0)] * (count - len(values)) if fam.summary != "sum" else []
+    return combine(measure.summary, values, missing)
