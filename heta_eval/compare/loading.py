@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.evaluation import evaluate_run, measure_key, parse_measure
+from heta_eval.measures.measure import Measure, UnknownMeasureError, legacy_measure
 
 __all__ = [
     "SystemScores",
@@ -57,12 +58,19 @@ class SystemScores:
 
 
 def canonical_metric(name: str) -> str:
-    """Lower-case evaluator-style name: ``NDCG@10`` and ``ndcg_cut.10`` both give ``ndcg@10``."""
+    """The name results are compared under: a retrieval measure's
+    :attr:`~heta_eval.measures.measure.Measure.evaluator_name` (``NDCG@10``, ``nDCG@10``,
+    ``ndcg_cut.10`` and ``ndcg@10`` all give ``ndcg@10``), another measure's ``str(Measure)``
+    lower-cased (``RR@10`` gives ``rr@10``, not BEIR's ``mrr@10``), anything else
+    lower-cased."""
     try:
-        metric, k = parse_measure(name)
-    except ValueError:
-        return name.strip().lower()
-    return f"{metric}@{k}"
+        measure = Measure.parse(name)
+    except UnknownMeasureError:
+        try:  # the evaluators' own spellings (ndcg@10, precision@5, P_5)
+            measure = legacy_measure(*parse_measure(name))
+        except ValueError:
+            return name.strip().lower()
+    return measure.evaluator_name or str(measure).lower()
 
 
 def is_result_folder(path: PathLike) -> bool:
@@ -176,7 +184,7 @@ def load_trec_system(
     aggregates: dict[str, dict[str, float | None]] = {}
     for metric, k in parsed:
         key = measure_key(metric, k)
-        canonical = f"{metric}@{k}"
+        canonical = legacy_measure(metric, k).evaluator_name or key
         for qid in judged:
             value = evaluation.per_query.get(qid, {}).get(key, 0.0)
             per_query.setdefault(qid, {})[canonical] = float(value)

@@ -17,6 +17,19 @@ equal; BEIR's ``MRR@10`` is **not** ``RR@10``: BEIR ranks by the raw scores with
 sort (ties keep the run's order) where trec_eval ranks by float32 scores with ties broken by
 doc id, descending. See ``docs/retrieval-core.md``.
 
+One rendering per context, each defined once here:
+
+* ``str(measure)`` names a measure everywhere heta-eval chooses the name (``measures=``
+  result keys, ``heta-eval evaluate --measures`` tables): ir_measures's name where it has
+  one (``nDCG@10``, ``AP``, ``Judged@10``), else trec_eval's ``-m`` spelling
+  (``Rprec_mult.0.50``, ``utility.1,-1,0,0``), and BEIR's for BEIR's ``MRR@10``;
+* :attr:`Measure.beir_name` is BEIR's own key (``NDCG@10``, ``Recall@100``), used where the
+  output mirrors BEIR (``beir_dict()``, the default grid's keys, :func:`measure_key`);
+* :attr:`Measure.evaluator_name` is the per-case evaluator's name (``ndcg@10``), used by
+  reports, result folders and ``heta-eval compare`` (``canonical_metric``);
+* :attr:`Measure.trec_name` / :attr:`Measure.trec_key` are trec_eval's ``-m`` spelling and the
+  key it prints (``ndcg_cut.10`` / ``ndcg_cut_10``).
+
 >>> m = Measure.parse("nDCG@10")
 >>> m == Measure.parse("ndcg_cut.10") == Measure.parse("NDCG@10"), m.trec_name, m.beir_name
 (True, 'ndcg_cut.10', 'NDCG@10')
@@ -48,8 +61,19 @@ __all__ = [
     "parse_measures",
 ]
 
-#: BEIR's five metric families (the legacy ``metrics=`` names).
-METRICS: tuple[str, ...] = ("ndcg", "map", "recall", "precision", "mrr")
+# BEIR's five families, the one table their names come from:
+# (the seed API's metric, BEIR's key prefix, the trec_eval family; BEIR's mrr is its own).
+_BEIR = (
+    ("ndcg", "NDCG", "ndcg_cut"),
+    ("map", "MAP", "map_cut"),
+    ("recall", "Recall", "recall"),
+    ("precision", "P", "P"),
+    ("mrr", "MRR", "mrr"),
+)
+#: BEIR's five metric families (the legacy ``metrics=`` names), in BEIR's order.
+METRICS: tuple[str, ...] = tuple(metric for metric, _, _ in _BEIR)
+#: The families of BEIR's five metrics (what the compiled engine computes).
+BEIR_FAMILIES: frozenset[str] = frozenset(family for _, _, family in _BEIR)
 #: The k values BEIR reports by default.
 BEIR_K_VALUES: tuple[int, ...] = (1, 3, 5, 10, 100)
 
@@ -95,17 +119,17 @@ _IR_NAMES = {  # ir_measures name -> (family without cutoff, family with cutoff)
 _FAMILY_TO_IR = {
     family: name for name, pair in _IR_NAMES.items() for family in pair if family is not None
 }
-_BEIR_NAMES = {"NDCG": "ndcg_cut", "MAP": "map_cut", "Recall": "recall", "P": "P", "MRR": "mrr"}
-_BEIR_OF_FAMILY = {family: name for name, family in _BEIR_NAMES.items()}
-_LEGACY = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision", "mrr": "mrr"}
+_BEIR_NAMES = {name: family for _, name, family in _BEIR}
+_BEIR_OF_FAMILY = {family: name for _, name, family in _BEIR}
+_LEGACY = {family: metric for metric, _, family in _BEIR}
+_LEGACY_FAMILY = {metric: family for metric, _, family in _BEIR}
 _LEGACY_ALIASES = {
     "ndcg": "ndcg", "ndcg_cut": "ndcg",
     "map": "map", "map_cut": "map", "ap": "map",
     "recall": "recall", "r": "recall",
     "precision": "precision", "p": "precision",
-    "mrr": "mrr", "rr": "mrr", "mrr_cut": "mrr", "recip_rank": "mrr",
+    "mrr": "mrr", "mrr_cut": "mrr",  # not rr / recip_rank: ir_measures's RR@k is not BEIR's
 }  # fmt: skip
-_LEGACY_FAMILY = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P"}
 _LEGACY_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
 _AT = re.compile(r"^([A-Za-z]+)@(\S+)$")
 
@@ -221,6 +245,13 @@ class Measure:
         metric = _LEGACY.get(self.family)
         return (metric, int(self.param)) if metric and self.param is not None else None
 
+    @property
+    def evaluator_name(self) -> str | None:
+        """The per-case evaluator's name (``ndcg@10``, ``precision@5``), which reports,
+        result folders and ``heta-eval compare`` use; None outside BEIR's five families."""
+        legacy = self.legacy
+        return f"{legacy[0]}@{legacy[1]}" if legacy else None
+
     def __str__(self) -> str:
         return self.beir_name if self.family == "mrr" else (self.ir_name or self.trec_name or "")
 
@@ -318,8 +349,7 @@ def measure_key(metric: str, k: int) -> str:
     >>> measure_key("ndcg", 10), measure_key("recall", 100), measure_key("precision", 5)
     ('NDCG@10', 'Recall@100', 'P@5')
     """
-    family = "mrr" if metric == "mrr" else _LEGACY_FAMILY[metric]
-    return f"{_BEIR_OF_FAMILY[family]}@{k}"
+    return legacy_measure(metric, k).beir_name or ""
 
 
 def parse_measure(name: str) -> tuple[str, int]:
@@ -341,5 +371,4 @@ def parse_measure(name: str) -> tuple[str, int]:
 
 def legacy_measure(metric: str, k: int) -> Measure:
     """The measure of the seed API's ``(metric, k)``: ``("ndcg", 10)`` is ``NDCG@10``."""
-    family = "mrr" if metric == "mrr" else _LEGACY_FAMILY[metric]
-    return Measure(family, str(k))
+    return Measure(_LEGACY_FAMILY[metric], str(k))

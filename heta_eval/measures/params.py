@@ -9,7 +9,7 @@ reason, never a wrong number.
 Each reader returns the parameter's canonical text, which is what the measure is named by
 and what is handed to trec_eval:
 
->>> cutoff("23.4"), level("0.1"), level("0.125"), floats("1,-1.0,0,0"), gains("1=0,2=3")
+>>> cutoff("23.4"), level("0.1"), level("0.125"), floats("1,-1.0,0,0", "utility"), gains("1=0,2=3")
 ('23', '0.10', '0.125', '1,-1,0,0', '1=0,2=3')
 """
 

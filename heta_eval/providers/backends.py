@@ -13,7 +13,7 @@ without NUL, ``int`` labels >= 0, finite ``float`` scores. Then:
 :func:`choose_backend` picks the engine for runs of ``ENGINE_MIN_ROWS`` results or more when
 every measure is one it has; both give identical numbers on identical input (tested).
 
->>> from heta_eval.measures.measure import Measure
+>>> from heta_eval.measures.measure import BEIR_FAMILIES, Measure
 >>> m = Measure.parse("nDCG@10")
 >>> pytrec_values({"q": {"a": 1}}, {"q": {"b": 2.0, "a": 1.0}}, [m])["q"][m]
 0.6309297535714575
@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from heta_eval.measures.averaging import empty_ranking_values
-from heta_eval.measures.measure import Measure
+from heta_eval.measures.measure import BEIR_FAMILIES, Measure
 
 __all__ = [
     "COMPILED_MIN_BYTES",
@@ -54,8 +54,8 @@ def compiled_run_file(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-#: The measure families the compiled engine computes.
-ENGINE_FAMILIES = frozenset({"ndcg_cut", "map_cut", "recall", "P", "mrr"})
+#: The measure families the compiled engine computes: BEIR's five.
+ENGINE_FAMILIES = BEIR_FAMILIES
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]

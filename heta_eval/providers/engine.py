@@ -47,6 +47,7 @@ from heta_eval.io.columnar import (
     gather_strings,
     string_buffers,
 )
+from heta_eval.measures.measure import METRICS
 
 __all__ = [
     "HAVE_NUMBA",
@@ -60,8 +61,8 @@ __all__ = [
     "string_buffers",
 ]
 
-#: Column blocks of the kernel's output, each ``len(k_values)`` wide.
-METRIC_ORDER: tuple[str, ...] = ("ndcg", "map", "recall", "precision", "mrr")
+#: Column blocks of the kernel's output, each ``len(k_values)`` wide: BEIR's metrics, in order.
+METRIC_ORDER: tuple[str, ...] = METRICS
 
 
 def _qrels_arrays(
@@ -158,11 +159,8 @@ def _query_parts(offsets: np.ndarray, cores: int) -> list[tuple[int, int]]:
 def measure_column(measure: object, k_values: Sequence[int]) -> int:
     """The column of :func:`evaluate_columnar`'s output holding ``measure`` (one of BEIR's
     five families at a cutoff in ``k_values``)."""
-    family = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision"}
-    metric = family.get(measure.family, measure.family)  # type: ignore[attr-defined]
-    return METRIC_ORDER.index(metric) * len(k_values) + list(k_values).index(
-        int(measure.param)  # type: ignore[attr-defined]
-    )
+    metric, k = measure.legacy  # type: ignore[attr-defined]
+    return METRIC_ORDER.index(metric) * len(k_values) + list(k_values).index(k)
 
 
 # ------------------------------------------------------------------------------- kernel

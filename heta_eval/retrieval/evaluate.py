@@ -360,7 +360,8 @@ class BeirRetrievalMetric:
 
     @property
     def name(self) -> str:
-        return f"{self.metric}@{self.k}"
+        """The evaluator's name, e.g. ``ndcg@10`` (:attr:`Measure.evaluator_name`)."""
+        return self.measure.evaluator_name or ""
 
     @property
     def key(self) -> str:
