@@ -358,3 +358,27 @@ def test_cli_on_the_compiled_engine_equals_pytrec_eval(tmp_path, capsys, monkeyp
     library = evaluate_run(qrels, run, measures="nDCG@3 AP@3 R@2 P@1 MRR@3", engine="pytrec")
     assert out["per_query"] == library.per_query
     assert out["counts"] == library.counts
+
+
+@pytest.mark.parametrize(
+    "spelling", ["nDCG@10", "NDCG@10", "ndcg_cut.10", "ndcg@10", "ndcg_cut_10"]
+)
+def test_each_context_has_one_rendering(spelling):
+    from heta_eval.compare.loading import canonical_metric
+
+    assert canonical_metric(spelling) == "ndcg@10"
+    if spelling not in ("ndcg@10", "ndcg_cut_10"):  # the evaluators' and the seed's spellings
+        m = Measure.parse(spelling)
+        assert (str(m), m.beir_name, m.evaluator_name) == ("nDCG@10", "NDCG@10", "ndcg@10")
+        assert (m.trec_name, m.trec_key) == ("ndcg_cut.10", "ndcg_cut_10")
+
+
+def test_ir_measures_rr_at_k_is_never_compared_as_beir_mrr():
+    from heta_eval.compare.loading import canonical_metric
+    from heta_eval.measures.measure import parse_measure
+
+    assert canonical_metric("RR@10") == "rr@10"
+    assert canonical_metric("MRR@10") == canonical_metric("mrr@10") == "mrr@10"
+    assert canonical_metric("P@5") == canonical_metric("precision@5") == "precision@5"
+    with pytest.raises(ValueError):
+        parse_measure("RR@10")
