@@ -373,6 +373,12 @@ def test_each_context_has_one_rendering(spelling):
         assert (m.trec_name, m.trec_key) == ("ndcg_cut.10", "ndcg_cut_10")
 
 
+@pytest.mark.parametrize("name", ["relstring", "relstring.5", "runid"])
+def test_text_families_are_refused_with_the_reason(name):
+    with pytest.raises(UnknownMeasureError, match="text, not a number"):
+        Measure.parse(name)
+
+
 def test_ir_measures_rr_at_k_is_never_compared_as_beir_mrr():
     from heta_eval.compare.loading import canonical_metric
     from heta_eval.measures.measure import parse_measure

@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["cutoff", "floats", "gains", "level", "number_text"]
+__all__ = ["GAIN_PAIR", "NUMBER", "cutoff", "floats", "gains", "level", "number_text"]
 
-# A C floating-point literal as atof reads it whole (no inf/nan, no hex).
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+#: A C floating-point literal as atof reads it whole (no inf/nan, no hex).
+NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+#: One ``LEVEL=GAIN`` pair of the gain families.
+GAIN_PAIR = re.compile(rf"[+-]?\d+={NUMBER}")
 _CUTOFF = re.compile(r"\+?(\d+)(?:\.\d*)?")
-_GAIN_PAIR = re.compile(rf"[+-]?\d+={_NUMBER}")
 
 
 def number_text(value: float) -> str:
@@ -43,7 +44,7 @@ def cutoff(text: str) -> str:
 def level(text: str) -> str:
     """A recall level or R multiplier (``atof``), finite and >= 0; named with two decimals
     as trec_eval prints it (``0.10``) when that is exact, else with every digit needed."""
-    if re.fullmatch(_NUMBER, text.strip()) is None:
+    if re.fullmatch(NUMBER, text.strip()) is None:
         raise ValueError("the level must be a number")
     value = float(text)
     if not (math.isfinite(value) and value >= 0.0):
@@ -55,7 +56,7 @@ def level(text: str) -> str:
 def floats(text: str, family: str) -> str:
     """A list of numbers (``utility``'s four coefficients, ``set_F``'s beta, ...)."""
     parts = text.split(",")
-    if not all(re.fullmatch(_NUMBER, part.strip()) for part in parts):
+    if not all(re.fullmatch(NUMBER, part.strip()) for part in parts):
         raise ValueError("its parameters are comma-separated numbers, e.g. utility.1,-1,0,0")
     values = [float(part) for part in parts]
     if not all(math.isfinite(v) for v in values):
@@ -68,7 +69,7 @@ def floats(text: str, family: str) -> str:
 def gains(text: str) -> str:
     """``LEVEL=GAIN`` pairs (integer level, numeric gain), e.g. ``0=0,1=1,2=3``."""
     parts = [part.strip() for part in text.split(",")]
-    if not all(_GAIN_PAIR.fullmatch(part) for part in parts):
+    if not all(GAIN_PAIR.fullmatch(part) for part in parts):
         raise ValueError("gains are LEVEL=GAIN pairs, e.g. ndcg.1=1,2=3")
     levels = [int(part.partition("=")[0]) for part in parts]
     if len(set(levels)) != len(levels):

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from heta_eval.measures.params import GAIN_PAIR, NUMBER
 from heta_eval.measures.trec_catalogue import FAMILIES, NICKNAMES, TrecFamily, family
 
 __all__ = ["RequestedMeasure", "TrecEvalOptions", "TrecEvalUsageError", "parse_options"]
@@ -268,7 +269,7 @@ def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...]
     return tuple(measures), notes
 
 
-_NUMBER = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
+_NUMBER = NUMBER  # the catalogue's reading of a number (measures/params.py)
 
 
 def _with_params(fam: TrecFamily, text: str | None) -> RequestedMeasure:
@@ -277,7 +278,7 @@ def _with_params(fam: TrecFamily, text: str | None) -> RequestedMeasure:
     where = f"-m {fam.name}.{text}"
     parts = text.split(",")
     if fam.params == "gains":
-        if not all(re.fullmatch(rf"[+-]?\d+={_NUMBER}", part) for part in parts):
+        if not all(GAIN_PAIR.fullmatch(part) for part in parts):
             raise TrecEvalUsageError(f"{where}: gains must be label=gain pairs, e.g. 0=0,1=1,2=3")
         return RequestedMeasure(fam, text, ())
     if not all(re.fullmatch(_NUMBER, part) for part in parts):
