@@ -16,7 +16,8 @@ from pathlib import Path
 # One trec_eval call per spec (trec_eval keeps the first parameter set of a family).
 SPECS = [
     "utility.1,-1,0,0", "utility.2,-1,-0.5,0", "utility", "set_F.0.5", "set_F.2", "set_F",
-    "set_F.0.25,3", "Rprec_mult.0.5,1.5", "Rprec_mult", "iprec_at_recall.0.15,0.5,0.95",
+    "set_F.0.25,3", "Rprec_mult.0.5,1.5", "Rprec_mult", "Rprec_mult.0.333",
+    "iprec_at_recall.0.15,0.5,0.95", "iprec_at_recall.0.1", "iprec_at_recall.0.101",
     "ndcg.1=0,2=3", "ndcg.0=0,1=1,2=5", "ndcg.1=2.5", "ndcg", "G.1=2", "G", "ndcg_rel.2=4",
     "ndcg_rel", "Rndcg.1=3", "Rndcg", "success.1,3,10", "success", "P.3,7", "P",
     "recall.4,20", "ndcg_cut.10,20,23.4", "map_cut.5,1000", "relative_P.5", "11pt_avg",
