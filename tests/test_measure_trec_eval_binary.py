@@ -106,3 +106,13 @@ def test_repeated_calls_are_independent_even_for_a_query_named_no_query():
         for measures in (["AP", "P@1"], ["utility.1,-1,0,0", "AP"]):
             result = evaluate_run(qrels, run, measures=measures, engine="pytrec")
             assert result.per_query["no_query"]["AP"] == expected
+
+
+def test_two_recall_levels_printed_alike_are_computed_apart():
+    # trec_eval -m iprec_at_recall.0.1 prints 1.0000 and -m iprec_at_recall.0.104 prints
+    # 0.5238 (both as iprec_at_recall_0.10): 100 relevant, cutoffs of 10 and 11 of them.
+    qrels = {"x": {f"r{i}": 1 for i in range(100)}}
+    run = {"x": {f"r{i}": float(100 - i) for i in range(10)}}
+    run["x"].update({f"n{i}": float(50 - i) for i in range(1, 11)}, r10=3.0)
+    values = evaluate_run(qrels, run, measures=["iprec_at_recall.0.1", "IPrec@0.104"])
+    assert values.per_query["x"] == {"IPrec@0.1": 1.0, "IPrec@0.104": 11 / 21}
