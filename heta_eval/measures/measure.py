@@ -14,8 +14,9 @@ A ``Measure`` is ``(family, param, rule)``: ``family`` is the trec_eval family (
 ``judged`` / ``mrr``), ``param`` its one parameter as text (a cutoff, a recall level, a gain
 list) and ``rule`` says who computes it. ``nDCG@10``, ``NDCG@10`` and ``ndcg_cut.10`` are
 equal; BEIR's ``MRR@10`` is **not** ``RR@10``: BEIR ranks by the raw scores with a stable
-sort (ties keep the run's order) where trec_eval ranks by float32 scores with ties broken by
-doc id, descending. See ``docs/retrieval-core.md``.
+sort (ties keep the run's order) where ir_measures's ``RR@10`` breaks ties by doc id,
+ascending (and trec_eval ranks float32 scores, ties by doc id descending). See
+``docs/retrieval-core.md``.
 
 One rendering per context, each defined once here:
 
@@ -172,8 +173,9 @@ class Measure:
 
     @property
     def rule(self) -> Rule:
-        """Who computes it: trec_eval (pytrec_eval), BEIR's ``mrr``, a cut ``RR@k``, or
-        ir_measures's ``Judged@k`` (precision at k counting every judged document)."""
+        """Who computes it: trec_eval (pytrec_eval), BEIR's ``mrr``, ir_measures's ``RR@k``
+        (MS MARCO's MRR@k), or ir_measures's ``Judged@k`` (the judged share of the first
+        min(k, ranked) documents)."""
         if self.family == "mrr":
             return "beir_mrr"
         if self.family == "judged":
