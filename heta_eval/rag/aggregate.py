@@ -17,15 +17,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import methodcaller
 from typing import Any
 
+from heta_eval._runtime import paused_gc
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import EvaluationFailure, EvaluationReport, MetricSummary, ScoreTable
-from heta_eval.retrieval.batch import (
-    _score_retrieval,
-    paused_collector,
-    retrieval_summary,
-    score_retrieval_batch,
-)
+from heta_eval.retrieval.batch import _score_retrieval, retrieval_summary, score_retrieval_batch
 from heta_eval.retrieval.evaluate import BeirRetrievalMetric
 
 __all__ = [
@@ -35,7 +31,6 @@ __all__ = [
     "ScoreTable",
     "aevaluate_responses",
     "evaluate_responses",
-    "paused_collector",
     "score_case",
     "score_retrieval_batch",
     "summarize_scores",
@@ -182,7 +177,7 @@ async def aevaluate_responses(
 
     retrieval = [e for e in evaluators if isinstance(e, BeirRetrievalMetric)]
     others = [e for e in evaluators if not isinstance(e, BeirRetrievalMetric)]
-    with paused_collector():
+    with paused_gc():
         retrieval_scores = _score_retrieval(retrieval, cases, aligned)
     other_scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
     failures: list[EvaluationFailure] = []
@@ -210,7 +205,7 @@ async def aevaluate_responses(
             merged[case_id].update(case_scores)
         return {case.id: merged[case.id] for case in cases if case.id in merged}
 
-    with paused_collector():
+    with paused_gc():
         metrics = _summaries(
             evaluators, cases, other_scores, failures, aligned, retrieval_scores.values
         )

@@ -221,6 +221,7 @@ class BenchmarkRunner:
                 benchmark.documents(),
                 cache_dir=None if cache_dir is True else cache_dir,
                 progress=self.progress,
+                fingerprint=scan.corpus,
                 **({"executor": self.executor} if self.executor is not None else {}),
             )
             build_seconds = round(time.perf_counter() - started, 3)
@@ -690,10 +691,12 @@ def _previous_summary(folder: Path | None) -> RunSummary | None:
         return None  # unreadable: the journal still holds every finished case
 
 
-def _executor_record(executor: Any) -> dict[str, Any]:
-    from heta_eval.scale.executor import local_executor_record
+#: What the summary records for a run without an executor (no ``--ray``).
+LOCAL_EXECUTOR: dict[str, Any] = {"kind": "local", "nodes": 1, "workers": 1, "gpus": 0}
 
-    return executor.describe() if executor is not None else local_executor_record()
+
+def _executor_record(executor: Any) -> dict[str, Any]:
+    return executor.describe() if executor is not None else dict(LOCAL_EXECUTOR)
 
 
 def _fingerprint(items: Sequence[str]) -> str:
