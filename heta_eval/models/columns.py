@@ -108,6 +108,7 @@ class ChunkTable:
         """Row ``row`` as a validated ``QueryResult``."""
         # Heavy (pydantic): the retrieval metrics read the arrays and never build results.
         from heta_eval.models.query_result import QueryResult
+
         doc_id = self.document_ids[row]
         reference_id = self.reference_ids[row] if self.reference_ids is not None else None
         if self.sources is None:

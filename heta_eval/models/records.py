@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidatorFunctionWrapHandler,
