@@ -7,13 +7,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from heta_eval.evaluation import (
-    BenchmarkCase,
-    Document,
-    EvaluationScore,
-    GoldEvidence,
-    QueryResponse,
-)
+from heta_eval.evaluation import BenchmarkCase, Document, EvaluationScore, QueryResponse
+from heta_eval.models.records import GoldEvidence
 
 
 def error_locations(error: ValidationError) -> list[str]:

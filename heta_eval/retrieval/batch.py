@@ -15,7 +15,11 @@ from heta_eval.measures.measure import METRICS
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import MetricSummary
 from heta_eval.providers.backends import choose_backend
-from heta_eval.retrieval.evaluate import BeirRetrievalMetric, DocumentRanking, evaluate_run
+from heta_eval.retrieval.collapse import DocumentRanking, collapse_batch
+from heta_eval.retrieval.columnar_run import validate_columnar
+from heta_eval.retrieval.metric import BeirRetrievalMetric
+from heta_eval.retrieval.plan import validate_k_values
+from heta_eval.retrieval.run import evaluate_run
 
 __all__ = ["retrieval_summary", "score_retrieval_batch"]
 
@@ -149,8 +153,8 @@ def _score_group_fast(
     out: _RetrievalScores,
 ) -> None:
     """One batch collapse and one engine pass for metrics sharing a document mapping."""
+    # Heavy (numba): loaded only once a batch is large enough for the engine.
     from heta_eval.providers.engine import evaluate_columnar, measure_column
-    from heta_eval.retrieval.evaluate import _validate_columnar, _validate_k_values, collapse_batch
 
     config = group[0]
     answered = [case for case in judged if case.id in responses]
@@ -160,8 +164,8 @@ def _score_group_fast(
             resolver=config.resolver,
             ignore_identical_ids=config.ignore_identical_ids,
         )
-        _validate_columnar(batch.run)
-        ks = _validate_k_values(m.k for m in group)
+        validate_columnar(batch.run)
+        ks = validate_k_values(m.k for m in group)
         values, stats = evaluate_columnar(batch.run, qrels, ks)
     columns = [(metric.name, measure_column(metric.measure, ks)) for metric in group]
     for name, column in columns:

@@ -19,19 +19,17 @@ from tqdm.auto import tqdm
 from heta_eval.evaluation import (
     AnswerContains,
     AnswerExactMatch,
-    AnswerF1,
     BeirRetrievalMetric,
     BenchmarkCase,
-    BenchmarkEvaluatorProtocol,
-    EvaluationFailure,
     EvidenceRecallAtK,
-    MetricSummary,
     QueryResponse,
-    collapse_to_documents,
-    summarize_scores,
 )
-from heta_eval.rag.aggregate import run_sync, score_case
+from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+from heta_eval.models.report import EvaluationFailure, MetricSummary
+from heta_eval.rag.aggregate import run_sync, score_case, summarize_scores
+from heta_eval.rag.answers import AnswerF1
 from heta_eval.retrieval.batch import score_retrieval_batch
+from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import (
     LISTED,
