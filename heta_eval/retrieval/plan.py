@@ -2,8 +2,8 @@
 checked before any input is read.
 
 >>> ks, metrics, named = plan_measures((10, 1, 10), ["ndcg"], None)
->>> ks, metrics, [str(measure) for measure in named.values()]
-((1, 10), ('ndcg',), ['ndcg_cut.1', 'ndcg_cut.10'])
+>>> ks, metrics, list(named)
+((1, 10), ('ndcg',), ['NDCG@1', 'NDCG@10'])
 """
 
 from __future__ import annotations
