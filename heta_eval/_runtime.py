@@ -26,6 +26,7 @@ __all__ = [
     "njit",
     "paused_gc",
     "run_in_threads",
+    "run_sync",
     "start_numba_without_blas",
     "usable_cpus",
 ]
@@ -134,6 +135,46 @@ def construct_valid(model: type[M], values: dict[str, Any], fields_set: frozense
 
 _new_object = object.__new__
 _set = object.__setattr__
+
+
+def run_sync(coroutine: Any) -> Any:
+    """Run a coroutine to completion, also from inside a running event loop (in a thread).
+
+    The result is kept outside the task: Python 3.11's ``asyncio.run`` reprs the finished
+    task when it restores the SIGINT handler (``signal.getsignal`` formats an error message
+    with it), and the repr of a large report as the task's result costs seconds.
+
+    >>> async def answer():
+    ...     return 42
+    >>> run_sync(answer())
+    42
+    """
+    import asyncio  # about 15 ms: only when evaluators run
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    async def keep() -> None:
+        outcome["value"] = await coroutine
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(keep())
+        return outcome["value"]
+
+    def target() -> None:
+        try:
+            asyncio.run(keep())
+        except BaseException as error:  # re-raised in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, name="heta-eval-sync")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 class _HideScipyLinalg:

@@ -60,6 +60,7 @@ KNOWN_LONG = {
     "heta_eval/data/validate.py",
     "heta_eval/io/run_parser.py",
     "heta_eval/io/trec.py",
+    "heta_eval/kb/recipe.py",
     "heta_eval/runner/results.py",
     "heta_eval/runner/runner.py",
     "heta_eval/scale/encode.py",

@@ -18,7 +18,7 @@ P over k; sums in rank order.
 MRR follows BEIR's ``mrr``: a stable sort on the raw float64 scores, relevant = label > 0.
 Duplicate doc ids in one query keep their first row and are counted.
 
-Aggregation is shared with :func:`heta_eval.retrieval.evaluate.evaluate_run`, which uses
+Aggregation is shared with :func:`heta_eval.retrieval.run.evaluate_run`, which uses
 this engine for large runs (``engine="auto"``).
 
 >>> run = columnar_run_from_dict({"q1": {"d2": 3.0, "d1": 2.0, "q1": 9.0}, "q2": {"d3": 1.0}})

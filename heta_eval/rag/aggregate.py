@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import methodcaller
 from typing import Any
 
-from heta_eval._runtime import paused_gc
+from heta_eval._runtime import paused_gc, run_sync
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import EvaluationFailure, EvaluationReport, MetricSummary, ScoreTable
@@ -280,32 +279,3 @@ def evaluate_responses(
         cases, responses, evaluators, concurrency=concurrency, timeout=timeout
     )
     return run_sync(coroutine)
-
-
-def run_sync(coroutine: Any) -> Any:
-    """Run a coroutine to completion, also from inside a running event loop."""
-    outcome: dict[str, Any] = {}
-
-    async def keep() -> None:
-        # Python 3.11's asyncio.run reprs the finished task when restoring SIGINT (a
-        # signal.getsignal bug): with a big report as the task's result that costs seconds.
-        outcome["value"] = await coroutine
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(keep())
-        return outcome["value"]
-
-    def target() -> None:
-        try:
-            asyncio.run(keep())
-        except BaseException as error:  # re-raised in the caller's thread
-            outcome["error"] = error
-
-    thread = threading.Thread(target=target, name="heta-eval-sync")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]

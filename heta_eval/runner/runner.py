@@ -16,6 +16,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from heta_eval._runtime import run_sync
 from heta_eval.evaluation import (
     AnswerContains,
     AnswerExactMatch,
@@ -26,7 +27,7 @@ from heta_eval.evaluation import (
 )
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.report import EvaluationFailure, MetricSummary
-from heta_eval.rag.aggregate import run_sync, score_case, summarize_scores
+from heta_eval.rag.aggregate import score_case, summarize_scores
 from heta_eval.rag.answers import AnswerF1
 from heta_eval.retrieval.batch import score_retrieval_batch
 from heta_eval.retrieval.collapse import collapse_to_documents
