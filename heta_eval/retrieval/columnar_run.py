@@ -30,8 +30,9 @@ def evaluate_columnar_run(
     measures: Iterable[str | Measure] | str | None = None,
     reject_duplicates: bool = False,
 ) -> RunEvaluation:
-    """:func:`evaluate_run` on a :class:`~heta_eval.providers.engine.ColumnarRun` (query ids
-    unique; self-hits already masked in ``run.skip``), through the compiled engine.
+    """:func:`~heta_eval.retrieval.run.evaluate_run` on a
+    :class:`~heta_eval.providers.engine.ColumnarRun` (query ids unique; self-hits already
+    masked in ``run.skip``), through the compiled engine.
 
     A doc id repeated within a query keeps its first row; with ``reject_duplicates`` it
     raises :class:`DuplicateRowsError` instead (callers then re-read the file with the

@@ -30,11 +30,11 @@ def evaluate_run_file(
     ignore_identical_ids: bool = True,
     engine: str = "auto",
 ) -> RunEvaluation:
-    """:func:`evaluate_run` on a run file (TREC or BEIR results JSON), read by the project's
-    one run reader (:mod:`heta_eval.io.trec`). A large TREC file the engine can score is read
-    straight into arrays; anything else, or any doubt (a repeated pair, a parse problem),
-    goes through :func:`heta_eval.io.trec.read_run`, which names the bad line. Same numbers
-    either way. Raises :class:`~heta_eval.io.trec.TrecFormatError` or ``OSError``.
+    """:func:`~heta_eval.retrieval.run.evaluate_run` on a run file (TREC or BEIR results JSON),
+    read by the one run reader (:mod:`heta_eval.io.trec`). A large TREC file the engine can
+    score is read straight into arrays; anything else, or any doubt (a repeated pair, a parse
+    problem), goes through :func:`heta_eval.io.trec.read_run`, which names the bad line. Same
+    numbers either way. Raises :class:`~heta_eval.io.trec.TrecFormatError` or ``OSError``.
     """
     named = plan_measures(k_values, metrics, measures)[2]
     # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
