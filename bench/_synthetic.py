@@ -132,7 +132,8 @@ def make_chunk_columns(
     """:func:`make_chunk_responses`' responses as ``ResultColumns`` over one ``ChunkTable``
     (3 chunk rows per document), as a knowledge base keeping its chunks in a table returns
     them; the same cases, document-level run and qrels."""
-    from heta_eval.evaluation import BenchmarkCase, ChunkTable, QueryResponse
+    from heta_eval.evaluation import BenchmarkCase, QueryResponse
+    from heta_eval.models.columns import ChunkTable
 
     qrels, orders = _chunk_orders(queries, chunks, seed)
     doc_number: dict[str, int] = {}

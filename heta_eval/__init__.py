@@ -1,33 +1,80 @@
 """heta-eval: a pytrec_eval-backed, BEIR-compatible harness for retrieval and RAG systems.
 
-The public API is importable from here; evaluation objects also from
-``heta_eval.evaluation``. Names load on first use (PEP 562): ``import heta_eval`` costs
-nothing until a name is read, and a one-shot command imports only what it uses.
+Names load on first use (PEP 562): ``import heta_eval`` costs nothing until a name is read,
+and a one-shot command imports only what it uses. Everything else lives in its home module
+(``heta_eval.rag``, ``heta_eval.kb``, ``heta_eval.runner``, ...).
 
->>> from heta_eval import BeirRetrievalMetric, evaluate_run
->>> evaluate_run({"q": {"d": 1}}, {"q": {"d": 1.0}}).beir_dict()["ndcg"]["NDCG@10"]
-1.0
+Score a run, in memory or from files (:func:`read_qrels` / :func:`read_run` read TREC and BEIR
+formats), with BEIR's numbers by default or any trec_eval :class:`Measure`:
+
+>>> from heta_eval import Measure, evaluate_run, evaluate_run_file, read_qrels, read_run
+>>> import pathlib, tempfile
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "qrels.txt").write_text("q1 0 d1 1\\nq1 0 d2 0\\n")
+>>> _ = (folder / "run.trec").write_text("q1 Q0 d2 1 3.0 bm25\\nq1 Q0 d1 2 2.0 bm25\\n")
+>>> qrels, run = read_qrels(folder / "qrels.txt"), read_run(folder / "run.trec")
+>>> run
+{'q1': {'d2': 3.0, 'd1': 2.0}}
+>>> result = evaluate_run(qrels, run, k_values=(1, 10))  # a RunEvaluation
+>>> result.beir_dict()["ndcg"], result.per_query["q1"]["MRR@10"]
+({'NDCG@1': 0.0, 'NDCG@10': 0.63093}, 0.5)
+>>> Measure.parse("nDCG@10") == Measure.parse("ndcg_cut.10")
+True
+>>> evaluate_run_file(qrels, folder / "run.trec", measures="nDCG@10 Rprec").values()
+{'nDCG@10': 0.63093, 'Rprec': 0.0}
+
+Score a RAG system's replies (:class:`QueryResponse` of :class:`QueryResult` hits) to
+:class:`BenchmarkCase` questions with :func:`evaluate_responses` and any evaluators
+(:class:`BeirRetrievalMetric`, :func:`beir_default_metrics`, :class:`EvidenceRecallAtK`,
+:class:`AnswerContains`, :class:`AnswerExactMatch`; each gives an :class:`EvaluationScore`):
+
+>>> from heta_eval import (AnswerContains, AnswerExactMatch, BeirRetrievalMetric,
+...     BenchmarkCase, EvidenceRecallAtK, QueryResponse, QueryResult, evaluate_responses)
+>>> case = BenchmarkCase(id="q1", query="capital of France?", expected={
+...     "answers": ["Paris"], "relevance": {"d1": 1}, "evidence": [{"text": "Paris"}]})
+>>> reply = QueryResponse(query=case.query, answer="It is Paris.",
+...     results=[QueryResult(text="Paris is the capital.", source={"document_id": "d1"})])
+>>> evaluators = [BeirRetrievalMetric("ndcg", 10), EvidenceRecallAtK(k=5),
+...               AnswerContains(), AnswerExactMatch()]
+>>> report = evaluate_responses([case], {"q1": reply}, evaluators)
+>>> {name: summary.value for name, summary in report.metrics.items()}
+{'ndcg@10': 1.0, 'evidence_recall@5': 1.0, 'answer_contains': 1.0, 'answer_exact_match': 0.0}
+
+Run a whole benchmark (:class:`Document` corpus, cases, evaluators) against a knowledge base
+built from a :class:`Recipe`, with :class:`BenchmarkRunner` (see its example).
+
+>>> from heta_eval import BenchmarkRunner, Document, Recipe, beir_default_metrics
+>>> len(beir_default_metrics()), Recipe().modes[0], Document(id="d1", text="Paris.").id
+(25, 'keyword_search', 'd1')
 """
 
 from __future__ import annotations
 
 from heta_eval._lazy import attach
-from heta_eval.evaluation import __all__ as _evaluation_all
 
 __version__ = "0.1.0"
 
-#: Public name -> the module that defines it (evaluation names: ``heta_eval.evaluation``).
+#: Public name -> the module that defines it.
 _LAZY = {
-    **dict.fromkeys(_evaluation_all, "evaluation"),
-    "Benchmark": "runner",
-    "BenchmarkResults": "runner",
-    "BenchmarkRunner": "runner",
-    "HttpKnowledgeBase": "kb",
-    "JsonlBenchmark": "runner",
-    "KnowledgeBase": "kb",
-    "Recipe": "kb",
-    "ReferenceKnowledgeBase": "kb",
-    "load_results": "runner",
+    "AnswerContains": "heta_eval.rag.answers",
+    "AnswerExactMatch": "heta_eval.rag.answers",
+    "BeirRetrievalMetric": "heta_eval.retrieval.metric",
+    "BenchmarkCase": "heta_eval.models.records",
+    "BenchmarkRunner": "heta_eval.runner.runner",
+    "Document": "heta_eval.models.records",
+    "EvaluationScore": "heta_eval.models.records",
+    "EvidenceRecallAtK": "heta_eval.rag.evidence",
+    "Measure": "heta_eval.measures.measure",
+    "QueryResponse": "heta_eval.models.records",
+    "QueryResult": "heta_eval.models.query_result",
+    "Recipe": "heta_eval.kb.recipe",
+    "RunEvaluation": "heta_eval.retrieval.result",
+    "beir_default_metrics": "heta_eval.retrieval.metric",
+    "evaluate_responses": "heta_eval.rag.aggregate",
+    "evaluate_run": "heta_eval.retrieval.run",
+    "evaluate_run_file": "heta_eval.retrieval.run_file",
+    "read_qrels": "heta_eval.io.trec",
+    "read_run": "heta_eval.io.trec",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

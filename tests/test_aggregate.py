@@ -14,10 +14,10 @@ from heta_eval.evaluation import (
     EvaluationScore,
     EvidenceRecallAtK,
     QueryResponse,
-    aevaluate_responses,
     beir_default_metrics,
     evaluate_responses,
 )
+from heta_eval.rag.aggregate import aevaluate_responses
 
 CASES = [
     BenchmarkCase(id="q1", query="a", expected={"answers": ["x"], "relevance": {"d1": 1}}),

@@ -5,15 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from heta_eval.evaluation import (
-    AnswerContains,
-    AnswerExactMatch,
-    AnswerF1,
-    BenchmarkCase,
-    QueryResponse,
-    answer_tokens,
-    normalize_answer,
-)
+from heta_eval.evaluation import AnswerContains, AnswerExactMatch, BenchmarkCase, QueryResponse
+from heta_eval.rag.answers import AnswerF1
+from heta_eval.rag.normalize import answer_tokens, normalize_answer
 
 
 def case(*answers: str) -> BenchmarkCase:
@@ -101,7 +95,7 @@ def test_answer_of_the_wrong_type_is_rejected_naming_the_field():
 
 
 def test_evidence_tokens_split_at_punctuation_where_answers_delete_it():
-    from heta_eval.evaluation import evidence_tokens
+    from heta_eval.rag.normalize import evidence_tokens
 
     assert evidence_tokens("IL-2+ cells.The end") == ["il", "2+", "cells", "end"]
     assert answer_tokens("IL-2+ cells.The end") == ["il2", "cellsthe", "end"]

@@ -20,15 +20,14 @@ from test_retrieval_parity import K_VALUES, QIDS, SCORES, qrels_strategy
 
 from heta_eval.evaluation import (
     BenchmarkCase,
-    ChunkTable,
     QueryResponse,
     QueryResult,
-    ResultColumns,
     beir_default_metrics,
-    collapse_to_documents,
     evaluate_responses,
 )
+from heta_eval.models.columns import ChunkTable, ResultColumns
 from heta_eval.rag.aggregate import score_retrieval_batch
+from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.retrieval.evaluate import collapse_batch
 
 DOC_IDS = [d for d in MANY_DOCS if d] + QIDS  # query ids too: self-hits

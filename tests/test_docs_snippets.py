@@ -70,7 +70,8 @@ def test_runner_snippet_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_snippets_produce_working_evaluators():
-    from heta_eval.evaluation import BenchmarkCase, BenchmarkEvaluatorProtocol, QueryResponse
+    from heta_eval.evaluation import BenchmarkCase, QueryResponse
+    from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 
     namespace: dict = {}
     exec(PRELUDE, namespace)

@@ -11,8 +11,9 @@ import pytest
 from chat_server import ChatServer, completion_body
 
 from heta_eval.cli import main as cli_main
-from heta_eval.evaluation import BenchmarkCase, JudgeError, LLMJudge, QueryResponse
+from heta_eval.evaluation import BenchmarkCase, QueryResponse
 from heta_eval.llm import LLMClient
+from heta_eval.rag.judge.judge import JudgeError, LLMJudge
 from heta_eval.rag.judge.usage import load_prices
 
 

@@ -241,7 +241,8 @@ async def test_extractive_answerer_picks_best_sentence(kb) -> None:
 
 
 async def test_results_are_columns_that_materialize_to_the_chunks(kb) -> None:
-    from heta_eval.evaluation import QueryResult, ResultColumns
+    from heta_eval.evaluation import QueryResult
+    from heta_eval.models.columns import ResultColumns
 
     for mode in MODES:
         response = await kb.query("capital city", mode=mode, top_k=3)

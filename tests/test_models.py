@@ -7,13 +7,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from heta_eval.evaluation import (
-    BenchmarkCase,
-    Document,
-    EvaluationScore,
-    GoldEvidence,
-    QueryResponse,
-)
+from heta_eval.evaluation import BenchmarkCase, Document, EvaluationScore, QueryResponse
+from heta_eval.models.records import GoldEvidence
 
 
 def error_locations(error: ValidationError) -> list[str]:
@@ -106,3 +101,22 @@ def test_gold_evidence_needs_something_to_match():
 def test_document_spans_must_lie_inside_the_text():
     with pytest.raises(ValidationError, match=r"sentences\[1\] = \(3, 99\)"):
         Document(id="d", text="abcdef", sentences=[(0, 3), (3, 99)])
+
+
+def test_fast_scores_equal_pydantic_built_ones():
+    # The batch scorer builds EvaluationScore without validation (_runtime.construct_valid):
+    # the model must equal pydantic's own, and behave the same when dumped, copied, changed.
+    from heta_eval._runtime import construct_valid
+
+    fields = {"name": "ndcg@10", "value": 0.5, "passed": None, "metadata": {"documents": 3}}
+    fields["skipped"] = False
+    given = frozenset({"name", "value", "metadata"})
+    fast = construct_valid(EvaluationScore, dict(fields), given)
+    built = EvaluationScore(name="ndcg@10", value=0.5, metadata={"documents": 3})
+    constructed = EvaluationScore.model_construct(set(given), **fields)
+    assert fast == built == constructed
+    assert fast.model_fields_set == built.model_fields_set == set(given)
+    assert fast.model_dump_json() == built.model_dump_json()
+    assert fast.model_dump(exclude_unset=True) == built.model_dump(exclude_unset=True)
+    assert fast.model_copy(update={"value": 1.0}).value == 1.0
+    assert EvaluationScore.model_validate(fast.model_dump()) == fast

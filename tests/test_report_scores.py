@@ -11,15 +11,15 @@ import pytest
 from heta_eval.evaluation import (
     AnswerContains,
     BenchmarkCase,
-    ChunkTable,
-    EvaluationReport,
     QueryResponse,
-    backends,
     beir_default_metrics,
     evaluate_responses,
-    retrieval_batch,
 )
+from heta_eval.models.columns import ChunkTable
+from heta_eval.models.report import EvaluationReport
+from heta_eval.providers import backends
 from heta_eval.rag.aggregate import ScoreTable, score_retrieval_batch
+from heta_eval.retrieval import batch as retrieval_batch
 
 
 def _columnar_batch(n_cases: int, depth: int, seed: int = 0):

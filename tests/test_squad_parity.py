@@ -15,14 +15,9 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from heta_eval.evaluation import (
-    AnswerContains,
-    AnswerExactMatch,
-    AnswerF1,
-    BenchmarkCase,
-    QueryResponse,
-    normalize_answer,
-)
+from heta_eval.evaluation import AnswerContains, AnswerExactMatch, BenchmarkCase, QueryResponse
+from heta_eval.rag.answers import AnswerF1
+from heta_eval.rag.normalize import normalize_answer
 
 
 def squad_normalize(s: str) -> str:

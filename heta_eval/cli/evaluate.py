@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import ExitStack
 from typing import Any
 
+from heta_eval._runtime import paused_gc, start_numba_without_blas
 from heta_eval.cli import CliError
 
 EPILOG = """examples:
@@ -146,42 +148,30 @@ def _payload(args: argparse.Namespace, path: str, label: str, result: Any) -> di
     return payload
 
 
-def _one_shot_start(paths: list[str]) -> None:
+def _one_shot_start(paths: list[str], stack: ExitStack) -> None:
     """Start-up of a process that scores a large run file and exits: numba's compiler
     starts without its scipy BLAS probe (none of the kernels calls BLAS), and the cyclic
     garbage collector waits (it would walk numba's import-time objects several times)."""
-    import gc
-
     from heta_eval.providers.backends import compiled_run_file
 
     if any(compiled_run_file(path) for path in paths):
-        gc.disable()  # before numba's import, the largest part of the garbage
-        from heta_eval._runtime import start_numba_without_blas
-
+        # Before numba's import, the largest part of the garbage. main() may be called
+        # in-process (tests, scripts): collection resumes after, frozen (see paused_gc).
+        stack.enter_context(paused_gc(freeze=True))
         start_numba_without_blas()
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    import gc
-
-    collecting = gc.isenabled()
-    try:
-        return _run_evaluate(args)
-    finally:
-        if collecting and not gc.isenabled():
-            # main() may be called in-process (tests, scripts): collection resumes, but
-            # not over the objects of this run (numba's, mostly), which would cost a one-shot
-            # process two full passes (on re-enabling and at exit) for nothing.
-            gc.freeze()
-            gc.enable()
+    with ExitStack() as stack:
+        return _run_evaluate(args, stack)
 
 
-def _run_evaluate(args: argparse.Namespace) -> int:
+def _run_evaluate(args: argparse.Namespace, stack: ExitStack) -> int:
     if args.per_query and not args.json:
         raise CliError("--per-query goes with --json")
     if args.measures is not None and args.k != "1,3,5,10,100":
         raise CliError("give --measures or --k, not both")
-    _one_shot_start(args.run)
+    _one_shot_start(args.run, stack)
     qrels, label, ignore_identical_ids = _load_qrels(args)
     if args.keep_self_hits:
         ignore_identical_ids = False

@@ -165,8 +165,8 @@ def _judge(args: argparse.Namespace) -> Any:
         if args.dry_run:
             raise CliError("--dry-run estimates what the LLM judge would spend: add --judge")
         return None
-    from heta_eval.evaluation import LLMJudge
     from heta_eval.llm import LLMClient, RetryPolicy
+    from heta_eval.rag.judge.judge import LLMJudge
 
     cache = args.judge_cache if args.judge_cache else (False if args.no_cache else None)
     try:

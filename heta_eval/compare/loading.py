@@ -22,8 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from heta_eval.evaluation import evaluate_run, measure_key, parse_measure
-from heta_eval.measures.measure import Measure, UnknownMeasureError, legacy_measure
+from heta_eval.evaluation import evaluate_run
+from heta_eval.measures.measure import (
+    Measure,
+    UnknownMeasureError,
+    legacy_measure,
+    measure_key,
+    parse_measure,
+)
 
 __all__ = [
     "SystemScores",

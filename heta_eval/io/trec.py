@@ -39,7 +39,6 @@ q1 Q0 d1 3 0.5 demo
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import json
 import math
@@ -50,6 +49,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+
+from heta_eval._runtime import HAVE_NUMBA, paused_gc
 
 __all__ = [
     "TrecFormatError",
@@ -343,9 +344,8 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
 
 def _run_from_table(table: Any, duplicates: Duplicates) -> Run | None:
     """The run dict of a parsed table, or None where the line reader must name a repeat."""
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # millions of new str/float objects would trigger useless full collections
-    try:
+    # Millions of new str/float objects would trigger useless full collections.
+    with paused_gc():
         qids = table.column("qid").to_pylist()
         docids = table.column("docid").to_pylist()
         scores = table.column("score").to_pylist()
@@ -368,9 +368,6 @@ def _run_from_table(table: Any, duplicates: Duplicates) -> Run | None:
                     return None
                 existing.update(block)
             start = end
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return run
 
 
@@ -392,8 +389,6 @@ def read_run_columnar(path: PathLike, *, ignore_identical_ids: bool = True) -> o
     >>> run.query_ids, run.offsets.tolist(), run.scores.tolist(), run.skip.tolist()
     (['q1', 'q2'], [0, 2, 3], [2.0, 0.5, 1.0], [True, False, False])
     """
-    from heta_eval._runtime import HAVE_NUMBA
-
     path = Path(path)
     if not HAVE_NUMBA or not path.is_file():
         return None

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 from filelock import FileLock
 
 from heta_eval import config
-from heta_eval.models.records import Document
+from heta_eval.models.corpus import corpus_fingerprint
 
 __all__ = [
     "ArtifactCache",
@@ -41,21 +41,6 @@ def default_cache_dir() -> Path:
     True
     """
     return config.cache_dir("kb")
-
-
-def corpus_fingerprint(documents: Iterable[Document]) -> str:
-    """SHA-256 over every document's id, title, text, sentence and page spans, in order.
-
-    >>> a = corpus_fingerprint([Document(id="1", text="x")])
-    >>> a == corpus_fingerprint([Document(id="1", text="y")])
-    False
-    """
-    digest = hashlib.sha256()
-    for doc in documents:
-        record = [doc.id, doc.title, doc.text, doc.sentences, doc.pages]
-        digest.update(json.dumps(record, ensure_ascii=False).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
 
 
 def cache_key(*parts: Any) -> str:

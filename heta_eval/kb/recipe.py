@@ -9,14 +9,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from heta_eval.kb.cache import (
-    ArtifactCache,
-    cache_key,
-    corpus_fingerprint,
-    default_cache_dir,
-)
-from heta_eval.kb.dense import DEFAULT_MODEL
+from heta_eval.kb.answerers import make_answerer
+from heta_eval.kb.bm25 import BM25Index
+from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
+from heta_eval.kb.chunking import chunk_documents
+from heta_eval.kb.dense import DEFAULT_MODEL, DenseEncoder
+from heta_eval.kb.embedding_cache import cached_embeddings
+from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
 from heta_eval.kb.precision import Precision
+from heta_eval.kb.reference import ReferenceKnowledgeBase
+from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.records import Document
 
 __all__ = ["AnswererSpec", "BM25Spec", "ChunkingSpec", "DenseSpec", "Recipe"]
@@ -136,21 +138,16 @@ class Recipe(_Spec):
         cache_dir: str | Path | Literal[False] | None = None,
         progress: bool = True,
         executor: Any = None,
-    ):  # -> ReferenceKnowledgeBase (import cycle)
+        fingerprint: str | None = None,
+    ) -> ReferenceKnowledgeBase:
         """Build the knowledge base ``name`` over ``documents``.
 
         ``cache_dir=None`` uses :func:`default_cache_dir`; ``False`` disables the cache.
         ``executor`` (e.g. :class:`heta_eval.scale.RayExecutor`) encodes the corpus and
         serves dense search elsewhere; the cached artifacts are the same either way.
+        ``fingerprint``: the documents' :func:`~heta_eval.models.corpus.corpus_fingerprint`
+        where the caller has it already (the runner does), so the corpus is hashed once.
         """
-        from heta_eval.kb.answerers import make_answerer
-        from heta_eval.kb.bm25 import BM25Index
-        from heta_eval.kb.chunking import chunk_documents
-        from heta_eval.kb.dense import DenseEncoder
-        from heta_eval.kb.embedding_cache import cached_embeddings
-        from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
-        from heta_eval.kb.reference import ReferenceKnowledgeBase
-
         documents = list(documents)
         if not documents:
             raise ValueError(f"cannot build knowledge base {name!r} from an empty corpus")
@@ -159,7 +156,7 @@ class Recipe(_Spec):
             "cache_dir": False if cache_dir is False else str(cache_dir or default_cache_dir())
         }
         cache = None if cache_dir is False else ArtifactCache(cache_dir or default_cache_dir())
-        fingerprint = corpus_fingerprint(documents)
+        fingerprint = fingerprint or corpus_fingerprint(documents)
         c = self.chunking
         chunks = chunk_documents(documents, size=c.size, overlap=c.overlap, unit=c.unit)
         # BM25 indexes title + text, like Pyserini's BEIR indexes; the dense text is BEIR's.

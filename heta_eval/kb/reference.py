@@ -35,7 +35,7 @@ class ReferenceKnowledgeBase:
     the ``top_k`` best documents: chunks are over-fetched until ``top_k`` distinct documents
     are found or the corpus is exhausted.
 
-    Results come as :class:`~heta_eval.evaluation.ResultColumns` over :attr:`chunk_table`:
+    Results come as :class:`~heta_eval.models.columns.ResultColumns` over :attr:`chunk_table`:
     ``QueryResult`` objects are built only when read, and the retrieval metrics never need
     them.
 
@@ -77,7 +77,7 @@ class ReferenceKnowledgeBase:
 
     @property
     def chunk_table(self) -> ChunkTable:
-        """The chunks as a :class:`~heta_eval.evaluation.ChunkTable` (built on first use)."""
+        """The chunks as a :class:`~heta_eval.models.columns.ChunkTable` (built on first use)."""
         if self._chunk_table is None:
             chunks = self.chunks
             self._chunk_table = ChunkTable(

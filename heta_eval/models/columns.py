@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 if TYPE_CHECKING:
-    from heta_eval.models.records import QueryResult
+    from heta_eval.models.query_result import QueryResult
 
 __all__ = ["ChunkTable", "ResultColumns"]
 
@@ -58,10 +58,11 @@ class ChunkTable:
         reference_ids: Sequence[str | None] | None = None,
         sources: Sequence[Mapping[str, Any]] | Callable[[int], Mapping[str, Any]] | None = None,
     ) -> None:
+        # Heavy (pyarrow; numba for io.columnar's kernels): only a chunk table needs them.
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from heta_eval.providers.engine import string_buffers
+        from heta_eval.io.columnar import string_buffers
 
         n = len(document_ids)
         for name, column in (("texts", texts), ("reference_ids", reference_ids)):
@@ -105,7 +106,8 @@ class ChunkTable:
 
     def result(self, row: int, score: float | None = None) -> QueryResult:
         """Row ``row`` as a validated ``QueryResult``."""
-        from heta_eval.models.records import QueryResult
+        # Heavy (pydantic): the retrieval metrics read the arrays and never build results.
+        from heta_eval.models.query_result import QueryResult
 
         doc_id = self.document_ids[row]
         reference_id = self.reference_ids[row] if self.reference_ids is not None else None

@@ -7,12 +7,10 @@ the field (``results.0.score``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidatorFunctionWrapHandler,
@@ -23,6 +21,7 @@ from pydantic import (
 )
 
 from heta_eval.models.columns import ResultColumns
+from heta_eval.models.query_result import QueryResult, Record
 
 __all__ = [
     "RECOGNISED_LOCATOR_FIELDS",
@@ -45,12 +44,7 @@ RECOGNISED_LOCATOR_FIELDS: tuple[str, ...] = (
 )
 
 
-class _Model(BaseModel):
-    # Ids often arrive as numbers (SciFact doc ids are ints); accept them as strings.
-    model_config = ConfigDict(coerce_numbers_to_str=True, extra="forbid")
-
-
-class Document(_Model):
+class Document(Record):
     """A benchmark document, the unit a knowledge base ingests and qrels judge.
 
     ``sentences`` and ``pages`` are optional ``(start, end)`` character spans into ``text``
@@ -81,7 +75,7 @@ class Document(_Model):
         return self
 
 
-class GoldEvidence(_Model):
+class GoldEvidence(Record):
     """One piece of gold evidence: where it lives (``locator``) and/or what it says (``text``).
 
     >>> gold = GoldEvidence(locator={"document_id": "d1", "page_index": 3}, text="Paris is big.")
@@ -100,7 +94,7 @@ class GoldEvidence(_Model):
         return self
 
 
-class ExpectedOutput(_Model):
+class ExpectedOutput(Record):
     """The gold labels of a case: answers, evidence and document-level relevance judgments.
 
     >>> ExpectedOutput(answers=["Paris"], relevance={"doc-1": 2, "doc-7": 0}).relevance
@@ -125,7 +119,7 @@ class ExpectedOutput(_Model):
         return value
 
 
-class BenchmarkCase(_Model):
+class BenchmarkCase(Record):
     """One benchmark question with its gold answers, evidence and relevance judgments.
 
     >>> case = BenchmarkCase(id="q1", query="What is the capital of France?",
@@ -140,51 +134,6 @@ class BenchmarkCase(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class QueryResult(_Model):
-    """One ranked, chunk-level hit returned by a knowledge base.
-
-    ``source`` is an open locator dict; ``document_id`` in it maps the chunk to a benchmark
-    document (``doc_id`` / ``document_id`` on the result itself, or ``source.doc_id``, are
-    read as ``source.document_id``).
-
-    >>> QueryResult(text="Paris is the capital of France.", score=12.5,
-    ...             source={"document_id": "d1", "chunk_id": "d1#0"}).source["document_id"]
-    'd1'
-    """
-
-    model_config = ConfigDict(coerce_numbers_to_str=True, extra="allow")
-
-    text: str = ""
-    score: float | None = None
-    reference_id: str | None = None
-    source: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("score")
-    @classmethod
-    def _finite(cls, value: float | None) -> float | None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError(f"score must be a finite number, got {value!r}")
-        return value
-
-    @model_validator(mode="before")
-    @classmethod
-    def _document_id_aliases(cls, data: Any) -> Any:
-        # Replies from other systems name the document as `doc_id` or `document_id`, at the
-        # result's top level or in `source`; all mean source["document_id"].
-        if not isinstance(data, dict):
-            return data
-        source = data.get("source")
-        source = dict(source) if isinstance(source, dict) else source
-        if source is None:
-            source = {}
-        if not isinstance(source, dict) or source.get("document_id") is not None:
-            return data
-        for value in (source.get("doc_id"), data.get("document_id"), data.get("doc_id")):
-            if value is not None:
-                return {**data, "source": {**source, "document_id": str(value)}}
-        return data
-
-
 def _keep_columns(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     # ResultColumns is already valid (checked when built): keep it, arrays and all. Any
     # other sequence is validated item by item into a list, as before.
@@ -194,7 +143,7 @@ def _keep_columns(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     return results if isinstance(results, list) else list(results)
 
 
-class QueryResponse(_Model):
+class QueryResponse(Record):
     """What ``kb.query(...)`` returns: ranked chunk-level results and an optional answer.
 
     >>> response = QueryResponse.model_validate({
@@ -224,7 +173,7 @@ class QueryResponse(_Model):
         return handler(value.to_list() if isinstance(value, ResultColumns) else value)
 
 
-class EvaluationScore(_Model):
+class EvaluationScore(Record):
     """The score one evaluator gives one case.
 
     ``value`` is a float, bool or str; ``passed`` an optional pass/fail; ``metadata`` keeps

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from heta_eval._runtime import paused_gc
 from heta_eval.models.records import EvaluationScore
 
 __all__ = ["EvaluationFailure", "EvaluationReport", "MetricSummary", "ScoreTable"]
@@ -76,9 +77,7 @@ class ScoreTable(Mapping[str, dict[str, EvaluationScore]]):
     def _scores(self) -> dict[str, dict[str, EvaluationScore]]:
         if self._data is None:
             assert self._build is not None
-            from heta_eval.retrieval.batch import paused_collector
-
-            with paused_collector():
+            with paused_gc():
                 self._data = self._build()
             self._build = None
         return self._data

@@ -11,21 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import methodcaller
 from typing import Any
 
+from heta_eval._runtime import paused_gc, run_sync
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import EvaluationFailure, EvaluationReport, MetricSummary, ScoreTable
-from heta_eval.retrieval.batch import (
-    _score_retrieval,
-    paused_collector,
-    retrieval_summary,
-    score_retrieval_batch,
-)
+from heta_eval.retrieval.batch import _score_retrieval, retrieval_summary, score_retrieval_batch
 from heta_eval.retrieval.evaluate import BeirRetrievalMetric
 
 __all__ = [
@@ -35,7 +30,6 @@ __all__ = [
     "ScoreTable",
     "aevaluate_responses",
     "evaluate_responses",
-    "paused_collector",
     "score_case",
     "score_retrieval_batch",
     "summarize_scores",
@@ -182,7 +176,7 @@ async def aevaluate_responses(
 
     retrieval = [e for e in evaluators if isinstance(e, BeirRetrievalMetric)]
     others = [e for e in evaluators if not isinstance(e, BeirRetrievalMetric)]
-    with paused_collector():
+    with paused_gc():
         retrieval_scores = _score_retrieval(retrieval, cases, aligned)
     other_scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
     failures: list[EvaluationFailure] = []
@@ -210,7 +204,7 @@ async def aevaluate_responses(
             merged[case_id].update(case_scores)
         return {case.id: merged[case.id] for case in cases if case.id in merged}
 
-    with paused_collector():
+    with paused_gc():
         metrics = _summaries(
             evaluators, cases, other_scores, failures, aligned, retrieval_scores.values
         )
@@ -285,32 +279,3 @@ def evaluate_responses(
         cases, responses, evaluators, concurrency=concurrency, timeout=timeout
     )
     return run_sync(coroutine)
-
-
-def run_sync(coroutine: Any) -> Any:
-    """Run a coroutine to completion, also from inside a running event loop."""
-    outcome: dict[str, Any] = {}
-
-    async def keep() -> None:
-        # Python 3.11's asyncio.run reprs the finished task when restoring SIGINT (a
-        # signal.getsignal bug): with a big report as the task's result that costs seconds.
-        outcome["value"] = await coroutine
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(keep())
-        return outcome["value"]
-
-    def target() -> None:
-        try:
-            asyncio.run(keep())
-        except BaseException as error:  # re-raised in the caller's thread
-            outcome["error"] = error
-
-    thread = threading.Thread(target=target, name="heta-eval-sync")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]

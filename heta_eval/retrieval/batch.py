@@ -4,21 +4,24 @@ picks; ``evaluate_responses`` and the benchmark runner score through here."""
 
 from __future__ import annotations
 
-import gc
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from heta_eval._runtime import construct_valid, paused_gc
 from heta_eval.io.validate import validate_qrels
 from heta_eval.measures.averaging import beir_denominator, summarise
 from heta_eval.measures.measure import METRICS
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import MetricSummary
 from heta_eval.providers.backends import choose_backend
-from heta_eval.retrieval.evaluate import BeirRetrievalMetric, DocumentRanking, evaluate_run
+from heta_eval.retrieval.collapse import DocumentRanking, collapse_batch
+from heta_eval.retrieval.columnar_run import validate_columnar
+from heta_eval.retrieval.metric import BeirRetrievalMetric
+from heta_eval.retrieval.plan import validate_k_values
+from heta_eval.retrieval.run import evaluate_run
 
-__all__ = ["paused_collector", "retrieval_summary", "score_retrieval_batch"]
+__all__ = ["retrieval_summary", "score_retrieval_batch"]
 
 
 def score_retrieval_batch(
@@ -53,7 +56,7 @@ class _RetrievalScores:
 
     def materialize(self) -> dict[str, dict[str, EvaluationScore]]:
         scores: dict[str, dict[str, EvaluationScore]] = defaultdict(dict)
-        with paused_collector():
+        with paused_gc():
             for fill in self.fills:
                 fill(scores)
         return scores
@@ -132,24 +135,14 @@ def _score_group_pytrec(
     out.fills.append(fill)
 
 
-_new_object = object.__new__
-_set = object.__setattr__
-_FIELDS_GIVEN = frozenset({"name", "value", "metadata"})
-
-
 def _fast_score(name: str, value: float, metadata: dict[str, Any]) -> EvaluationScore:
     # What EvaluationScore(name=..., value=float, metadata=dict) builds, without validating
-    # already-valid values: 175k scores (7k cases x 25 metrics) cost 0.1 s instead of 0.4 s.
-    score = _new_object(EvaluationScore)
-    _set(
-        score,
-        "__dict__",
-        {"name": name, "value": value, "passed": None, "metadata": metadata, "skipped": False},
-    )
-    _set(score, "__pydantic_fields_set__", set(_FIELDS_GIVEN))
-    _set(score, "__pydantic_extra__", None)
-    _set(score, "__pydantic_private__", None)
-    return score
+    # already-valid values (see construct_valid: pydantic's model_construct is slower).
+    fields = {"name": name, "value": value, "passed": None, "metadata": metadata, "skipped": False}
+    return construct_valid(EvaluationScore, fields, _FIELDS_GIVEN)
+
+
+_FIELDS_GIVEN = frozenset({"name", "value", "metadata"})
 
 
 def _score_group_fast(
@@ -160,19 +153,19 @@ def _score_group_fast(
     out: _RetrievalScores,
 ) -> None:
     """One batch collapse and one engine pass for metrics sharing a document mapping."""
+    # Heavy (numba): loaded only once a batch is large enough for the engine.
     from heta_eval.providers.engine import evaluate_columnar, measure_column
-    from heta_eval.retrieval.evaluate import _validate_columnar, _validate_k_values, collapse_batch
 
     config = group[0]
     answered = [case for case in judged if case.id in responses]
-    with paused_collector():
+    with paused_gc():
         batch = collapse_batch(
             ((case.id, responses[case.id]) for case in answered),
             resolver=config.resolver,
             ignore_identical_ids=config.ignore_identical_ids,
         )
-        _validate_columnar(batch.run)
-        ks = _validate_k_values(m.k for m in group)
+        validate_columnar(batch.run)
+        ks = validate_k_values(m.k for m in group)
         values, stats = evaluate_columnar(batch.run, qrels, ks)
     columns = [(metric.name, measure_column(metric.measure, ks)) for metric in group]
     for name, column in columns:
@@ -182,23 +175,6 @@ def _score_group_fast(
         _fill_scores(answered, values.tolist(), stats.tolist(), batch, columns, scores)
 
     out.fills.append(fill)
-
-
-@contextmanager
-def paused_collector() -> Iterator[None]:
-    """Pause the cyclic garbage collector while our own acyclic bookkeeping runs.
-
-    With millions of chunk results alive, every full collection walks all of them (about a
-    second each at MS MARCO size) although nothing allocated here forms a cycle. User
-    evaluators never run inside this.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _fill_scores(

@@ -223,7 +223,7 @@ def collapse_batch(
     >>> batch.run.scores.tolist(), batch.duplicates
     ([0.9, 0.8], [1])
     """
-    from heta_eval.io.columnar import ColumnarRun
+    from heta_eval.io.columnar import ColumnarRun  # heavy (numba): a batch only
 
     parts: list[_Part] = []
     segment: list[tuple[str, QueryResponse]] = []
@@ -289,6 +289,7 @@ def _collapse_segment(
 ) -> _Part:
     if table is not None:
         return _collapse_table_segment(pairs, table, ignore_identical_ids)
+    # Heavy (pyarrow; numba for io.columnar's kernels): only list responses in a batch.
     import pyarrow as pa
 
     from heta_eval.io.columnar import string_buffers
@@ -328,6 +329,7 @@ def _collapse_segment(
 def _collapse_table_segment(
     pairs: list[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
 ) -> _Part:
+    # Heavy (numba): only a batch of table responses.
     from heta_eval.io.columnar import first_occurrences, gather_strings, string_buffers
 
     query_ids = [query_id for query_id, _ in pairs]

@@ -12,13 +12,13 @@ from pydantic import ValidationError
 from heta_eval.evaluation import (
     AnswerContains,
     AnswerExactMatch,
-    AnswerF1,
     BenchmarkCase,
-    BenchmarkEvaluatorProtocol,
     Document,
     EvidenceRecallAtK,
     beir_default_metrics,
 )
+from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+from heta_eval.rag.answers import AnswerF1
 
 __all__ = ["Benchmark", "BenchmarkFormatError", "JsonlBenchmark", "default_evaluators"]
 

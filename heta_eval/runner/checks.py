@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from heta_eval.evaluation import BenchmarkCase, Document, QueryResponse, QueryResult
+from heta_eval.models.corpus import corpus_fingerprint
+from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, QueryResult
 
 __all__ = [
     "DocumentScan",
@@ -33,10 +34,13 @@ LISTED = 10
 
 @dataclass
 class DocumentScan:
-    """The documents' content fingerprint (``count:sha256-prefix``) and their ids."""
+    """The documents' content fingerprint (``count:sha256-prefix``, what a results folder
+    records), their ids, and the full :func:`~heta_eval.models.corpus.corpus_fingerprint`
+    (what keys the artifact cache: a recipe's build reuses it instead of hashing again)."""
 
     fingerprint: str
     ids: set[str] = field(default_factory=set)
+    corpus: str = ""
 
 
 def scan_documents(documents: Iterable[Document]) -> DocumentScan:
@@ -47,14 +51,9 @@ def scan_documents(documents: Iterable[Document]) -> DocumentScan:
     >>> a.fingerprint == b.fingerprint, sorted(a.ids)
     (False, ['d1'])
     """
-    digest = hashlib.sha256()
     ids: set[str] = set()
-    for doc in documents:
-        record = [doc.id, doc.title, doc.text, doc.sentences, doc.pages]
-        digest.update(json.dumps(record, ensure_ascii=False).encode())
-        digest.update(b"\n")
-        ids.add(doc.id)
-    return DocumentScan(f"{len(ids)}:{digest.hexdigest()[:16]}", ids)
+    corpus = corpus_fingerprint(documents, ids=ids)
+    return DocumentScan(f"{len(ids)}:{corpus[:16]}", ids, corpus)
 
 
 def content_fingerprint(value: Any) -> str:

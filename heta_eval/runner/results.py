@@ -24,7 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from heta_eval.evaluation import EvaluationFailure, EvaluationScore, MetricSummary
+from heta_eval.evaluation import EvaluationScore
+from heta_eval.models.report import EvaluationFailure, MetricSummary
 
 __all__ = [
     "BenchmarkResults",

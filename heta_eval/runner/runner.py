@@ -16,23 +16,22 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from heta_eval._runtime import run_sync
 from heta_eval.evaluation import (
     AnswerContains,
     AnswerExactMatch,
-    AnswerF1,
     BeirRetrievalMetric,
     BenchmarkCase,
-    BenchmarkEvaluatorProtocol,
-    EvaluationFailure,
     EvidenceRecallAtK,
-    MetricSummary,
     QueryResponse,
-    collapse_to_documents,
-    summarize_scores,
 )
 from heta_eval.measures.averaging import combine, round5
-from heta_eval.rag.aggregate import run_sync, score_case
+from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+from heta_eval.models.report import EvaluationFailure, MetricSummary
+from heta_eval.rag.aggregate import score_case, summarize_scores
+from heta_eval.rag.answers import AnswerF1
 from heta_eval.retrieval.batch import score_retrieval_batch
+from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import (
     LISTED,
@@ -222,6 +221,7 @@ class BenchmarkRunner:
                 benchmark.documents(),
                 cache_dir=None if cache_dir is True else cache_dir,
                 progress=self.progress,
+                fingerprint=scan.corpus,
                 **({"executor": self.executor} if self.executor is not None else {}),
             )
             build_seconds = round(time.perf_counter() - started, 3)
@@ -687,10 +687,12 @@ def _previous_summary(folder: Path | None) -> RunSummary | None:
         return None  # unreadable: the journal still holds every finished case
 
 
-def _executor_record(executor: Any) -> dict[str, Any]:
-    from heta_eval.scale.executor import local_executor_record
+#: What the summary records for a run without an executor (no ``--ray``).
+LOCAL_EXECUTOR: dict[str, Any] = {"kind": "local", "nodes": 1, "workers": 1, "gpus": 0}
 
-    return executor.describe() if executor is not None else local_executor_record()
+
+def _executor_record(executor: Any) -> dict[str, Any]:
+    return executor.describe() if executor is not None else dict(LOCAL_EXECUTOR)
 
 
 def _fingerprint(items: Sequence[str]) -> str:

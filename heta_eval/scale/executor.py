@@ -29,21 +29,12 @@ from heta_eval.scale.cluster import cluster_resources, connect, parse_address
 from heta_eval.scale.errors import ClusterWatch, RayRunError, lost_after, ray_failures, where
 from heta_eval.scale.search import Hits, merge_top_k, shard_top_k, split_rows
 
-__all__ = ["DEFAULT_SHARD_SIZE", "RayExecutor", "local_executor_record"]
+__all__ = ["DEFAULT_SHARD_SIZE", "RayExecutor"]
 
 #: Chunks per embedding shard: the unit of resumption and of one batch on a worker.
 DEFAULT_SHARD_SIZE = 4096
 
 _NOTHING_KEPT = "nothing is kept: the cache is off (--no-cache), so a rerun encodes again"
-
-
-def local_executor_record() -> dict[str, Any]:
-    """What the summary records for a run without ``--ray``.
-
-    >>> local_executor_record()["kind"]
-    'local'
-    """
-    return {"kind": "local", "nodes": 1, "workers": 1, "gpus": 0}
 
 
 class RayExecutor:
