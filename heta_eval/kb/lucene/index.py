@@ -23,7 +23,7 @@ from .similarity import encode_lengths, idf, norm_factors
 __all__ = ["LUCENE_INDEX_VERSION", "LuceneBM25Index"]
 
 #: Bumped when analysis or the stored arrays change, so cached indexes are rebuilt.
-LUCENE_INDEX_VERSION = "lucene-bm25-1"
+LUCENE_INDEX_VERSION = "lucene-bm25-2"
 
 _ARRAYS = ("term_field", "indptr", "docs", "freqs", "norms", "tie_ranks", "doc_counts", "sums")
 
