@@ -119,55 +119,54 @@ def _automaton() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return dfa.trans, dfa.accept, loops, in_set
 
 
-prange = range  # the scan is sequential; kept for the shared compile helper's contract
-
-
-def _scan(classes, units, trans, accept, loops, in_set, limit_units, out):  # type: ignore[no-untyped-def]
-    """Token spans of a text given per code point its class and UTF-16 length: writes
-    ``start, end`` pairs (code point offsets) into ``out`` and returns how many tokens."""
-    n = len(classes)
-    # run_end[s, i]: the first index from i on whose class is outside loop set s.
+def _scan(codes, table, trans, accept, loops, in_set, limit_units, out):  # type: ignore[no-untyped-def]
+    """Token spans of a text given as code points: writes ``start, end`` pairs (code point
+    offsets) into ``out`` and returns how many tokens there are."""
+    n = len(codes)
+    # Per loop set, the last run found: positions [run_from, run_to) are all in the set, so a
+    # scan entering the loop anywhere in it jumps to run_to without reading the run again.
     sets = in_set.shape[0]
-    run_end = np.empty((sets, n + 1), dtype=np.int64)
-    for s in range(sets):
-        run_end[s, n] = n
-        for i in range(n - 1, -1, -1):
-            run_end[s, i] = run_end[s, i + 1] if in_set[s, classes[i]] else i
-    # offsets[i]: UTF-16 units before code point i (the window is counted in units).
-    offsets = np.empty(n + 1, dtype=np.int64)
-    offsets[0] = 0
-    for i in range(n):
-        offsets[i + 1] = offsets[i] + units[i]
+    run_from = np.full(sets, -1, dtype=np.int64)
+    run_to = np.full(sets, -1, dtype=np.int64)
     count = 0
     pos = 0
-    window_end = 0
+    window_end = 0  # the scanner's window: whole code points within limit_units of pos
+    window_units = 0
     while pos < n:
-        # The scanner's window: as many whole code points as fit in limit_units.
-        if window_end < pos:
-            window_end = pos
-        while window_end < n and offsets[window_end + 1] - offsets[pos] <= limit_units:
+        while window_end < n:
+            width = 2 if codes[window_end] > 0xFFFF else 1
+            if window_units + width > limit_units:
+                break
+            window_units += width
             window_end += 1
         state = 0
         best = pos
         i = pos
         while i < window_end:
-            state = trans[state, classes[i]]
+            state = trans[state, table[codes[i]]]
             if state < 0:
                 break
             i += 1
             if accept[state]:
                 best = i
             elif loops[state] >= 0:
-                # A loop that accepts nothing: its end is where the state can change.
-                j = run_end[loops[state], i]
-                i = j if j < window_end else window_end
+                # A loop that accepts nothing: jump to the end of its run.
+                s = loops[state]
+                if not (run_from[s] <= i < run_to[s]):
+                    j = i
+                    while j < n and in_set[s, table[codes[j]]]:
+                        j += 1
+                    run_from[s] = i
+                    run_to[s] = j
+                i = run_to[s] if run_to[s] < window_end else window_end
+        step = best - pos if best > pos else 1
         if best > pos:
             out[count, 0] = pos
             out[count, 1] = best
             count += 1
-            pos = best
-        else:
-            pos += 1
+        for k in range(pos, pos + step):
+            window_units -= 2 if codes[k] > 0xFFFF else 1
+        pos += step
     return count
 
 
@@ -202,11 +201,10 @@ def _tokens(text: str) -> list[str]:
     if text.isascii() and _JOINED.search(text) is None:
         return _ALNUM.findall(text)
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    classes = class_table()[codes]
-    units = (codes > 0xFFFF).astype(np.uint8) + 1
     trans, accept, loops, in_set = _automaton()
     out = np.empty((len(codes), 2), dtype=np.int64)
-    count = _compiled_scan()(classes, units, trans, accept, loops, in_set, MAX_TOKEN_LENGTH, out)
+    scan = _compiled_scan()
+    count = scan(codes, class_table(), trans, accept, loops, in_set, MAX_TOKEN_LENGTH, out)
     # Two flat lists, not one list of pairs: far fewer objects for the garbage collector.
     starts, ends = out[:count, 0].tolist(), out[:count, 1].tolist()
     return list(map(text.__getitem__, map(slice, starts, ends)))
