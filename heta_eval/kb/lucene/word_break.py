@@ -1,11 +1,13 @@
 """Which word-break class each code point has in Lucene's ``StandardTokenizer`` (Anserini 0.22.1).
 
 Lucene 9.5 generates its tokenizer from a JFlex grammar whose character sets come from JFlex's
-own Unicode tables (word-break, script and line-break properties) and Unicode 11's emoji data.
-Those tables differ from any Python's ``unicodedata`` or the ``regex`` module's, so the table
-here is not derived from Unicode files: it was measured on the jar itself, by tokenizing every
-code point in a set of probe contexts and grouping code points that behave alike
-(``python -m heta_eval.kb.lucene.oracle classes`` regenerates ``_word_break_data.py``).
+own Unicode tables (word-break, script and line-break properties; Unicode 12 by what they hold:
+Wancho, new in 12.0, is a letter there, Yezidi, new in 13.0, is not) and Unicode 11's emoji data
+(whose Extended_Pictographic reserves whole blocks, so later emoji are emoji too). No Python
+Unicode database matches that mix, so the table here is not derived from Unicode files: it was
+measured on the jar itself, by tokenizing every code point in a set of probe contexts and
+grouping code points that behave alike (``python -m heta_eval.kb.lucene.oracle classes``
+regenerates ``_word_break_data.py``).
 
 Code points of one class are interchangeable for Lucene's tokenizer: replacing one by another
 never changes where tokens start or end.
