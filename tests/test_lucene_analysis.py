@@ -50,6 +50,15 @@ def test_porter_stems_as_lucene(word: str, stem: str) -> None:
     assert porter_stem(word) == stem
 
 
+def test_the_stemmer_counts_a_character_outside_the_bmp_as_two_as_java_does() -> None:
+    # Measured with the jar: Lucene leaves words of 2 UTF-16 units alone, so "us" stays,
+    # but a mathematical "a" is two units and its "s" goes.
+    pairs = {"us": "us", "\U0001d41as": "\U0001d41a", "\U00010400s": "\U00010428",
+             "\U0001d41aed": "\U0001d41aed", "o\U0001d41aed": "o\U0001d41a",
+             "\U0001d41aies": "\U0001d41ai"}  # fmt: skip
+    assert {word: analyze(word) for word in pairs} == {w: [t] for w, t in pairs.items()}
+
+
 def test_analyzer_drops_possessives_and_lucene_stop_words_only() -> None:
     assert len(ENGLISH_STOP_WORDS) == 33
     assert analyze("The DOG'S bowl's rim: it was not THERE") == ["dog", "bowl", "rim"]

@@ -101,7 +101,7 @@ def _grammar() -> tuple:
 @lru_cache(maxsize=1)
 def _automaton() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The DFA's table, its accepting states, and per state the loop it jumps through: the id
-    of a class set (row of ``_loop_sets``) the state stays in without accepting, or -1."""
+    of a class set (row of the last array) the state stays in without accepting, or -1."""
     dfa: DFA = compile_dfa(_grammar(), len(CLASS_NAMES))
     loops = np.full(len(dfa.accept), -1, dtype=np.int16)
     sets: list[tuple[int, ...]] = []
