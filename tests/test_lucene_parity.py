@@ -51,18 +51,19 @@ def test_token_streams_equal_lucene_for_every_scifact_document_and_query(java_or
 def test_token_streams_equal_lucene_on_random_unicode_text(java_oracle):
     # Word-break edge cases Lucene's grammar handles: joiners between letters and digits,
     # apostrophes and possessives, underscores, combining marks and format characters, Greek,
-    # Hebrew, CJK, Hiragana/Katakana, Thai, Hangul, emoji, full-width digits.
+    # Hebrew, CJK, Hiragana/Katakana, Thai, Hangul, emoji, full-width digits, a mathematical
+    # letter (two UTF-16 units, which the stemmer counts), a symbol Lucene keeps.
     pieces = [
         "a", "B", "z", "x", "1", "9", "0", ".", ",", ";", ":", "'", "\u2019", "_", "-", " ",
         "\n", "s", "S", "\u00e9", "\u0301", "\u00ad", "\u200d", "\u03b1", "\u03a3", "\u05d0",
         "\"", "\u65e5", "\u3042", "\u30ab", "\u0e01", "\uac00", "\U0001f600", "\ufe0f",
         "\u20e3", "\uff11", "\u00b5", "\u00b1", "%", "/", "(", "the", "ing", "ies", "ational",
-        "\u0130", "\U0001f1fa", "\U0001f3fb", "#", "*", "\u00b7",
+        "\u0130", "\U0001f1fa", "\U0001f3fb", "#", "*", "\u00b7", "\U0001d41a", "\u266a",
     ]  # fmt: skip
     rng = random.Random(17)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
     # Tokens past Lucene's 255-character limit are cut where its scanner window ends.
-    long_pieces = ["ab", "c.", "1", ",", "_", "\u00e9", "\u00ad", "'", "\u05d0"]
+    long_pieces = ["ab", "c.", "1", ",", "_", "\u00e9", "\u00ad", "'", "\u05d0", "\U0001d400"]
     texts += ["".join(rng.choice(long_pieces) for _ in range(rng.randint(100, 400)))
               for _ in range(100)]  # fmt: skip
     expected = oracle.analyze_texts(texts)
