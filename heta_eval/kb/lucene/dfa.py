@@ -140,20 +140,25 @@ class _Nfa:
 
 
 def _determinize(nfa: _Nfa, start: int, end: int, classes: int):
-    first = nfa.closure([start])
+    # Subset construction; each NFA state's epsilon closure is computed once.
+    single = [nfa.closure([s]) for s in range(len(nfa.eps))]
+    first = single[start]
     index = {first: 0}
     order = [first]
     trans: list[list[int]] = []
     i = 0
     while i < len(order):
-        current = order[i]
+        moved: list[set[int]] = [set() for _ in range(classes)]
+        for s in order[i]:
+            for members, t in nfa.edges[s]:
+                for c in members:
+                    moved[c].add(t)
         row = []
-        for c in range(classes):
-            moved = [t for s in current for members, t in nfa.edges[s] if c in members]
-            if not moved:
+        for targets in moved:
+            if not targets:
                 row.append(-1)
                 continue
-            target = nfa.closure(moved)
+            target = frozenset().union(*(single[t] for t in targets))
             if target not in index:
                 index[target] = len(order)
                 order.append(target)
