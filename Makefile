@@ -71,3 +71,14 @@ clean:
 .PHONY: claims-report
 claims-report: install
 	$(BIN)/python bench/claims_chunking.py $(if $(wildcard $(SHARED_DATA)/scifact-release/corpus.jsonl),--data-dir $(SHARED_DATA)/scifact-release)
+
+# The Lucene oracle (docs/bm25.md): our analyzer and BM25 against Anserini 0.22.1 on Java
+# (java and javac 11+; the pyserini wheel is fetched once). Not part of `make test`. Token
+# streams of a BEIR corpus and its queries, every code point in the probe contexts, then
+# Anserini's flat and multifield runs against ours, scored. LUCENE_DATA: a BEIR dataset folder.
+LUCENE_DATA ?= $(SHARED_DATA)/beir/scifact
+.PHONY: lucene-oracle
+lucene-oracle: install
+	$(BIN)/python -m heta_eval.kb.lucene.oracle tokens $(LUCENE_DATA)/corpus.jsonl $(LUCENE_DATA)/queries.jsonl
+	$(BIN)/python -m heta_eval.kb.lucene.oracle codepoints
+	$(BIN)/python -m heta_eval.kb.lucene.oracle bm25 $(LUCENE_DATA)

@@ -4,7 +4,13 @@ against a plain float64 BM25, and the reference knowledge base and BEIR adapter 
 
 from __future__ import annotations
 
+import json
 import math
+import random
+import sys
+import time
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,6 +50,15 @@ def test_porter_stems_as_lucene(word: str, stem: str) -> None:
     assert porter_stem(word) == stem
 
 
+def test_the_stemmer_counts_a_character_outside_the_bmp_as_two_as_java_does() -> None:
+    # Measured with the jar: Lucene leaves words of 2 UTF-16 units alone, so "us" stays,
+    # but a mathematical "a" is two units and its "s" goes.
+    pairs = {"us": "us", "\U0001d41as": "\U0001d41a", "\U00010400s": "\U00010428",
+             "\U0001d41aed": "\U0001d41aed", "o\U0001d41aed": "o\U0001d41a",
+             "\U0001d41aies": "\U0001d41ai"}  # fmt: skip
+    assert {word: analyze(word) for word in pairs} == {w: [t] for w, t in pairs.items()}
+
+
 def test_analyzer_drops_possessives_and_lucene_stop_words_only() -> None:
     assert len(ENGLISH_STOP_WORDS) == 33
     assert analyze("The DOG'S bowl's rim: it was not THERE") == ["dog", "bowl", "rim"]
@@ -57,6 +72,88 @@ def test_tokenizer_follows_word_break_rules() -> None:
         "p", "0.05", "1,000.5", "e.g", "U.S.A", "can't", "x_y", "日", "本", "カタカナ",
         "ไทย", "한국어", "α", "helix",
     ]  # fmt: skip
+
+
+PINS = json.loads((Path(__file__).parent / "data" / "lucene_tokens.json").read_text("utf-8"))
+
+
+def _spans(text: str) -> str:
+    """Token spans in code point offsets, as the pins write them: "start-end," each."""
+    out, pos = [], 0
+    for token in standard_tokens(text):
+        start = text.index(token, pos)
+        pos = start + len(token)
+        out.append(f"{start}-{pos},")
+    return "".join(out)
+
+
+def test_every_code_point_tokenizes_as_lucene_in_the_pinned_contexts() -> None:
+    # The pins hold, for every code point (surrogates aside) in each context, Lucene's token
+    # spans, as runs of code points that behave alike; both ends of each run are checked.
+    runs = [item.split(":") for item in PINS["runs"].split()]
+    starts = [int(start, 16) for start, _ in runs]
+    ends = [*(s - 1 for s in starts[1:]), 0x10FFFF]
+    checked = 0
+    for (_, behaviour), first, last in zip(runs, starts, ends, strict=True):
+        expected = PINS["spans"][int(behaviour)].split("|")
+        for code_point in {first, last} - set(range(0xD800, 0xE000)):
+            for context, spans in zip(PINS["contexts"], expected, strict=False):
+                text = context.replace("{}", chr(code_point))
+                assert _spans(text) == spans, (hex(code_point), context)
+                checked += 1
+    assert len(runs) > 1800 and checked > 20000
+
+
+def test_pinned_texts_tokenize_as_lucene() -> None:
+    # The cases named in the pins (emoji sequences, symbols Lucene keeps, old word-break
+    # properties, the 255-unit cut), random mixes of every class, long texts.
+    texts = PINS["texts"]
+    assert len(texts) > 2000
+    wrong = [(t, e) for t, e in texts if list(standard_tokens(t)) != e]
+    assert wrong == []
+    named = dict(zip(PINS["names"], (e for _, e in texts), strict=False))
+    assert named["zwj family"] == ["\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"]
+    assert [len(t) for t in named["mathematical bold run"]] == [127, 73]
+    assert max(len(t) for t in named["long underscore run"]) == 255
+
+
+def test_the_python_scan_equals_the_compiled_one() -> None:
+    from heta_eval.kb.lucene import tokenizer
+
+    texts = [t for t, _ in PINS["texts"][:300]]
+    compiled = [list(standard_tokens(t)) for t in texts]
+    tokenizer._compiled_scan.cache_clear()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setitem(sys.modules, "numba", None)  # import fails: the plain Python scan
+            assert [list(standard_tokens(t)) for t in texts] == compiled
+    finally:
+        tokenizer._compiled_scan.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,
+        "_" * 1_000_000,
+        "\u200d" * 1_000_000,
+        "\u05d0" + "a" * 999_999,
+        "a." + "\u0301" * 999_998,
+        "#" + "\u0301" * 999_999,
+        "x" + "_" * 999_998 + "y",
+        "".join(
+            random.Random(3).choice("a\u05d0\u30a2\u0e01_1.'\"\u4e00\u200d\u0301")
+            for _ in range(10**6)
+        ),
+    ],
+    ids=["letters", "underscores", "joiners", "hebrew", "extends", "keycap", "connected", "mixed"],
+)
+def test_a_hostile_megabyte_is_analyzed_in_linear_time(text: str) -> None:
+    # About 0.1-0.5 s each here; a scan that rescans runs from every start takes minutes.
+    list(standard_tokens("warm up"))
+    started = time.perf_counter()
+    analyze(text)
+    assert time.perf_counter() - started < 5
 
 
 @settings(max_examples=300, deadline=None)
@@ -110,7 +207,10 @@ WORDS = ["cell", "cells", "protein", "gene", "the", "binding", "bind", "mouse", 
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
 )  # fmt: skip
 def test_scores_equal_textbook_bm25_and_every_search_path_agrees(docs, query):
-    index = LuceneBM25Index.build({"contents": docs})
+    with warnings.catch_warnings():
+        # Empty documents are skipped with a warning (tested below); here only the arithmetic.
+        warnings.simplefilter("ignore", UserWarning)
+        index = LuceneBM25Index.build({"contents": docs})
     scores = index.scores(query)
     np.testing.assert_allclose(scores, _float64_bm25(docs, query), rtol=2e-6, atol=1e-6)
     hits = np.flatnonzero(scores > 0)
@@ -200,6 +300,22 @@ def test_check_require_ok_accepts_our_scifact_bm25_and_rejects_okish(scifact_dir
     assert main([*args, str(run)]) == 0
     assert main([*args, str(okish), "--metric", "ndcg@10"]) == 1
     assert main([*args[:-1], str(okish), "--metric", "ndcg@10"]) == 0  # OKish alone passes
+
+
+def test_documents_with_blank_text_are_skipped_as_anserini_skips_them(tmp_path) -> None:
+    fields = {
+        "contents": ["", "gene therapy", " \t\n", "the", "\u00a0"],
+        "title": ["gene gene", "mice", "gene", "gene cells", "gene"],
+    }
+    with pytest.warns(UserWarning, match="2 of 5 documents skipped"):
+        index = LuceneBM25Index.build(fields, tie_keys=["a", "b", "c", "d", "e"])
+    assert index.skipped == 2
+    # Documents 0 and 2 are not there at all: their titles neither match nor count.
+    assert index.doc_counts.tolist() == [1, 3]
+    idx, _ = index.search(["gene"], k=5)
+    assert sorted(idx[0][idx[0] >= 0].tolist()) == [1, 3, 4]
+    index.save(tmp_path / "idx")
+    assert LuceneBM25Index.load(tmp_path / "idx").skipped == 2
 
 
 def test_oracle_says_in_one_line_why_it_cannot_run(monkeypatch, tmp_path):

@@ -51,18 +51,19 @@ def test_token_streams_equal_lucene_for_every_scifact_document_and_query(java_or
 def test_token_streams_equal_lucene_on_random_unicode_text(java_oracle):
     # Word-break edge cases Lucene's grammar handles: joiners between letters and digits,
     # apostrophes and possessives, underscores, combining marks and format characters, Greek,
-    # Hebrew, CJK, Hiragana/Katakana, Thai, Hangul, emoji, full-width digits.
+    # Hebrew, CJK, Hiragana/Katakana, Thai, Hangul, emoji, full-width digits, a mathematical
+    # letter (two UTF-16 units, which the stemmer counts), a symbol Lucene keeps.
     pieces = [
         "a", "B", "z", "x", "1", "9", "0", ".", ",", ";", ":", "'", "\u2019", "_", "-", " ",
         "\n", "s", "S", "\u00e9", "\u0301", "\u00ad", "\u200d", "\u03b1", "\u03a3", "\u05d0",
         "\"", "\u65e5", "\u3042", "\u30ab", "\u0e01", "\uac00", "\U0001f600", "\ufe0f",
         "\u20e3", "\uff11", "\u00b5", "\u00b1", "%", "/", "(", "the", "ing", "ies", "ational",
-        "\u0130", "\U0001f1fa", "\U0001f3fb", "#", "*", "\u00b7",
+        "\u0130", "\U0001f1fa", "\U0001f3fb", "#", "*", "\u00b7", "\U0001d41a", "\u266a",
     ]  # fmt: skip
     rng = random.Random(17)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
     # Tokens past Lucene's 255-character limit are cut where its scanner window ends.
-    long_pieces = ["ab", "c.", "1", ",", "_", "\u00e9", "\u00ad", "'", "\u05d0"]
+    long_pieces = ["ab", "c.", "1", ",", "_", "\u00e9", "\u00ad", "'", "\u05d0", "\U0001d400"]
     texts += ["".join(rng.choice(long_pieces) for _ in range(rng.randint(100, 400)))
               for _ in range(100)]  # fmt: skip
     expected = oracle.analyze_texts(texts)
@@ -128,3 +129,42 @@ def test_bm25_runs_equal_anserini_on_scifact(java_oracle, scifact, scifact_dir, 
 
 
 REPORTED = ("NDCG@10", "Recall@100", "Recall@1000")
+
+
+# Blank texts: Anserini skips a document whose contents is only characters up to U+0020 (Java's
+# String.trim), so in multifield its title is neither searched nor counted; "\u00a0" is not
+# blank to Java, and a text of stop words is indexed with no terms (its title counts).
+_EDGE_CORPUS = [
+    ("d1", "gene therapy", ""),
+    ("d2", "gene", "therapy results in mice"),
+    ("d3", "", "gene gene expression"),
+    ("d4", "therapy", " \t\n"),
+    ("d5", "cells therapy", "the"),
+    ("d6", "gene cells", "\u00a0"),
+    ("d7", "", ""),
+    ("d8", "mice", "cells and gene"),
+]
+
+
+@pytest.mark.parametrize("flavor", ["flat", "multifield"])
+def test_blank_documents_are_skipped_as_anserini_skips_them(java_oracle, tmp_path, flavor):
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"_id": i, "title": t, "text": x} for i, t, x in _EDGE_CORPUS]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    topics = {"q1": "gene therapy cells", "q2": "therapy", "q3": "mice gene"}
+    theirs = oracle.bm25_run(corpus, topics, multifield=flavor == "multifield", hits=10)
+    ids = [i for i, _, _ in _EDGE_CORPUS]
+    if flavor == "flat":
+        # As the reference knowledge base builds it: title and text joined, then stripped.
+        fields = {"contents": [f"{t} {x}".strip() for _, t, x in _EDGE_CORPUS]}
+    else:
+        fields = {"contents": [x for _, _, x in _EDGE_CORPUS],
+                  "title": [t for _, t, _ in _EDGE_CORPUS]}  # fmt: skip
+    with pytest.warns(UserWarning, match="skipped"):
+        index = LuceneBM25Index.build(fields, tie_keys=ids)
+    assert index.skipped == (3 if flavor == "multifield" else 1)
+    ours = _our_run(index, ids, topics)
+    for qid in topics:
+        assert [d for d, _ in ours[qid]] == [d for d, _ in theirs.hits[qid]], qid
+        for (_, a), (_, b) in zip(ours[qid], theirs.hits[qid], strict=True):
+            assert abs(a - b) <= 1e-4

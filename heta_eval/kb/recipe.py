@@ -199,6 +199,8 @@ class Recipe(_Spec):
                 )
                 info["bm25_path"] = str(path)
             info["bm25_seconds"] = round(time.perf_counter() - t, 3)
+            # Chunks Anserini would not index (blank contents), for the run summary.
+            info["bm25_skipped"] = getattr(bm25, "skipped", 0)
 
         encoder = embeddings = None
         if "vector_search" in self.modes or "hybrid_search" in self.modes:

@@ -2,7 +2,8 @@
 
 ``analyze`` gives the terms of Lucene's ``EnglishAnalyzer`` (as Anserini indexes them);
 ``LuceneBM25Index`` scores as Lucene's ``BM25Similarity`` (byte-encoded lengths); the Java
-oracle that checks both lives in :mod:`.anserini` (tests and benchmarks only).
+oracle that checks both lives in :mod:`.anserini` (tests and benchmarks only), and the
+developer harness around it in :mod:`.oracle` (``make lucene-oracle``).
 """
 
 from heta_eval.kb.lucene.analyzer import ENGLISH_STOP_WORDS, analyze

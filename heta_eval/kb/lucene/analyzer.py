@@ -61,12 +61,7 @@ def analyze(text: str) -> list[str]:
     >>> analyze("The patients' responses to IL-6 weren't studied in John's 2 trials.")
     ['patient', 'respons', 'il', '6', "weren't", 'studi', 'john', '2', 'trial']
     """
-    terms = []
-    for token in standard_tokens(text):
-        term = _term(token)
-        if term is not None:
-            terms.append(term)
-    return terms
+    return [term for term in map(_term, standard_tokens(text)) if term is not None]
 
 
 @lru_cache(maxsize=1 << 20)

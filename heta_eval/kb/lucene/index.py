@@ -3,12 +3,17 @@
 Queries are built as Anserini's ``BagOfWordsQueryGenerator`` builds them: the query's terms
 (same analyzer), each once, boosted by how often it occurs, in every field, scores summed.
 Hits are ranked by score, ties by document id (Anserini sorts ties by its ``id`` field).
+
+Documents are indexed as Anserini's ``DefaultLuceneDocumentGenerator`` indexes a BEIR
+collection: one whose ``contents`` is blank is skipped, so none of its fields (a multifield
+title included) enters the index or the field statistics. ``skipped`` says how many.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -23,7 +28,11 @@ from heta_eval.kb.lucene.similarity import encode_lengths, idf, norm_factors
 __all__ = ["LUCENE_INDEX_VERSION", "LuceneBM25Index"]
 
 #: Bumped when analysis or the stored arrays change, so cached indexes are rebuilt.
-LUCENE_INDEX_VERSION = "lucene-bm25-1"
+LUCENE_INDEX_VERSION = "lucene-bm25-2"
+
+# Java's String.trim() strips every character up to U+0020 (and only those): Anserini skips a
+# document whose contents is nothing else.
+_JAVA_TRIM = "".join(map(chr, range(0x21)))
 
 _ARRAYS = ("term_field", "indptr", "docs", "freqs", "norms", "tie_ranks", "doc_counts", "sums")
 
@@ -33,7 +42,9 @@ class LuceneBM25Index:
 
     ``fields`` maps a field name to one text per document. ``tie_keys`` (one string per
     document, e.g. its id) orders equal scores, as Anserini's sort by document id does; by
-    default documents tie in index order.
+    default documents tie in index order. A document whose ``contents`` text is blank is
+    skipped as Anserini skips it (it never matches, and no field of it is counted); the build
+    warns how many, and ``skipped`` keeps the number.
 
     >>> index = LuceneBM25Index.build({"contents": ["The cat sat.", "Dogs bark at cats."]})
     >>> index.analyze("Cats barking!")
@@ -51,8 +62,11 @@ class LuceneBM25Index:
         arrays: Mapping[str, np.ndarray],
         k1: float,
         b: float,
+        skipped: int = 0,
     ) -> None:
         self.fields = tuple(fields)
+        #: Documents left out because their ``contents`` is blank (Anserini's rule).
+        self.skipped = int(skipped)
         self.k1, self.b = float(k1), float(b)
         self._vocab = [dict(v) for v in vocab]
         self.term_field: np.ndarray = arrays["term_field"]
@@ -87,6 +101,17 @@ class LuceneBM25Index:
         n = len(fields[names[0]])
         if any(len(fields[name]) != n for name in names):
             raise ValueError("every field needs one text per document")
+        # Anserini indexes a document only when its contents is more than characters up to
+        # U+0020 (DefaultLuceneDocumentGenerator throws EmptyDocumentException otherwise).
+        contents = fields.get("contents")
+        keep = [True] * n if contents is None else [bool(t.strip(_JAVA_TRIM)) for t in contents]
+        skipped = n - sum(keep)
+        if skipped:
+            warnings.warn(
+                f"{skipped} of {n} documents skipped: their text is blank, and Anserini indexes "
+                "no document without contents (none of their fields is searched or counted)",
+                stacklevel=2,
+            )
         vocab: list[dict[str, int]] = []
         term_field: list[int] = []
         blocks: list[tuple[np.ndarray, np.ndarray]] = []  # per field: (term ids, doc ids)
@@ -98,7 +123,7 @@ class LuceneBM25Index:
             token_ids: list[int] = []
             lengths = np.zeros(n, dtype=np.int64)
             for d, text in enumerate(fields[name]):
-                terms = analyze(text)
+                terms = analyze(text) if keep[d] else []
                 lengths[d] = len(terms)
                 token_ids.extend(ids.setdefault(t, offset + len(ids)) for t in terms)
             term_field.extend([f] * len(ids))
@@ -132,7 +157,7 @@ class LuceneBM25Index:
             "doc_counts": np.asarray(doc_counts, dtype=np.int64),
             "sums": np.asarray(sums, dtype=np.int64),
         }
-        return cls(fields=names, vocab=vocab, arrays=arrays, k1=k1, b=b)
+        return cls(fields=names, vocab=vocab, arrays=arrays, k1=k1, b=b, skipped=skipped)
 
     # -- queries ---------------------------------------------------------------------------
     @staticmethod
@@ -208,7 +233,8 @@ class LuceneBM25Index:
         directory.mkdir(parents=True, exist_ok=True)
         for name in _ARRAYS:
             np.save(directory / f"{name}.npy", getattr(self, name), allow_pickle=False)
-        meta = {"fields": self.fields, "k1": self.k1, "b": self.b, "vocab": self._vocab}
+        meta = {"fields": self.fields, "k1": self.k1, "b": self.b, "vocab": self._vocab,
+                "skipped": self.skipped}  # fmt: skip
         (directory / "lucene_bm25.json").write_text(json.dumps(meta), encoding="utf-8")
 
     @classmethod
@@ -217,7 +243,7 @@ class LuceneBM25Index:
         meta = json.loads((directory / "lucene_bm25.json").read_text(encoding="utf-8"))
         arrays = {name: np.load(directory / f"{name}.npy") for name in _ARRAYS}
         return cls(fields=meta["fields"], vocab=meta["vocab"], arrays=arrays, k1=meta["k1"],
-                   b=meta["b"])  # fmt: skip
+                   b=meta["b"], skipped=meta.get("skipped", 0))  # fmt: skip
 
 
 _KERNEL_LOCK = threading.Lock()

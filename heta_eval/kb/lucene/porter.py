@@ -191,6 +191,15 @@ def porter_stem(word: str) -> str:
     >>> [porter_stem(w) for w in ["caresses", "ponies", "relational", "sensibility", "biology"]]
     ['caress', 'poni', 'relat', 'sensibl', 'biologi']
     """
+    if not word.isascii() and max(word) > "\uffff":
+        # Java counts a character outside the BMP as two (a surrogate pair), both consonants
+        # to the stemmer: a filler consonant after each gives the same lengths and measures.
+        # No suffix rule holds the filler, so a stem never ends between a pair.
+        return _stem("".join(c + "\0" if c > "\uffff" else c for c in word)).replace("\0", "")
+    return _stem(word)
+
+
+def _stem(word: str) -> str:
     if len(word) <= 2:
         return word
     w = _Word(word)

@@ -1,92 +1,182 @@
-"""Lucene's ``StandardTokenizer``: Unicode (UAX#29) word segmentation, as Lucene's grammar does it.
+"""Lucene's ``StandardTokenizer`` (Lucene 9.5, as in Anserini 0.22.1), token for token.
 
-Lucene generates its tokenizer from a JFlex grammar that follows UAX#29's word-break rules and
-emits only the segments that hold a word: letters and digits joined by the rules (``e.g``,
-``3.14``, ``can't``, ``snake_case``), runs of Katakana, Hangul or South-East-Asian script,
-single Han or Hiragana characters, and emoji sequences. Everything else (spaces, punctuation,
-symbols) separates tokens. A token longer than 255 characters is cut into pieces of at most
-255, as Lucene's default ``maxTokenLength`` does.
+Lucene generates its tokenizer from a JFlex grammar of Unicode's word-break rules (UAX#29) and
+emoji sequences (UTS#51), and emits only the segments that hold a word: letters and digits
+joined by the rules (``e.g``, ``3.14``, ``can't``, ``snake_case``), runs of Katakana, Hangul or
+South-East-Asian script, single Han or Hiragana characters, and emoji sequences (a ZWJ family,
+a flag, a keycap, a skin-toned gesture). Everything else separates tokens.
 
-The grammar below mirrors Lucene's rules with the ``regex`` module's Unicode properties
-(``Word_Break``, ``Line_Break``, ``Script``). Its Unicode tables are newer than Lucene's
-(Unicode 9); the two differ only on characters assigned since, which the parity tests against
-the real Lucene would show.
+Here the same grammar, written over the character classes of :mod:`.word_break` (measured on
+the jar), is compiled into a minimal DFA and run with JFlex's rule: at each position the longest
+match wins; where nothing matches, one code point is skipped. Lucene's scanner sees at most 255
+UTF-16 units (``maxTokenLength``) from where a token starts: a longer token is cut at the
+longest match inside that window (200 mathematical bold letters, two units each, become 127 and
+73), and the next token starts right after it.
+
+Time is linear in the text: the DFA never backtracks, and where it loops without accepting
+(a run of underscores, of joiners) it jumps to the run's end instead of rescanning the run from
+every start. With numba the scan is compiled; without it the same code runs as Python.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
 
-import regex
+import numpy as np
+
+from .dfa import DFA, alt, cat, compile_dfa, opt, plus, star, sym
+from .word_break import CLASS_NAMES, class_table
 
 __all__ = ["MAX_TOKEN_LENGTH", "standard_tokens"]
 
+#: Lucene's default ``maxTokenLength``, in UTF-16 code units.
 MAX_TOKEN_LENGTH = 255
 
-# UAX#29 WB4: Extend, Format and ZWJ attach to the character before them.
-_X = r"[\p{WB=Extend}\p{WB=Format}\p{WB=ZWJ}]*"
-_X_SANS_SELECTORS = r"[[\p{WB=Extend}\p{WB=Format}\p{WB=ZWJ}]--[\uFE0E\uFE0F]]*"
-
-_ENL = rf"\p{{WB=ExtendNumLet}}{_X}"
-_KATAKANA = rf"\p{{WB=Katakana}}{_X}"
-_HEBREW = rf"\p{{WB=Hebrew_Letter}}{_X}"
-_LETTER = rf"[\p{{WB=ALetter}}\p{{WB=Hebrew_Letter}}]{_X}"
-# Lucene adds the full-width digits to Numeric.
-_NUMERIC = rf"[\p{{WB=Numeric}}\uFF10-\uFF19]{_X}"
-_MID_LETTER = rf"[\p{{WB=MidLetter}}\p{{WB=MidNumLet}}\p{{WB=Single_Quote}}]{_X}"
-_MID_NUMERIC = rf"[\p{{WB=MidNum}}\p{{WB=MidNumLet}}\p{{WB=Single_Quote}}]{_X}"
-_SINGLE_QUOTE = rf"\p{{WB=Single_Quote}}{_X}"
-_DOUBLE_QUOTE = rf"\p{{WB=Double_Quote}}{_X}"
-
-# WB5-WB13b: letters and digits joined directly, through mid-word punctuation or by connectors.
-_WORD_UNIT = (
-    rf"(?:{_KATAKANA}(?:(?:{_ENL})*{_KATAKANA})*"
-    rf"|(?:{_HEBREW}(?:{_SINGLE_QUOTE}|{_DOUBLE_QUOTE}{_HEBREW})"
-    rf"|{_NUMERIC}(?:(?:(?:{_ENL})*|{_MID_NUMERIC}){_NUMERIC})*"
-    rf"|{_LETTER}(?:(?:(?:{_ENL})*|{_MID_LETTER}){_LETTER})*)+)"
-)
-_WORD = rf"(?:{_ENL})*{_WORD_UNIT}(?:(?:{_ENL})+{_WORD_UNIT})*(?:{_ENL})*"
-
-# Emoji sequences (UTS#51 emoji_sequence, as Lucene's grammar writes them).
-_EMOJI_CHAR = (
-    r"(?:\p{Extended_Pictographic}"
-    r"|[\p{Emoji}--[\p{WB=Regional_Indicator}0-9#*\u00A9\u00AE\u2122\u3030\u303D"
-    r"\p{Emoji_Modifier}]])"
-)
-_EMOJI_UNIT = (
-    rf"(?:\p{{WB=ZWJ}}*{_EMOJI_CHAR}{_X_SANS_SELECTORS}\uFE0F?"
-    rf"|(?:\p{{WB=ZWJ}}*\p{{Emoji_Modifier_Base}}{_X_SANS_SELECTORS})?"
-    rf"\p{{Emoji_Modifier}}{_X_SANS_SELECTORS})"
-)
-_EMOJI = (
-    rf"{_EMOJI_UNIT}(?:[\U000E0020-\U000E007E]+\U000E007F|(?:\p{{WB=ZWJ}}{_EMOJI_UNIT})*)"
-    rf"|[0-9#*]{_X_SANS_SELECTORS}\uFE0F?\u20E3{_X_SANS_SELECTORS}"
-    rf"|(?:\p{{WB=Regional_Indicator}}{_X}){{2}}"
-)
-
-_GRAMMAR = (
-    rf"{_WORD}|{_EMOJI}"
-    rf"|(?:\p{{Line_Break=Complex_Context}}{_X})+"
-    rf"|\p{{Script=Han}}{_X}|\p{{Script=Hiragana}}{_X}"
-)
-_TOKEN = regex.compile(_GRAMMAR, regex.VERSION1)
-# JFlex takes the longest match; Python's regex takes the first alternative that matches. The
-# two differ only where alternatives overlap: a Hebrew letter is both a letter and the start of
-# WB7a/b's Hebrew_Letter × quote, so "xא'" would stop at "xא". Text holding Hebrew letters
-# goes through the POSIX (longest-match) engine, which is several times slower.
-_TOKEN_LONGEST = regex.compile(_GRAMMAR, regex.VERSION1 | regex.POSIX)
-_HEBREW_LETTER = regex.compile(r"\p{WB=Hebrew_Letter}")
+_C = {name: i for i, name in enumerate(CLASS_NAMES)}
 
 
-# ASCII text holds none of the Katakana, Hebrew, Extend/Format or emoji classes, so the grammar
-# reduces to letters, digits, "_" (ExtendNumLet), ":" (MidLetter), "." and "'" (MidNumLet or
-# Single_Quote) and "," ";" (MidNum). A coarse scan finds the candidate runs; only runs holding
-# one of those joiners go through the exact rules (most English words hold none).
-_ASCII_UNIT = r"(?:[0-9](?:(?:_*|[,.;'])[0-9])*|[A-Za-z](?:(?:_*|[:.'])[A-Za-z])*)+"
-_ASCII_WORD = re.compile(rf"_*{_ASCII_UNIT}(?:_+{_ASCII_UNIT})*_*")
-_ASCII_RUN = re.compile(r"[A-Za-z0-9_]+(?:[:.,;'][A-Za-z0-9_]+)*")
-_ASCII_JOINER = re.compile(r"[:.,;'_]")
+def _grammar() -> tuple:
+    """Lucene's StandardTokenizer rules (emoji, words and numbers, South-East-Asian runs, Han
+    and Hiragana characters) as one expression over class ids."""
+    c = _C
+    extend_names = ("extend", "complex_extend", "zwj", "keycap", "text_selector",
+                    "emoji_selector", "emoji_modifier", "tag_spec", "tag_term")  # fmt: skip
+    extend = {c[n] for n in extend_names}
+    # UAX#29 WB4: Extend, Format and ZWJ attach to what precedes them; the emoji rules leave
+    # out the presentation selectors, which they place themselves.
+    ext = star(sym(extend))
+    ext_sans_selectors = star(sym(extend - {c["text_selector"], c["emoji_selector"]}))
+
+    def x(*names: str) -> tuple:
+        return cat(sym(c[n] for n in names), ext)
+
+    letter = x("letter", "hebrew_letter", "letter_emoji")
+    hebrew = x("hebrew_letter")
+    numeric = x("numeric")
+    katakana = x("katakana")
+    enl = x("extend_num_let")
+    mid_letter = x("mid_letter", "mid_num_let", "single_quote")
+    mid_num = x("mid_num", "mid_num_let", "single_quote")
+
+    # Words and numbers (WB5-WB13b): the Numeric, Hangul and Katakana rules match subsets of it.
+    part = alt(
+        cat(katakana, star(cat(star(enl), katakana))),
+        plus(
+            alt(
+                cat(hebrew, alt(x("single_quote"), cat(x("double_quote"), hebrew))),
+                cat(numeric, star(cat(alt(star(enl), mid_num), numeric))),
+                cat(letter, star(cat(alt(star(enl), mid_letter), letter))),
+            )
+        ),
+    )
+    word = cat(star(enl), part, star(cat(plus(enl), part)), star(enl))
+
+    # Emoji sequences (UTS#51 emoji_sequence as Lucene writes it). A modifier base needs no
+    # rule of its own: every base is an emoji character, and modifiers are Extend characters,
+    # so a base, joiners before it and its modifier are the first branch; a modifier alone
+    # (no joiners before it) is the second.
+    emoji_char = sym(c["emoji"], c["letter_emoji"])
+    zwj = sym(c["zwj"])
+    element = alt(
+        cat(star(zwj), emoji_char, ext_sans_selectors, opt(sym(c["emoji_selector"]))),
+        cat(sym(c["emoji_modifier"]), ext_sans_selectors),
+    )
+    tag = cat(plus(sym(c["tag_spec"])), sym(c["tag_term"]))
+    keycap_base = sym(c["keycap_symbol"], c["numeric"])
+    keycap = cat(sym(c["keycap"]), ext_sans_selectors)
+    presentation = opt(sym(c["emoji_selector"]))
+    emoji = alt(
+        cat(element, alt(star(cat(zwj, element)), tag)),
+        cat(keycap_base, ext_sans_selectors, presentation, keycap),
+        cat(x("regional_indicator"), x("regional_indicator")),
+    )
+    complex_run = plus(x("complex", "complex_extend"))
+    ideograph = x("ideograph")
+    return alt(emoji, word, complex_run, ideograph)
+
+
+@lru_cache(maxsize=1)
+def _automaton() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The DFA's table, its accepting states, and per state the loop it jumps through: the id
+    of a class set (row of the last array) the state stays in without accepting, or -1."""
+    dfa: DFA = compile_dfa(_grammar(), len(CLASS_NAMES))
+    loops = np.full(len(dfa.accept), -1, dtype=np.int16)
+    sets: list[tuple[int, ...]] = []
+    for state in range(len(dfa.accept)):
+        if dfa.accept[state]:
+            continue
+        members = tuple(int(k) for k in np.flatnonzero(dfa.trans[state] == state))
+        if members:
+            if members not in sets:
+                sets.append(members)
+            loops[state] = sets.index(members)
+    in_set = np.zeros((max(1, len(sets)), len(CLASS_NAMES)), dtype=np.bool_)
+    for i, members in enumerate(sets):
+        in_set[i, list(members)] = True
+    return dfa.trans, dfa.accept, loops, in_set
+
+
+def _scan(codes, table, trans, accept, loops, in_set, limit_units, out):  # type: ignore[no-untyped-def]
+    """Token spans of a text given as code points: writes ``start, end`` pairs (code point
+    offsets) into ``out`` and returns how many tokens there are."""
+    n = len(codes)
+    # Per loop set, the last run found: positions [run_from, run_to) are all in the set, so a
+    # scan entering the loop anywhere in it jumps to run_to without reading the run again.
+    sets = in_set.shape[0]
+    run_from = np.full(sets, -1, dtype=np.int64)
+    run_to = np.full(sets, -1, dtype=np.int64)
+    count = 0
+    pos = 0
+    window_end = 0  # the scanner's window: whole code points within limit_units of pos
+    window_units = 0
+    while pos < n:
+        while window_end < n:
+            width = 2 if codes[window_end] > 0xFFFF else 1
+            if window_units + width > limit_units:
+                break
+            window_units += width
+            window_end += 1
+        state = 0
+        best = pos
+        i = pos
+        while i < window_end:
+            state = trans[state, table[codes[i]]]
+            if state < 0:
+                break
+            i += 1
+            if accept[state]:
+                best = i
+            elif loops[state] >= 0:
+                # A loop that accepts nothing: jump to the end of its run.
+                s = loops[state]
+                if not (run_from[s] <= i < run_to[s]):
+                    j = i
+                    while j < n and in_set[s, table[codes[j]]]:
+                        j += 1
+                    run_from[s] = i
+                    run_to[s] = j
+                i = run_to[s] if run_to[s] < window_end else window_end
+        step = best - pos if best > pos else 1
+        if best > pos:
+            out[count, 0] = pos
+            out[count, 1] = best
+            count += 1
+        for k in range(pos, pos + step):
+            window_units -= 2 if codes[k] > 0xFFFF else 1
+        pos += step
+    return count
+
+
+@lru_cache(maxsize=1)
+def _compiled_scan() -> Any:
+    try:
+        import numba
+    except ImportError:  # numba is optional for this module: the Python scan is the same code
+        return _scan
+    return numba.njit(cache=True, nogil=True)(_scan)
 
 
 def standard_tokens(text: str) -> Iterator[str]:
@@ -94,24 +184,27 @@ def standard_tokens(text: str) -> Iterator[str]:
 
     >>> list(standard_tokens("The p53 protein's role, e.g. in IL-6 (3.5 mg/kg)."))
     ['The', 'p53', "protein's", 'role', 'e.g', 'in', 'IL', '6', '3.5', 'mg', 'kg']
+    >>> list(standard_tokens("C\u266f \U0001f468\u200d\U0001f469\u200d\U0001f467 x_y"))
+    ['C', '\u266f', '\U0001f468\u200d\U0001f469\u200d\U0001f467', 'x_y']
     """
-    if text.isascii():
-        tokens = []
-        for run in _ASCII_RUN.findall(text):
-            if _ASCII_JOINER.search(run):
-                tokens += _ASCII_WORD.findall(run)
-            else:
-                tokens.append(run)
-        if all(len(token) <= MAX_TOKEN_LENGTH for token in tokens):
-            yield from tokens
-            return
-    pattern = _TOKEN_LONGEST if _HEBREW_LETTER.search(text) else _TOKEN
-    pos = 0
-    while (match := pattern.search(text, pos)) is not None:
-        start, end = match.span()
-        if end - start > MAX_TOKEN_LENGTH:
-            # Lucene's scanner sees at most maxTokenLength characters at once: a longer token
-            # becomes the longest match inside that window, and scanning resumes after it.
-            match = pattern.match(text, start, start + MAX_TOKEN_LENGTH) or match
-        yield match.group()
-        pos = match.end()
+    return iter(_tokens(text))
+
+
+# ASCII text in which no "_" occurs and no ":.,;'" stands between two letters or digits is
+# plain words: its tokens are its runs of letters and digits (cut every 255). Both patterns
+# scan in linear time; everything else goes through the automaton.
+_JOINED = re.compile(r"_|[A-Za-z0-9][:.,;'][A-Za-z0-9]")
+_ALNUM = re.compile(r"[A-Za-z0-9]{1,255}")
+
+
+def _tokens(text: str) -> list[str]:
+    if text.isascii() and _JOINED.search(text) is None:
+        return _ALNUM.findall(text)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    trans, accept, loops, in_set = _automaton()
+    out = np.empty((len(codes), 2), dtype=np.int64)
+    scan = _compiled_scan()
+    count = scan(codes, class_table(), trans, accept, loops, in_set, MAX_TOKEN_LENGTH, out)
+    # Two flat lists, not one list of pairs: far fewer objects for the garbage collector.
+    starts, ends = out[:count, 0].tolist(), out[:count, 1].tolist()
+    return list(map(text.__getitem__, map(slice, starts, ends)))
