@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--data", type=Path, default=SCIFACT)
     parser.add_argument("--output")
+    # run_all.py passes --quick to every script; this one is already short.
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
 
     with (args.data / "corpus.jsonl").open(encoding="utf-8") as lines:

@@ -29,6 +29,7 @@ SCRIPTS = (
     "bench_kb.py",
     "bench_e2e.py",
     "bench_lucene.py",
+    "bench_lucene_tokenizer.py",
     "bench_ray.py",
 )
 
