@@ -1,13 +1,14 @@
 """The compiled TREC run parser: a run file's bytes straight into a :class:`ColumnarRun`.
 
-:func:`heta_eval.io.trec.read_run_columnar` uses it for the metric engine. It reads the memory
-map of the file in slices, one thread each (the kernels release the GIL), and keeps only
-what the engine needs: doc ids, float64 scores, query blocks and self-hits. It accepts
-exactly the lines on which every reader agrees — six non-empty fields separated by one
-delimiter (a space or a tab, the same one throughout), ``\\n`` line ends, valid UTF-8, no
-other ASCII whitespace or NUL, scores in the reader's number grammar — and answers None for
-anything else, so that the validating line reader (:func:`heta_eval.io.trec.read_run`) names
-the line. Nothing is scored from a line it would not parse the same way.
+:func:`heta_eval.io.run.read_run_columnar` uses it for the metric engine. It reads the bytes
+(a memory map of a file, or a buffered pipe) in slices, one thread each (the kernels release
+the GIL), and keeps only what the engine needs: doc ids, float64 scores, query blocks and
+self-hits. It accepts exactly the lines on which every reader agrees — six non-empty
+fields separated by one delimiter (a space or a tab, the same one throughout), ``\\n`` line
+ends, valid UTF-8, no other ASCII whitespace or NUL, scores in the reader's number grammar
+(:mod:`heta_eval.io.grammar`) — and answers None for anything else, so that the validating
+line reader (:func:`heta_eval.io.run.read_run`) names the line. Nothing is scored from a
+line it would not parse the same way.
 
 Scores are exact: a score of at most 19 significant digits whose value is ``w * 10**e`` with
 ``w <= 2**53`` and ``|e| <= 22`` is one correctly rounded IEEE operation on exact operands
@@ -21,58 +22,61 @@ import contextlib
 import mmap
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from heta_eval._runtime import njit
 from heta_eval._runtime import run_in_threads as _run_parallel
 from heta_eval._runtime import usable_cpus as _cores
+from heta_eval.io import limits
 from heta_eval.io._kernels import at
 from heta_eval.io.columnar import ColumnarRun
+from heta_eval.io.grammar import BOM
 
-__all__ = ["parse_run_file"]
+__all__ = ["parse_run_bytes", "parse_run_file"]
 
-_BOM = b"\xef\xbb\xbf"
 _NL = 10
 # Exact powers of ten (10**22 is the largest a float64 holds exactly).
-#: Files from this size are read in slices, about two per core (threads).
-PARALLEL_MIN_BYTES = 1 << 20
-#: Runs with this many rows copy their doc ids in slices.
-PARALLEL_MIN_ROWS = 100_000
 _POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
 
 
-def parse_run_file(path: Path, *, ignore_identical_ids: bool = True) -> ColumnarRun | None:
-    """The run at ``path`` as a :class:`ColumnarRun`, or None when it is not in the shape
-    described in the module docstring (the caller then uses the line reader).
+def parse_run_bytes(buffer: Any, *, ignore_identical_ids: bool = True) -> ColumnarRun | None:
+    """The run in ``buffer`` (bytes or a memory map) as a :class:`ColumnarRun`, or None when
+    it is not in the shape described in the module docstring (the caller then uses the line
+    reader).
 
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
-    >>> _ = path.write_text("q1 Q0 d1 1 2.5 t\\nq1 Q0 q1 2 1e-3 t\\nq2 Q0 d3 1 7 t\\n")
-    >>> run = parse_run_file(path)
+    >>> run = parse_run_bytes(b"q1 Q0 d1 1 2.5 t\\nq1 Q0 q1 2 1e-3 t\\nq2 Q0 d3 1 7 t\\n")
     >>> run.query_ids, run.offsets.tolist(), run.scores.tolist(), run.skip.tolist()
     (['q1', 'q2'], [0, 2, 3], [2.5, 0.001, 7.0], [False, True, False])
-    >>> _ = path.write_text("q1 Q0 d1 1 2.5 t\\nq1 Q0  d2 2 1 t\\n")  # an empty field
-    >>> parse_run_file(path) is None
+    >>> parse_run_bytes(b"q1 Q0 d1 1 2.5 t\\nq1 Q0  d2 2 1 t\\n") is None  # an empty field
     True
     """
+    if not len(buffer):
+        return None
+    data = np.frombuffer(buffer, dtype=np.uint8)
+    try:
+        return _parse(data, ignore_identical_ids)
+    finally:
+        del data  # a memory map cannot close while a view of it lives
+
+
+def parse_run_file(path: Path, *, ignore_identical_ids: bool = True) -> ColumnarRun | None:
+    """:func:`parse_run_bytes` on the memory map of the file at ``path``."""
     with path.open("rb") as handle:
         if not handle.seek(0, 2):
             return None
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    data = np.frombuffer(mapped, dtype=np.uint8)
     try:
-        return _parse(data, ignore_identical_ids)
+        return parse_run_bytes(mapped, ignore_identical_ids=ignore_identical_ids)
     finally:
-        del data  # the map cannot close while a view of it lives
-        # An error's traceback may still hold a view: then the map closes when it goes,
-        # and the error itself is what the caller sees.
+        # An error's traceback may still hold a view: then the map closes when it goes.
         with contextlib.suppress(BufferError):
             mapped.close()
 
 
 def _parse(data: np.ndarray, ignore_identical_ids: bool) -> ColumnarRun | None:
-    start = len(_BOM) if bytes(data[: len(_BOM)]) == _BOM else 0
+    start = len(BOM) if bytes(data[: len(BOM)]) == BOM else 0  # the grammar's BOM rule
     end = len(data)
     line_end = _find(data, _NL, start, end)
     first = bytes(data[start : line_end if line_end >= 0 else end])
@@ -135,7 +139,7 @@ def _find(data: np.ndarray, byte: int, start: int, end: int) -> int:
 
 def _slices(data: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
     """About two byte ranges per core, each starting at a line start."""
-    parts = 2 * _cores() if end - start >= PARALLEL_MIN_BYTES else 1
+    parts = 2 * _cores() if end - start >= limits.PARSE_SLICED_BYTES else 1
     cuts = [start]
     for i in range(1, parts):
         guess = max(start + (end - start) * i // parts, cuts[-1])
@@ -148,7 +152,7 @@ def _slices(data: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _row_slices(rows: int) -> list[tuple[int, int]]:
-    parts = 2 * _cores() if rows >= PARALLEL_MIN_ROWS else 1
+    parts = 2 * _cores() if rows >= limits.COPY_SLICED_ROWS else 1
     cuts = np.linspace(0, rows, parts + 1).astype(np.int64).tolist()
     return [(a, b) for a, b in pairwise(cuts) if b > a]
 

@@ -191,8 +191,10 @@ def evaluate_run_file(
     goes through :func:`heta_eval.io.trec.read_run`, which names the bad line. Same numbers
     either way. Raises :class:`~heta_eval.io.trec.TrecFormatError` or ``OSError``.
     """
-    from heta_eval.io.trec import read_run
+    from heta_eval.io.run import read_run
+    from heta_eval.io.source import open_input
 
+    path = open_input(path)  # read once: a pipe, a FIFO or "-" is never reopened
     named = _plan(k_values, metrics, measures)[2]
     # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
     large = compiled_run_file(path)
@@ -223,7 +225,7 @@ def _read_while_kernel_loads(path: Any, ignore_identical_ids: bool) -> Any:
     cache in a thread meanwhile (the parse's threads release the GIL)."""
     import threading
 
-    from heta_eval.io.trec import read_run_columnar
+    from heta_eval.io.run import read_run_columnar
     from heta_eval.providers.engine import load_kernel
 
     loader = threading.Thread(target=_load_quietly, args=(load_kernel,), daemon=True)
