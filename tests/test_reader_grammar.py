@@ -4,12 +4,17 @@ does (its outputs pinned in tests/data/trec_eval_reading.json, made by the C bin
 
 from __future__ import annotations
 
+import ctypes
 import json
+import math
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from heta_eval.io.grammar import Reading, TrecFormatError, atof, atol
 from heta_eval.io.interop import FrameFormatError, as_run
@@ -151,3 +156,37 @@ def test_the_library_drops_a_bom_and_a_header_everywhere(tmp_path):
         "\ufeffquery-id\tcorpus-id\tscore\nq1\td1\t1\n",
     ]:
         assert read_qrels(write(tmp_path, "qrels", text)) == {"q1": {"d1": 1}}
+
+
+# ------------------------------------------------------------ atof / atol against the C library
+
+NUMBERISH = st.text(alphabet="0123456789+-.eExXpPaAfFinINtyY()_ \u0661\uff11", max_size=12)
+
+
+@pytest.fixture(scope="module")
+def libc():
+    if sys.platform != "linux":
+        pytest.skip("compares with glibc's atof and atol")
+    lib = ctypes.CDLL(None)
+    lib.atof.restype, lib.atof.argtypes = ctypes.c_double, [ctypes.c_char_p]
+    lib.atol.restype, lib.atol.argtypes = ctypes.c_long, [ctypes.c_char_p]
+    return lib
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=NUMBERISH)
+@example(text="0x1.8p3x")
+@example(text="1e400")
+@example(text="nan(123)")
+@example(text="9" * 25)
+def test_atof_and_atol_equal_the_c_librarys(libc, text):
+    # A field holds no whitespace (trec_eval splits on it first), which C would skip.
+    text = text.strip(" ")
+    if " " in text:
+        return
+    c_value = libc.atof(text.encode())
+    ours = atof(text)
+    assert (math.isnan(c_value) and math.isnan(ours)) or ours == c_value, text
+    assert atol(text) == libc.atol(text.encode()), text

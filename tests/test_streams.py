@@ -114,6 +114,10 @@ def test_evaluate_reads_runs_from_stdin_and_fifos(tmp_path):
     writer.join(5)
     assert through_fifo.returncode == 0, through_fifo.stderr
     assert json.loads(through_fifo.stdout)["ndcg"] == first["ndcg"]
+    qrels_piped = _cli(
+        ["evaluate", "--run", str(regular), "--qrels", "-", "--json"], qrels.read_bytes()
+    )
+    assert json.loads(qrels_piped.stdout)["ndcg"] == first["ndcg"]
     twice = _cli(["evaluate", "--run", "-", "--qrels", "-"], b"")
     assert twice.returncode == 2 and "standard input" in twice.stderr.decode()
 

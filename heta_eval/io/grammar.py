@@ -95,8 +95,7 @@ class Reading:
     """How a reader reads: ``mode`` (see the module docstring) and ``warn``, called with one
     line each time ``mode="trec_eval"`` keeps something the library would drop or refuse (a
     BOM, a header or comment line, a number read as trec_eval's ``atof``/``atol`` read it).
-    Each kind of note is given once per input. Without ``warn`` the notes are kept in
-    ``notes``."""
+    Each kind of note is given once per input; every note is also kept in ``notes``."""
 
     mode: Mode = "library"
     warn: Callable[[str], None] | None = None

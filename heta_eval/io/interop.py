@@ -8,8 +8,9 @@ Accepted besides ``{query id: {doc id: value}}`` mappings (returned unchanged):
   ``iteration``) are ignored;
 * a ranx ``Run`` or ``Qrels``.
 
-Ids become strings; labels must be whole numbers; scores must be finite; a repeated
-(query, doc) pair is refused. Each refusal is a :class:`FrameFormatError` naming the column
+Ids become strings; labels must be whole numbers; scores must be finite; a cell holding text
+is read by the file readers' grammar (:mod:`heta_eval.io.grammar`: ASCII digits only); a
+repeated (query, doc) pair is refused. Each refusal is a :class:`FrameFormatError` naming the column
 and row. pandas and ranx are never imported here: objects are recognised by their shape.
 
 >>> import pandas as pd

@@ -47,13 +47,21 @@ def check_duplicates(value: str) -> Duplicates:
     return value  # type: ignore[return-value]
 
 
-def read_run(source: Any, *, duplicates: Duplicates = "error", mode: Mode = "library") -> Run:
+def read_run(
+    source: Any,
+    *,
+    duplicates: Duplicates = "error",
+    mode: Mode = "library",
+    reading: Reading | None = None,
+) -> Run:
     """Read a run (see the module docstring) as ``{qid: {docid: float}}`` in file order.
+    ``reading`` (a :class:`~heta_eval.io.grammar.Reading`, with its ``warn`` callback)
+    replaces ``mode``.
 
     >>> read_run(b"q1 Q0 d3 1 2.0 demo\\nq1 Q0 d1 2 0.5 demo\\n")
     {'q1': {'d3': 2.0, 'd1': 0.5}}
     """
-    return read_run_and_tag(source, duplicates=duplicates, reading=Reading(mode))[0]
+    return read_run_and_tag(source, duplicates=duplicates, reading=reading or Reading(mode))[0]
 
 
 def read_run_and_tag(
