@@ -23,19 +23,20 @@ BOUNDARY = 1 << 16  # the old readers' sniffing buffer
 
 
 def run_text_ending_on(boundary: int, queries: int = 40) -> str:
-    """A run of ``queries`` queries whose lines end exactly at byte ``boundary``."""
+    """A run of ``queries`` queries, larger than ``boundary``, with a line ending exactly at
+    byte ``boundary``."""
     lines = [f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1):.6f} tag\n" for q in range(queries)
-             for d in range(60)]  # fmt: skip
-    text, size = "", 0
+             for d in range(100)]  # fmt: skip
+    size = 0
     for i, line in enumerate(lines):
         if size + len(line) > boundary:
-            pad = boundary - size  # widen this line's tag so that it ends at the boundary
+            pad = boundary - size  # widen the previous line's tag to end at the boundary
             lines[i - 1] = lines[i - 1][:-1] + "x" * pad + "\n"
             break
         size += len(line)
-    text = "".join(lines)
-    assert text.encode()[:boundary].endswith(b"\n")
-    return text
+    data = "".join(lines).encode()
+    assert len(data) > boundary and data[:boundary].endswith(b"\n")
+    return data.decode()
 
 
 def fifo_with(tmp_path: Path, name: str, data: bytes) -> tuple[Path, threading.Thread]:
@@ -57,7 +58,7 @@ def test_a_fifo_run_loses_nothing_at_the_old_sniffing_boundary(tmp_path):
     assert input_size(path) is None  # sizing a FIFO does not read it
     run = read_run(path)
     writer.join(5)
-    assert len(run) == 40 and sum(map(len, run.values())) == 2400
+    assert len(run) == 40 and sum(map(len, run.values())) == 4000
     regular = tmp_path / "run.trec"
     regular.write_text(text, encoding="utf-8")
     assert run == read_run(regular)
@@ -93,7 +94,7 @@ def _cli(args: list[str], stdin: bytes) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     return subprocess.run(
         [sys.executable, "-m", "heta_eval", *args], input=stdin, capture_output=True,
-        env=env, timeout=300,
+        env=env, timeout=120,
     )  # fmt: skip
 
 
