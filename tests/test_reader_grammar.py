@@ -190,3 +190,18 @@ def test_atof_and_atol_equal_the_c_librarys(libc, text):
     ours = atof(text)
     assert (math.isnan(c_value) and math.isnan(ours)) or ours == c_value, text
     assert atol(text) == libc.atol(text.encode()), text
+
+
+@pytest.mark.parametrize("text", ["1_0", " 2", "\u0661", "\uff11.5", "0x10", "nan"])
+def test_dataframe_text_cells_follow_the_file_grammar(text):
+    # Python's float() takes every one of these; a file's reader refuses them, and so do
+    # DataFrame inputs holding them as text.
+    from heta_eval.io.interop import as_qrels
+
+    with pytest.raises(FrameFormatError, match="row 0"):
+        as_run(pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [text]}))
+    with pytest.raises(FrameFormatError, match="row 0"):
+        as_qrels(pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [text]}))
+    assert as_run(pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": ["2.5e0"]})) == {
+        "q": {"d": 2.5}
+    }
