@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,12 +94,13 @@ class Reading:
     """How a reader reads: ``mode`` (see the module docstring) and ``warn``, called with one
     line each time ``mode="trec_eval"`` keeps something the library would drop or refuse (a
     BOM, a header or comment line, a number read as trec_eval's ``atof``/``atol`` read it).
-    Each kind of note is given once per input; every note is also kept in ``notes``."""
+    Each kind of note is given once per ``Reading`` (use one per input); every note is also
+    kept in ``notes``."""
 
     mode: Mode = "library"
     warn: Callable[[str], None] | None = None
     notes: list[str] = field(default_factory=list)
-    _kinds: set[str] = field(default_factory=set, repr=False)
+    _kinds: set[str] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in ("library", "trec_eval"):
@@ -117,11 +117,6 @@ class Reading:
         self.notes.append(message)
         if self.warn is not None:
             self.warn(message)
-
-
-def print_note(message: str) -> None:
-    """A ``warn`` for :class:`Reading` that prints one line on standard error."""
-    print(f"heta-eval trec_eval: note: {message}", file=sys.stderr)
 
 
 def fields(line: str) -> list[str]:

@@ -212,6 +212,21 @@ def _count_lines(data, start, end):  # pragma: no cover - compiled
     return n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _previous_query(data, start, file_start, delimiter):  # pragma: no cover - compiled
+    """``[a, b)`` of the query id on the line before ``start`` (for the first row's block
+    flag), or ``(-1, -1)`` at the start of the file."""
+    if start <= file_start:
+        return -1, -1
+    p = start - 1
+    while p > file_start and at(data, p - 1) != 10:
+        p -= 1
+    q = p
+    while q < start and at(data, q) != delimiter:
+        q += 1
+    return p, q
+
+
 @njit(cache=True, nogil=True)
 def _parse_lines(
     data, start, end, row, file_start, delimiter, pow10,
@@ -219,18 +234,7 @@ def _parse_lines(
 ):  # pragma: no cover - compiled  # fmt: skip
     """Parse the lines of ``data[start:end]`` into rows ``row..``; 0 when every line is
     in the accepted shape, else 1 (the caller falls back to the line reader)."""
-    # The previous line's query id (for the first row's block flag).
-    prev_a = -1
-    prev_b = -1
-    if start > file_start:
-        p = start - 1
-        while p > file_start and at(data, p - 1) != 10:
-            p -= 1
-        q = p
-        while q < start and at(data, q) != delimiter:
-            q += 1
-        prev_a = p
-        prev_b = q
+    prev_a, prev_b = _previous_query(data, start, file_start, delimiter)
     pos = start
     field_a = np.empty(6, dtype=np.int64)
     field_b = np.empty(6, dtype=np.int64)

@@ -21,16 +21,22 @@ with one line saying so (default: printed on standard error).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from heta_eval.io.grammar import Reading, TrecFormatError, print_note
+from heta_eval.io.grammar import Reading, TrecFormatError
 from heta_eval.io.qrels import Qrels, read_qrels
 from heta_eval.io.run import Run, read_run_and_tag
 
-__all__ = ["read_trec_eval_qrels", "read_trec_eval_run"]
+__all__ = ["print_note", "read_trec_eval_qrels", "read_trec_eval_run"]
 
 Warn = Callable[[str], None]
+
+
+def print_note(message: str) -> None:
+    """The default ``warn``: the note as one line on standard error."""
+    print(f"heta-eval trec_eval: note: {message}", file=sys.stderr)
 
 
 def read_trec_eval_qrels(source: Any, warn: Warn | None = print_note) -> Qrels:
