@@ -185,7 +185,7 @@ def read_run_columnar(source: Any, *, ignore_identical_ids: bool = True) -> obje
         return None
     from heta_eval.io.run_parser import parse_run_bytes
 
-    return parse_run_bytes(data.data, ignore_identical_ids=ignore_identical_ids)
+    return parse_run_bytes(data.data, start=data.start(), ignore_identical_ids=ignore_identical_ids)
 
 
 def _read_json(data: InputBytes, duplicates: Duplicates) -> Run:

@@ -18,8 +18,6 @@ score is converted by pyarrow's correctly rounded parser. Both equal Python's ``
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ from heta_eval.io._grammar_kernels import POW10, utf8_ok
 from heta_eval.io._grammar_kernels import score as _score
 from heta_eval.io._kernels import at
 from heta_eval.io.columnar import ColumnarRun
-from heta_eval.io.grammar import BOM
+from heta_eval.io.source import open_input
 
 __all__ = ["parse_run_bytes", "parse_run_file"]
 
@@ -42,10 +40,12 @@ _NL = 10
 _POW10 = POW10
 
 
-def parse_run_bytes(buffer: Any, *, ignore_identical_ids: bool = True) -> ColumnarRun | None:
-    """The run in ``buffer`` (bytes or a memory map) as a :class:`ColumnarRun`, or None when
-    it is not in the shape described in the module docstring (the caller then uses the line
-    reader).
+def parse_run_bytes(
+    buffer: Any, *, start: int = 0, ignore_identical_ids: bool = True
+) -> ColumnarRun | None:
+    """The run in ``buffer[start:]`` (bytes or a memory map; ``start`` skips what the caller
+    drops, a byte-order mark) as a :class:`ColumnarRun`, or None when it is not in the shape
+    described in the module docstring (the caller then uses the line reader).
 
     >>> run = parse_run_bytes(b"q1 Q0 d1 1 2.5 t\\nq1 Q0 q1 2 1e-3 t\\nq2 Q0 d3 1 7 t\\n")
     >>> run.query_ids, run.offsets.tolist(), run.scores.tolist(), run.skip.tolist()
@@ -53,31 +53,24 @@ def parse_run_bytes(buffer: Any, *, ignore_identical_ids: bool = True) -> Column
     >>> parse_run_bytes(b"q1 Q0 d1 1 2.5 t\\nq1 Q0  d2 2 1 t\\n") is None  # an empty field
     True
     """
-    if not len(buffer):
+    if len(buffer) <= start:
         return None
     data = np.frombuffer(buffer, dtype=np.uint8)
     try:
-        return _parse(data, ignore_identical_ids)
+        return _parse(data, start, ignore_identical_ids)
     finally:
         del data  # a memory map cannot close while a view of it lives
 
 
 def parse_run_file(path: Path, *, ignore_identical_ids: bool = True) -> ColumnarRun | None:
-    """:func:`parse_run_bytes` on the memory map of the file at ``path``."""
-    with path.open("rb") as handle:
-        if not handle.seek(0, 2):
-            return None
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
-        return parse_run_bytes(mapped, ignore_identical_ids=ignore_identical_ids)
-    finally:
-        # An error's traceback may still hold a view: then the map closes when it goes.
-        with contextlib.suppress(BufferError):
-            mapped.close()
+    """:func:`parse_run_bytes` on the file at ``path`` (opened as every reader opens it)."""
+    source = open_input(path)
+    return parse_run_bytes(
+        source.data, start=source.start(), ignore_identical_ids=ignore_identical_ids
+    )
 
 
-def _parse(data: np.ndarray, ignore_identical_ids: bool) -> ColumnarRun | None:
-    start = len(BOM) if bytes(data[: len(BOM)]) == BOM else 0  # the grammar's BOM rule
+def _parse(data: np.ndarray, start: int, ignore_identical_ids: bool) -> ColumnarRun | None:
     end = len(data)
     line_end = _find(data, _NL, start, end)
     first = bytes(data[start : line_end if line_end >= 0 else end])
