@@ -73,8 +73,8 @@ _LAZY = {
     "evaluate_responses": "heta_eval.rag.aggregate",
     "evaluate_run": "heta_eval.retrieval.run",
     "evaluate_run_file": "heta_eval.retrieval.run_file",
-    "read_qrels": "heta_eval.io.trec",
-    "read_run": "heta_eval.io.trec",
+    "read_qrels": "heta_eval.io.qrels",
+    "read_run": "heta_eval.io.run",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

@@ -11,16 +11,18 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from heta_eval.io import run_parser, trec
+from heta_eval.io import limits, run_parser, trec
+from heta_eval.io.grammar import fields
 from heta_eval.io.run_parser import parse_run_file
+from heta_eval.io.source import open_input
 
 
 def _reference(path: Path) -> list[tuple[str, str, float]] | None:
     """(qid, doc id, score) per line by the line reader's own rules; None where it refuses
     the file."""
     rows = []
-    for number, line in trec._lines(path):
-        qid, _, docid, _, score, _ = trec._fields(line)
+    for number, raw in open_input(path).lines():
+        qid, _, docid, _, score, _ = fields(raw.decode("utf-8"))
         try:
             rows.append((qid, docid, trec.parse_score(score, path, number)))
         except trec.TrecFormatError:
@@ -45,8 +47,8 @@ def _bits(value: float) -> bytes:
 def slicing(request, monkeypatch):
     """Both sides of the parallel thresholds: one slice, or a slice per few lines."""
     if request.param == "many slices":
-        monkeypatch.setattr(run_parser, "PARALLEL_MIN_BYTES", 0)
-        monkeypatch.setattr(run_parser, "PARALLEL_MIN_ROWS", 0)
+        monkeypatch.setattr(limits, "PARSE_SLICED_BYTES", 0)
+        monkeypatch.setattr(limits, "COPY_SLICED_ROWS", 0)
         monkeypatch.setattr(run_parser, "_cores", lambda: 3)
     return request.param
 

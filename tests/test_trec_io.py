@@ -12,7 +12,10 @@ from beir.util import load_runfile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heta_eval.io import trec
+from heta_eval.io import limits, trec
+from heta_eval.io.grammar import Reading
+from heta_eval.io.run import _read_lines
+from heta_eval.io.source import open_input
 from heta_eval.io.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 
 
@@ -23,6 +26,11 @@ def write(tmp_path: Path, text: str | bytes, name: str = "run.trec") -> Path:
     else:
         path.write_bytes(text)
     return path
+
+
+def line_reader(path: Path) -> dict:
+    """The reference line reader alone (no fast path)."""
+    return _read_lines(open_input(path), "error", Reading())[0]
 
 
 # ---------------------------------------------------------------- runs: good input
@@ -55,9 +63,9 @@ def test_query_split_over_two_blocks_is_merged(tmp_path):
     ],
 )
 def test_large_file_scan_sends_empty_fields_to_the_line_reader(tmp_path, monkeypatch, text, line):
-    # Files of _SMALL_FILE bytes or more are scanned by the compiled code, after the parse
+    # Files of SCAN_COMPILED_BYTES or more are scanned by the compiled code, after the parse
     # (numba loads while pyarrow reads): the same fallback to the line that names the error.
-    monkeypatch.setattr(trec, "_SMALL_FILE", 0)
+    monkeypatch.setattr(limits, "SCAN_COMPILED_BYTES", 0)
     path = write(tmp_path, text)
     assert trec.read_run_columnar(path) is None
     with pytest.raises(TrecFormatError, match="expected 6 columns") as info:
@@ -71,7 +79,7 @@ def test_large_file_scan_sends_empty_fields_to_the_line_reader(tmp_path, monkeyp
 
 def test_fast_path_equals_line_by_line_pass_on_the_real_run(scifact_run_file):
     fast = read_run(scifact_run_file)
-    slow = trec._read_run_lines(scifact_run_file, "error")
+    slow = line_reader(scifact_run_file)
     assert fast == slow
     assert [list(d) for d in fast.values()] == [list(d) for d in slow.values()]
     assert len(fast) == 1109 and sum(map(len, fast.values())) == 101231

@@ -42,10 +42,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--run",
         required=True,
         action="append",
-        help="TREC run (6 columns) or BEIR results JSON; repeat for a column per run",
+        help="TREC run (6 columns) or BEIR results JSON, a path, a pipe or - (standard "
+        "input); repeat for a column per run",
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--qrels", help="TREC qrels (qid 0 docid rel) or BEIR qrels tsv")
+    source.add_argument(
+        "--qrels", help="TREC qrels (qid 0 docid rel) or BEIR qrels tsv; a path, a pipe or -"
+    )
     source.add_argument("--dataset", help="registry dataset name (uses its evaluation split)")
     parser.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset)")
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
@@ -89,13 +92,14 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
     from heta_eval.data.beir_loader import DatasetFormatError, load_beir
     from heta_eval.data.locate import DatasetNotFoundError, find_dataset
     from heta_eval.data.registry import RegistryError, get_dataset
-    from heta_eval.io.trec import TrecFormatError, read_qrels
+    from heta_eval.io.grammar import TrecFormatError
+    from heta_eval.io.qrels import read_qrels
 
     if args.qrels:
         if args.data_dir or args.split:
             raise CliError("--data-dir and --split go with --dataset, not --qrels")
         try:
-            return read_qrels(args.qrels, duplicates=args.duplicates), args.qrels, True
+            return read_qrels(_open(args.qrels), duplicates=args.duplicates), args.qrels, True
         except (OSError, TrecFormatError) as error:
             raise CliError(str(error)) from None
     try:
@@ -112,8 +116,18 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
         raise CliError(str(error)) from None
 
 
-def _evaluate(args: argparse.Namespace, path: str, qrels: dict, ignore_ids: bool) -> Any:
-    from heta_eval.io.trec import TrecFormatError
+def _open(name: str) -> Any:
+    """An input opened once (a FIFO or ``-`` is read to its end here, never reopened)."""
+    from heta_eval.io.source import open_input
+
+    try:
+        return open_input(name)
+    except OSError as error:
+        raise CliError(f"{name}: {error.strerror or error}") from None
+
+
+def _evaluate(args: argparse.Namespace, path: Any, qrels: dict, ignore_ids: bool) -> Any:
+    from heta_eval.io.grammar import TrecFormatError
     from heta_eval.io.validate import InputError
     from heta_eval.measures.measure import UnknownMeasureError
     from heta_eval.retrieval.evaluate import evaluate_run_file
@@ -148,7 +162,7 @@ def _payload(args: argparse.Namespace, path: str, label: str, result: Any) -> di
     return payload
 
 
-def _one_shot_start(paths: list[str], stack: ExitStack) -> None:
+def _one_shot_start(paths: list[Any], stack: ExitStack) -> None:
     """Start-up of a process that scores a large run file and exits: numba's compiler
     starts without its scipy BLAS probe (none of the kernels calls BLAS), and the cyclic
     garbage collector waits (it would walk numba's import-time objects several times)."""
@@ -171,11 +185,17 @@ def _run_evaluate(args: argparse.Namespace, stack: ExitStack) -> int:
         raise CliError("--per-query goes with --json")
     if args.measures is not None and args.k != "1,3,5,10,100":
         raise CliError("give --measures or --k, not both")
-    _one_shot_start(args.run, stack)
+    if args.run.count("-") + (args.qrels == "-") > 1:
+        raise CliError("standard input (-) can be read once: give it to one --run or --qrels")
     qrels, label, ignore_identical_ids = _load_qrels(args)
+    runs = [_open(path) for path in args.run]
+    _one_shot_start(runs, stack)
     if args.keep_self_hits:
         ignore_identical_ids = False
-    results = [(path, _evaluate(args, path, qrels, ignore_identical_ids)) for path in args.run]
+    results = [
+        (path, _evaluate(args, run, qrels, ignore_identical_ids))
+        for path, run in zip(args.run, runs, strict=True)
+    ]
     if args.json:
         payloads = [_payload(args, path, label, result) for path, result in results]
         print(json.dumps(payloads[0] if len(payloads) == 1 else {"runs": payloads}, indent=2))

@@ -8,8 +8,9 @@ Accepted besides ``{query id: {doc id: value}}`` mappings (returned unchanged):
   ``iteration``) are ignored;
 * a ranx ``Run`` or ``Qrels``.
 
-Ids become strings; labels must be whole numbers; scores must be finite; a repeated
-(query, doc) pair is refused. Each refusal is a :class:`FrameFormatError` naming the column
+Ids become strings; labels must be whole numbers; scores must be finite; a cell holding text
+is read by the file readers' grammar (:mod:`heta_eval.io.grammar`: ASCII digits only); a
+repeated (query, doc) pair is refused. Each refusal is a :class:`FrameFormatError` naming the column
 and row. pandas and ranx are never imported here: objects are recognised by their shape.
 
 >>> import pandas as pd
@@ -24,6 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from heta_eval.io.grammar import TrecFormatError, parse_label, parse_score
 
 __all__ = ["FrameFormatError", "as_qrels", "as_run"]
 
@@ -95,22 +98,33 @@ def _missing(value: Any) -> bool:
 
 
 def _score(raw: Any, what: str, column: str, row: int) -> float:
-    try:
-        score = float(raw)
-    except (TypeError, ValueError):
-        score = math.nan
+    score = _number(raw, what, column, row, parse_score)
     if not math.isfinite(score):
         raise FrameFormatError(f"{what} DataFrame row {row}: {column} {raw!r} is not finite")
     return score
 
 
 def _label(raw: Any, what: str, column: str, row: int) -> int:
-    try:
-        label = float(raw)
-    except (TypeError, ValueError):
-        label = math.nan
+    label = _number(raw, what, column, row, parse_label)
     if not math.isfinite(label) or label != int(label):
         raise FrameFormatError(
             f"{what} DataFrame row {row}: {column} {raw!r} is not a whole number"
         )
     return int(label)
+
+
+def _number(raw: Any, what: str, column: str, row: int, parse: Any) -> float:
+    """A cell as a number: text by the readers' grammar (ASCII digits only, so ``"١"`` is
+    refused as it is in a file), numbers as they are."""
+    if isinstance(raw, str | bytes):
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        try:
+            return parse(text, f"{what} DataFrame", row)
+        except TrecFormatError as error:
+            raise FrameFormatError(
+                f"{what} DataFrame row {row}: {column} {raw!r}: {error.reason}"
+            ) from None
+    try:
+        return float(raw)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan

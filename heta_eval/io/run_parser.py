@@ -1,13 +1,14 @@
 """The compiled TREC run parser: a run file's bytes straight into a :class:`ColumnarRun`.
 
-:func:`heta_eval.io.trec.read_run_columnar` uses it for the metric engine. It reads the memory
-map of the file in slices, one thread each (the kernels release the GIL), and keeps only
-what the engine needs: doc ids, float64 scores, query blocks and self-hits. It accepts
-exactly the lines on which every reader agrees — six non-empty fields separated by one
-delimiter (a space or a tab, the same one throughout), ``\\n`` line ends, valid UTF-8, no
-other ASCII whitespace or NUL, scores in the reader's number grammar — and answers None for
-anything else, so that the validating line reader (:func:`heta_eval.io.trec.read_run`) names
-the line. Nothing is scored from a line it would not parse the same way.
+:func:`heta_eval.io.run.read_run_columnar` uses it for the metric engine. It reads the bytes
+(a memory map of a file, or a buffered pipe) in slices, one thread each (the kernels release
+the GIL), and keeps only what the engine needs: doc ids, float64 scores, query blocks and
+self-hits. It accepts exactly the lines on which every reader agrees — six non-empty
+fields separated by one delimiter (a space or a tab, the same one throughout), ``\\n`` line
+ends, valid UTF-8, no other ASCII whitespace or NUL, scores in the reader's number grammar
+(:mod:`heta_eval.io.grammar`) — and answers None for anything else, so that the validating
+line reader (:func:`heta_eval.io.run.read_run`) names the line. Nothing is scored from a
+line it would not parse the same way.
 
 Scores are exact: a score of at most 19 significant digits whose value is ``w * 10**e`` with
 ``w <= 2**53`` and ``|e| <= 22`` is one correctly rounded IEEE operation on exact operands
@@ -17,62 +18,59 @@ score is converted by pyarrow's correctly rounded parser. Both equal Python's ``
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from heta_eval._runtime import njit
 from heta_eval._runtime import run_in_threads as _run_parallel
 from heta_eval._runtime import usable_cpus as _cores
+from heta_eval.io import limits
+from heta_eval.io._grammar_kernels import POW10, utf8_ok
+from heta_eval.io._grammar_kernels import score as _score
 from heta_eval.io._kernels import at
 from heta_eval.io.columnar import ColumnarRun
+from heta_eval.io.source import open_input
 
-__all__ = ["parse_run_file"]
+__all__ = ["parse_run_bytes", "parse_run_file"]
 
-_BOM = b"\xef\xbb\xbf"
 _NL = 10
-# Exact powers of ten (10**22 is the largest a float64 holds exactly).
-#: Files from this size are read in slices, about two per core (threads).
-PARALLEL_MIN_BYTES = 1 << 20
-#: Runs with this many rows copy their doc ids in slices.
-PARALLEL_MIN_ROWS = 100_000
-_POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
+_POW10 = POW10
+
+
+def parse_run_bytes(
+    buffer: Any, *, start: int = 0, ignore_identical_ids: bool = True
+) -> ColumnarRun | None:
+    """The run in ``buffer[start:]`` (bytes or a memory map; ``start`` skips what the caller
+    drops, a byte-order mark) as a :class:`ColumnarRun`, or None when it is not in the shape
+    described in the module docstring (the caller then uses the line reader).
+
+    >>> run = parse_run_bytes(b"q1 Q0 d1 1 2.5 t\\nq1 Q0 q1 2 1e-3 t\\nq2 Q0 d3 1 7 t\\n")
+    >>> run.query_ids, run.offsets.tolist(), run.scores.tolist(), run.skip.tolist()
+    (['q1', 'q2'], [0, 2, 3], [2.5, 0.001, 7.0], [False, True, False])
+    >>> parse_run_bytes(b"q1 Q0 d1 1 2.5 t\\nq1 Q0  d2 2 1 t\\n") is None  # an empty field
+    True
+    """
+    if len(buffer) <= start:
+        return None
+    data = np.frombuffer(buffer, dtype=np.uint8)
+    try:
+        return _parse(data, start, ignore_identical_ids)
+    finally:
+        del data  # a memory map cannot close while a view of it lives
 
 
 def parse_run_file(path: Path, *, ignore_identical_ids: bool = True) -> ColumnarRun | None:
-    """The run at ``path`` as a :class:`ColumnarRun`, or None when it is not in the shape
-    described in the module docstring (the caller then uses the line reader).
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
-    >>> _ = path.write_text("q1 Q0 d1 1 2.5 t\\nq1 Q0 q1 2 1e-3 t\\nq2 Q0 d3 1 7 t\\n")
-    >>> run = parse_run_file(path)
-    >>> run.query_ids, run.offsets.tolist(), run.scores.tolist(), run.skip.tolist()
-    (['q1', 'q2'], [0, 2, 3], [2.5, 0.001, 7.0], [False, True, False])
-    >>> _ = path.write_text("q1 Q0 d1 1 2.5 t\\nq1 Q0  d2 2 1 t\\n")  # an empty field
-    >>> parse_run_file(path) is None
-    True
-    """
-    with path.open("rb") as handle:
-        if not handle.seek(0, 2):
-            return None
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    data = np.frombuffer(mapped, dtype=np.uint8)
-    try:
-        return _parse(data, ignore_identical_ids)
-    finally:
-        del data  # the map cannot close while a view of it lives
-        # An error's traceback may still hold a view: then the map closes when it goes,
-        # and the error itself is what the caller sees.
-        with contextlib.suppress(BufferError):
-            mapped.close()
+    """:func:`parse_run_bytes` on the file at ``path`` (opened as every reader opens it)."""
+    source = open_input(path)
+    return parse_run_bytes(
+        source.data, start=source.start(), ignore_identical_ids=ignore_identical_ids
+    )
 
 
-def _parse(data: np.ndarray, ignore_identical_ids: bool) -> ColumnarRun | None:
-    start = len(_BOM) if bytes(data[: len(_BOM)]) == _BOM else 0
+def _parse(data: np.ndarray, start: int, ignore_identical_ids: bool) -> ColumnarRun | None:
     end = len(data)
     line_end = _find(data, _NL, start, end)
     first = bytes(data[start : line_end if line_end >= 0 else end])
@@ -135,7 +133,7 @@ def _find(data: np.ndarray, byte: int, start: int, end: int) -> int:
 
 def _slices(data: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
     """About two byte ranges per core, each starting at a line start."""
-    parts = 2 * _cores() if end - start >= PARALLEL_MIN_BYTES else 1
+    parts = 2 * _cores() if end - start >= limits.PARSE_SLICED_BYTES else 1
     cuts = [start]
     for i in range(1, parts):
         guess = max(start + (end - start) * i // parts, cuts[-1])
@@ -148,7 +146,7 @@ def _slices(data: np.ndarray, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _row_slices(rows: int) -> list[tuple[int, int]]:
-    parts = 2 * _cores() if rows >= PARALLEL_MIN_ROWS else 1
+    parts = 2 * _cores() if rows >= limits.COPY_SLICED_ROWS else 1
     cuts = np.linspace(0, rows, parts + 1).astype(np.int64).tolist()
     return [(a, b) for a, b in pairwise(cuts) if b > a]
 
@@ -208,110 +206,18 @@ def _count_lines(data, start, end):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _utf8_ok(data, a, b):  # pragma: no cover - compiled
-    """Strict UTF-8 (as Python decodes it): no overlongs, surrogates or code points past
-    U+10FFFF."""
-    i = a
-    while i < b:
-        c = at(data, i)
-        if c < 0x80:
-            i += 1
-            continue
-        if 0xC2 <= c <= 0xDF:
-            need, lo, hi = 1, 0x80, 0xBF
-        elif c == 0xE0:
-            need, lo, hi = 2, 0xA0, 0xBF
-        elif 0xE1 <= c <= 0xEC or 0xEE <= c <= 0xEF:
-            need, lo, hi = 2, 0x80, 0xBF
-        elif c == 0xED:
-            need, lo, hi = 2, 0x80, 0x9F
-        elif c == 0xF0:
-            need, lo, hi = 3, 0x90, 0xBF
-        elif 0xF1 <= c <= 0xF3:
-            need, lo, hi = 3, 0x80, 0xBF
-        elif c == 0xF4:
-            need, lo, hi = 3, 0x80, 0x8F
-        else:
-            return False
-        if i + need > b - 1:
-            return False
-        if not lo <= at(data, i + 1) <= hi:
-            return False
-        for j in range(i + 2, i + 1 + need):
-            if not 0x80 <= at(data, j) <= 0xBF:
-                return False
-        i += need + 1
-    return True
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _digit_run(data, b, fraction, i, mantissa, significant, scale, digits):  # pragma: no cover
-    """Read the digits from ``i`` into (the first 19 significant ones) ``mantissa``; ``scale``
-    is the decimal exponent that corrects for the digits left out of the integer part or
-    read after the point. Returns the updated ``(i, mantissa, significant, scale, digits)``."""
-    while i < b and 48 <= at(data, i) <= 57:
-        d = at(data, i) - 48
-        if significant > 0 or d != 0:
-            significant += 1
-            if significant <= 19:
-                mantissa = mantissa * np.uint64(10) + np.uint64(d)
-                if fraction:
-                    scale -= 1
-            elif not fraction:
-                scale += 1
-        elif fraction:
-            scale -= 1  # a leading zero after the point
-        digits += 1
-        i += 1
-    return i, mantissa, significant, scale, digits
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _score(data, a, b, pow10):  # pragma: no cover - compiled
-    """(ok, exact, value) of the score text ``data[a:b]`` in the grammar
-    ``[+-]?(digits[.digits]|.digits)([eE][+-]?digits)?``; ``exact`` False: leave it to the
-    correctly rounded converter (too many digits or too large an exponent)."""
-    i = a
-    negative = False
-    if i < b and (at(data, i) == 43 or at(data, i) == 45):
-        negative = at(data, i) == 45
-        i += 1
-    i, mantissa, significant, scale, digits = _digit_run(data, b, False, i, np.uint64(0), 0, 0, 0)
-    if i < b and at(data, i) == 46:
-        i, mantissa, significant, scale, digits = _digit_run(
-            data, b, True, i + 1, mantissa, significant, scale, digits
-        )
-    if digits == 0:
-        return False, False, 0.0
-    exponent = 0
-    if i < b and (at(data, i) == 101 or at(data, i) == 69):
-        i += 1
-        exp_negative = False
-        if i < b and (at(data, i) == 43 or at(data, i) == 45):
-            exp_negative = at(data, i) == 45
-            i += 1
-        exp_digits = 0
-        while i < b and 48 <= at(data, i) <= 57:
-            if exponent < 100_000:
-                exponent = exponent * 10 + (at(data, i) - 48)
-            exp_digits += 1
-            i += 1
-        if exp_digits == 0:
-            return False, False, 0.0
-        if exp_negative:
-            exponent = -exponent
-    if i != b:
-        return False, False, 0.0
-    if significant == 0:
-        return True, True, -0.0 if negative else 0.0
-    if significant > 19 or mantissa > np.uint64(9007199254740992):
-        return True, False, 0.0
-    e = exponent + scale
-    if e < -22 or e > 22:
-        return True, False, 0.0
-    value = float(mantissa)
-    value = value * pow10[e] if e >= 0 else value / pow10[-e]
-    return True, True, -value if negative else value
+def _previous_query(data, start, file_start, delimiter):  # pragma: no cover - compiled
+    """``[a, b)`` of the query id on the line before ``start`` (for the first row's block
+    flag), or ``(-1, -1)`` at the start of the file."""
+    if start <= file_start:
+        return -1, -1
+    p = start - 1
+    while p > file_start and at(data, p - 1) != 10:
+        p -= 1
+    q = p
+    while q < start and at(data, q) != delimiter:
+        q += 1
+    return p, q
 
 
 @njit(cache=True, nogil=True)
@@ -321,18 +227,7 @@ def _parse_lines(
 ):  # pragma: no cover - compiled  # fmt: skip
     """Parse the lines of ``data[start:end]`` into rows ``row..``; 0 when every line is
     in the accepted shape, else 1 (the caller falls back to the line reader)."""
-    # The previous line's query id (for the first row's block flag).
-    prev_a = -1
-    prev_b = -1
-    if start > file_start:
-        p = start - 1
-        while p > file_start and at(data, p - 1) != 10:
-            p -= 1
-        q = p
-        while q < start and at(data, q) != delimiter:
-            q += 1
-        prev_a = p
-        prev_b = q
+    prev_a, prev_b = _previous_query(data, start, file_start, delimiter)
     pos = start
     field_a = np.empty(6, dtype=np.int64)
     field_b = np.empty(6, dtype=np.int64)
@@ -369,7 +264,7 @@ def _parse_lines(
             pos += 1
         if nonascii:
             for t in range(6):
-                if not _utf8_ok(data, field_a[t], field_b[t]):
+                if not utf8_ok(data, field_a[t], field_b[t]):
                     return 1
         qa = field_a[0]
         qb = field_b[0]

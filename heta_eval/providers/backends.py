@@ -45,13 +45,14 @@ ENGINE_MIN_ROWS = 100_000
 COMPILED_MIN_BYTES = 8 * 2**20
 
 
-def compiled_run_file(path: str | os.PathLike[str]) -> bool:
-    """Whether a run file is large enough (:data:`COMPILED_MIN_BYTES`) to be read for the
-    compiled engine; False when it cannot be sized (its reader then reports it)."""
-    try:
-        return os.path.getsize(path) >= COMPILED_MIN_BYTES
-    except OSError:
-        return False
+def compiled_run_file(path: str | os.PathLike[str] | object) -> bool:
+    """Whether a run file (or an opened input, :func:`heta_eval.io.source.open_input`) is
+    large enough (:data:`COMPILED_MIN_BYTES`) to be read for the compiled engine; False
+    when it cannot be sized without reading it (its reader then reports it)."""
+    from heta_eval.io.source import input_size
+
+    size = input_size(path)
+    return size is not None and size >= COMPILED_MIN_BYTES
 
 
 #: The measure families the compiled engine computes: BEIR's five.

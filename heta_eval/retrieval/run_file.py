@@ -1,5 +1,5 @@
 """``evaluate_run_file``: a run file scored through the one run reader
-(:mod:`heta_eval.io.trec`), straight into arrays when the file is large."""
+(:mod:`heta_eval.io.run`), straight into arrays when the file is large."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from heta_eval.io.trec import read_run, read_run_columnar
+from heta_eval.io.run import read_run, read_run_columnar
+from heta_eval.io.source import open_input
 from heta_eval.measures.measure import BEIR_K_VALUES, METRICS, Measure
 from heta_eval.providers.backends import choose_backend, compiled_run_file
 from heta_eval.retrieval.columnar_run import DuplicateRowsError, evaluate_columnar_run
@@ -31,11 +32,12 @@ def evaluate_run_file(
     engine: str = "auto",
 ) -> RunEvaluation:
     """:func:`~heta_eval.retrieval.run.evaluate_run` on a run file (TREC or BEIR results JSON),
-    read by the one run reader (:mod:`heta_eval.io.trec`). A large TREC file the engine can
+    read by the one run reader (:mod:`heta_eval.io.run`). A large TREC file the engine can
     score is read straight into arrays; anything else, or any doubt (a repeated pair, a parse
-    problem), goes through :func:`heta_eval.io.trec.read_run`, which names the bad line. Same
-    numbers either way. Raises :class:`~heta_eval.io.trec.TrecFormatError` or ``OSError``.
+    problem), goes through :func:`heta_eval.io.run.read_run`, which names the bad line. Same
+    numbers either way. Raises :class:`~heta_eval.io.run.TrecFormatError` or ``OSError``.
     """
+    path = open_input(path)  # read once: a pipe, a FIFO or "-" is never reopened
     named = plan_measures(k_values, metrics, measures)[2]
     # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
     large = compiled_run_file(path)
@@ -62,7 +64,7 @@ def evaluate_run_file(
 
 
 def _read_while_kernel_loads(path: Any, ignore_identical_ids: bool) -> Any:
-    """:func:`~heta_eval.io.trec.read_run_columnar`, the metric kernel loading from numba's
+    """:func:`~heta_eval.io.run.read_run_columnar`, the metric kernel loading from numba's
     cache in a thread meanwhile (the parse's threads release the GIL)."""
     from heta_eval.providers.engine import load_kernel  # heavy (numba): a large file only
 

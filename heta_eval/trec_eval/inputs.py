@@ -1,11 +1,16 @@
-"""The two files of a trec_eval command line, read through :mod:`heta_eval.io.trec`.
+"""The two files of a trec_eval command line, read as trec_eval 9.0.8 reads them.
 
-trec_eval reads a run line as ``qid iter docno rank sim run_id`` and ignores anything after
-``run_id`` and blank lines; the project's reader (:func:`heta_eval.io.trec.read_run`) refuses
-both. When it refuses a file, the file is read again under trec_eval's grammar: at least six
-whitespace-separated fields, extra fields and blank lines ignored, every other check kept
-(UTF-8, numeric and finite score, no document twice in a query). ``runid`` is the
-``run_id`` field of the run's last line, as trec_eval prints it.
+Both go through the project's readers (:mod:`heta_eval.io.run`, :mod:`heta_eval.io.qrels`)
+in their ``trec_eval`` mode (:mod:`heta_eval.io.grammar`): run lines of six or more fields
+(the rest ignored) and blank lines skipped; scores read by ``atof`` and labels by ``atol``
+(``abc`` reads 0); a byte-order mark kept in the first query id; qrels comment-like and
+header lines read as judgments. Still errors naming the file and line: a non-UTF-8 byte, a
+score that is not finite, a repeated document, an empty id or one holding NUL, BEIR
+results JSON. ``runid`` is the tag of the run's last line. Either file may be ``-``
+(standard input), a pipe or a FIFO; each is read once.
+
+Where trec_eval mode keeps something the library would drop or refuse, ``warn`` is called
+with one line saying so (default: printed on standard error).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "run"
@@ -16,78 +21,32 @@ whitespace-separated fields, extra fields and blank lines ignored, every other c
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
+import sys
+from collections.abc import Callable
+from typing import Any
 
-from heta_eval.io.trec import PathLike, Qrels, Run, TrecFormatError, read_qrels, read_run
+from heta_eval.io.grammar import Reading, TrecFormatError
+from heta_eval.io.qrels import Qrels, read_qrels
+from heta_eval.io.run import Run, read_run_and_tag
 
-__all__ = ["read_trec_eval_qrels", "read_trec_eval_run", "run_tag"]
+__all__ = ["print_note", "read_trec_eval_qrels", "read_trec_eval_run"]
+
+Warn = Callable[[str], None]
 
 
-def read_trec_eval_qrels(path: PathLike) -> Qrels:
+def print_note(message: str) -> None:
+    """The default ``warn``: the note as one line on standard error."""
+    print(f"heta-eval trec_eval: note: {message}", file=sys.stderr)
+
+
+def read_trec_eval_qrels(source: Any, warn: Warn | None = print_note) -> Qrels:
     """The qrels as trec_eval reads them (4 fields a line; a repeated judgment is an error)."""
-    return read_qrels(path)
+    return read_qrels(source, reading=Reading("trec_eval", warn))
 
 
-def read_trec_eval_run(path: PathLike) -> tuple[Run, str]:
+def read_trec_eval_run(source: Any, warn: Warn | None = print_note) -> tuple[Run, str]:
     """The run and its tag (``runid``); a TrecFormatError names the file and line."""
-    path = Path(path)
-    with path.open("rb") as handle:
-        if handle.read(4096).lstrip()[:1] == b"{":
-            raise TrecFormatError("trec_eval reads TREC runs, not BEIR results JSON", path)
-    try:
-        return read_run(path), run_tag(path)
-    except TrecFormatError as error:
-        refused = error
-    run = _read_with_trec_eval_grammar(path)
-    if run is None:
-        raise refused
-    return run, run_tag(path)
-
-
-def run_tag(path: PathLike) -> str:
-    """The sixth field of the file's last non-blank line (trec_eval's ``runid``)."""
-    path = Path(path)
-    with path.open("rb") as handle:
-        size = handle.seek(0, 2)
-        block = 1 << 16
-        while True:
-            start = max(0, size - block)
-            handle.seek(start)
-            tail = handle.read(size - start)
-            lines = [raw for raw in tail.splitlines() if raw.strip()]
-            # The first line of a partial block may be cut: trust it only at the file's start.
-            if lines and (start == 0 or len(lines) > 1):
-                fields = lines[-1].split()
-                if len(fields) < 6:
-                    raise TrecFormatError("last line has no run tag (6th field)", path)
-                return fields[5].decode("utf-8", errors="replace")
-            if start == 0:
-                raise TrecFormatError("empty file: no run lines", path)
-            block *= 4
-
-
-def _read_with_trec_eval_grammar(path: Path) -> Run | None:
-    """The run under trec_eval's grammar, or None when the file has a line trec_eval would
-    refuse too (the project reader's message then stands)."""
-    run: Run = {}
-    with path.open("rb") as handle:
-        for raw in handle:
-            try:
-                fields = raw.decode("utf-8").split()
-            except UnicodeDecodeError:
-                return None
-            if not fields:
-                continue
-            if len(fields) < 6:
-                return None
-            qid, docid, score_text = fields[0], fields[2], fields[4]
-            try:
-                score = float(score_text)
-            except ValueError:
-                return None
-            docs = run.setdefault(qid, {})
-            if not math.isfinite(score) or docid in docs:
-                return None
-            docs[docid] = score
-    return run or None
+    run, tag = read_run_and_tag(source, reading=Reading("trec_eval", warn))
+    if tag is None:  # not reached: trec_eval mode refuses JSON
+        raise TrecFormatError("trec_eval reads TREC runs", str(source))
+    return run, tag
