@@ -1,7 +1,7 @@
 """Reference scores (Pyserini BM25, MTEB all-MiniLM-L6-v2, BEIR paper BM25) and checks.
 
-The numbers live in ``references.json`` next to this module, copied from
-``../shared/reference/beir-semantics.md`` §6, each system with its source. A check classifies
+The numbers live in ``references.json`` next to this module, each system with its public
+source (Pyserini's 2CR table, MTEB's results repository, the BEIR paper). A check classifies
 an observed score the way Pyserini's 2CR does, with this project's tolerances:
 
 * ``OK``: ``|Δ| <= 1e-4`` (the references have 4 decimals);

@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 # BEIR's five families, the one table their names come from:
-# (the seed API's metric, BEIR's key prefix, the trec_eval family; BEIR's mrr is its own).
+# (the (metric, k) API's metric, BEIR's key prefix, the trec_eval family; BEIR's mrr is its own).
 _BEIR = (
     ("ndcg", "NDCG", "ndcg_cut"),
     ("map", "MAP", "map_cut"),
@@ -243,7 +243,8 @@ class Measure:
 
     @property
     def legacy(self) -> tuple[str, int] | None:
-        """``(metric, k)`` of the seed API (``("ndcg", 10)``) for BEIR's five families."""
+        """``(metric, k)`` (``("ndcg", 10)``), as ``BeirRetrievalMetric`` takes it, for BEIR's five
+        families."""
         metric = _LEGACY.get(self.family)
         return (metric, int(self.param)) if metric and self.param is not None else None
 
@@ -356,7 +357,8 @@ def measure_key(metric: str, k: int) -> str:
 
 def parse_measure(name: str) -> tuple[str, int]:
     """Parse a measure name (``nDCG@10``, ``R@100``, ``P_5``, ``map_cut.10``) into (metric, k)
-    of BEIR's five families (the seed API; :meth:`Measure.parse` knows every measure).
+    of BEIR's five families, as ``BeirRetrievalMetric`` takes them (:meth:`Measure.parse` knows
+    every measure).
 
     >>> parse_measure("nDCG@10"), parse_measure("R@100"), parse_measure("mrr@10")
     (('ndcg', 10), ('recall', 100), ('mrr', 10))
@@ -372,5 +374,5 @@ def parse_measure(name: str) -> tuple[str, int]:
 
 
 def legacy_measure(metric: str, k: int) -> Measure:
-    """The measure of the seed API's ``(metric, k)``: ``("ndcg", 10)`` is ``NDCG@10``."""
+    """The measure of a ``(metric, k)`` pair: ``("ndcg", 10)`` is ``NDCG@10``."""
     return Measure(_LEGACY_FAMILY[metric], str(k))
