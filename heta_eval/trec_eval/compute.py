@@ -10,12 +10,12 @@ trec_eval's order so that they are bit-identical.
 Relevance labels: trec_eval gives every negative label one meaning, "pooled but unjudged"
 (non-relevant everywhere; ``bpref``, ``infAP``, ``num_nonrel_judged_ret`` and ``-J`` tell it
 apart from a judged 0). trec_eval 9.0.8 mishandles a query whose labels are all negative: it
-sizes its per-label counters by the highest label, so -2 and below ``memset`` a negative size
-(SIGSEGV) and -1 reuses the previous query's counters (leftover state; in a process that
-evaluates twice, freed memory). So labels <= -2 are passed on as -1, which has exactly their
-meaning, and a query with no label >= 0 gets one extra judgment, label 0, for a document no
-run can name (the empty id): every count and value stays what the definitions give for a
-query with no relevant document, and trec_eval never reads stale memory.
+sizes its per-label counters by the highest label, so it has none for a first such query
+(it stops), -2 and below ``memset`` a negative size (SIGSEGV), and -1 reuses the previous
+query's counters. :func:`evaluate` refuses the first two; labels <= -2 are passed on as -1,
+which has exactly their meaning, and a query with no label >= 0 gets one extra judgment,
+label 0, for a document no run can name (the empty id): every count and value stays what
+the definitions give for a query with no relevant document, and what trec_eval prints.
 
 >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": -3}}
 >>> run = {"q1": {"d1": 0.2, "d2": 0.9, "d3": 0.5}, "q9": {"d1": 1.0}}
