@@ -110,6 +110,8 @@ def _pytrec_eval_level(
     """The level to give pytrec_eval (a C int): any level above every label counts the same.
     bpref reads a counter per label below the level; far past a query's labels trec_eval
     crashes, so that is refused."""
+    if level < 1:
+        raise ValueError(f"relevance level {level}: pytrec_eval computes levels of 1 and above")
     if not evaluated:
         return 1
     lowest_top = min(max(qrels[qid].values()) for qid in evaluated)
