@@ -25,9 +25,12 @@ the definitions give for a query with no relevant document, and what trec_eval p
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 from heta_eval.io.trec import ranked
 from heta_eval.measures.trec_catalogue import MIN_GEO_MEAN, TrecFamily
@@ -228,18 +231,23 @@ def _relstring(
 ) -> str:
     """trec_eval's relstring: a character per ranked document; digits for labels 0-9, '>'
     above 9, '-' not in the qrels, '.' in the qrels with a negative label."""
+    if length <= 0:
+        return ""
+    if judged_only:  # -J drops everything that is not judged
+        docs = {doc: score for doc, score in docs.items() if labels.get(doc, -1) >= 0}
+    # Only the first ``length`` documents of heta_eval.io.trec.ranked's order are needed.
+    with np.errstate(over="ignore"):
+        keys = np.asarray(list(docs.values()), dtype=np.float32).tolist()
     chars = []
-    for doc, _ in ranked(docs):
+    for _, doc in heapq.nlargest(length, zip(keys, docs, strict=True)):
         label = labels.get(doc)
-        if judged_only and (label is None or label < 0):
-            continue  # -J drops everything that is not judged
         if label is None:
             chars.append("-")
         elif label < 0:
             chars.append(".")
         else:
             chars.append(">" if label > 9 else str(label))
-    return "".join(chars[: max(length, 0)])
+    return "".join(chars)
 
 
 def summary_value(
