@@ -64,3 +64,13 @@ def test_per_query_values_twice_in_one_process():
     second = per_query_values(qrels, run, ["map", "num_rel_ret"])
     assert first == second
     assert second["no_query"] == {"map": 0.5, "num_rel_ret": 1.0}
+
+
+def test_many_queries_in_batches_give_one_pytrec_eval_call_s_values():
+    from pytrec_eval_ext import RelevanceEvaluator
+
+    qrels = {f"q{i}": {f"d{i % 7}": 1, f"d{i % 5}": 0} for i in range(700)}
+    run = {f"q{i}": {f"d{j}": float((i * j) % 11) for j in range(9)} for i in range(700)}
+    measures = {"map", "P.5", "ndcg_cut.10", "bpref"}
+    whole = RelevanceEvaluator(qrels, measures, 1, False).evaluate(run)
+    assert per_query_values(qrels, run, measures) == whole

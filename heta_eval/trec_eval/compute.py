@@ -65,7 +65,7 @@ def per_query_values(
         return {}
     safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
     for qid, docs in run.items():
-        if not _readable(qid) or not all(_readable(doc) for doc in docs):
+        if not _readable(qid) or "" in docs or "\0" in "".join(docs):
             raise ValueError(f"run query {qid!r}: an id is empty or contains NUL")
     evaluated = [qid for qid in run if qid in safe_qrels]
     level = _pytrec_eval_level(relevance_level, safe_qrels, evaluated, specs)
@@ -79,7 +79,11 @@ def per_query_values(
     for ranking, judged in ((ranked_runs, judged_only), (empty, True)):
         if ranking:
             evaluator = RelevanceEvaluator(qrels_in, specs, level, judged)
-            values.update(evaluator.evaluate(ranking))
+            qids = list(ranking)
+            # In batches: pytrec_eval copies what it is given, so this bounds that copy.
+            for start in range(0, len(qids), _BATCH):
+                batch = {qid: ranking[qid] for qid in qids[start : start + _BATCH]}
+                values.update(evaluator.evaluate(batch))
     names = {alias: qid for qid, alias in aliases.items()}
     return {names.get(qid, qid): per_query for qid, per_query in values.items()}
 
@@ -87,6 +91,8 @@ def per_query_values(
 # pytrec_eval's trec_eval caches its last query under this name after each evaluation: a
 # query so named in the next one would get that query's counts.
 _CACHE_NAME = "no_query"
+# Queries per pytrec_eval call.
+_BATCH = 256
 # Reading counters past a query's highest label: trec_eval's bpref crashes this far out.
 _BPREF_READ_LIMIT = 10_000
 
