@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from trec_eval_findings import ARGVS, FINDINGS, QRELS, RUN
+from trec_eval_findings import ARGVS, FINDINGS, QRELS, RUN, files_of
 
 from heta_eval.cli import main
 from heta_eval.trec_eval import per_query_values, trec_eval_lines
@@ -24,8 +24,11 @@ def files(tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(ARGVS))
-def test_prints_what_trec_eval_prints_or_refuses_in_one_line(name, files, capsysbinary):
-    code = main(["trec_eval", *ARGVS[name], *files])
+def test_prints_what_trec_eval_prints_or_refuses_in_one_line(name, tmp_path, capsysbinary):
+    qrels, run = files_of(name)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    code = main(["trec_eval", *ARGVS[name], str(tmp_path / "qrels"), str(tmp_path / "run")])
     out, err = capsysbinary.readouterr()
     if PINNED[name] is None:  # trec_eval crashes
         errors = [text for text in err.splitlines() if b": note: " not in text]

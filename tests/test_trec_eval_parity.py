@@ -60,8 +60,8 @@ def ours(argv: list[str]) -> list[tuple[str, str, str]]:
 
 
 def text(key: str, value: float) -> str:
-    if math.isnan(value):  # C's printf shows a NaN's sign
-        return "  -nan" if math.copysign(1.0, value) < 0 else "   nan"
+    if math.isnan(value):  # trec_eval's NaNs are x86's default NaN, printed "-nan"
+        return "  -nan"
     return str(int(value)) if key.startswith("num_") else f"{value:6.4f}"
 
 

@@ -39,14 +39,29 @@ ARGVS = {
     "ndcg_cut_fraction": ["-q", "-m", "ndcg_cut.10,20,23.4"],
     "J_nan": ["-q", "-J", "-m", "iprec_at_recall.0", "-m", "11pt_avg"],
     "no_query_all_trec": ["-q", "-m", "all_trec"],
+    "G_inf": ["-q", "-m", "G.-1=2"],
+    "G_nan": ["-q", "-m", "G.-1=2"],
 }
+# Cases on files of their own: (qrels, run).
+OWN_FILES = {
+    "G_nan": (
+        "Q9 0 d3 2\nQ9 0 d2 2\n",
+        "Q9 Q0 d4 1 2 t\nQ9 Q0 d3 2 7 t\nQ9 Q0 d2 3 2 t\nQ9 Q0 d5 4 7 t\nQ9 Q0 d7 5 0.5 t\n",
+    ),
+}
+
+
+def files_of(name: str) -> tuple[str, str]:
+    """The qrels and run texts of case ``name``."""
+    return OWN_FILES.get(name, (QRELS, RUN))
 
 
 def main() -> None:
     found = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, argv in ARGVS.items():
-            proc = run_case(sys.argv[1], {"qrels": QRELS, "run": RUN, "argv": argv}, Path(tmp))
+            qrels, run = files_of(name)
+            proc = run_case(sys.argv[1], {"qrels": qrels, "run": run, "argv": argv}, Path(tmp))
             found[name] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None
     FINDINGS.write_text(json.dumps(found, indent=1) + "\n")
 

@@ -11,7 +11,7 @@ from the run; it only counts it in the averages.
 'P_5                   \\tall\\t0.2667'
 >>> line("num_ret", "301", 500.0, integer=True)
 'num_ret               \\t301\\t500'
->>> line("11pt_avg", "301", -math.nan, integer=False)
+>>> line("11pt_avg", "301", math.nan, integer=False)
 '11pt_avg              \\t301\\t  -nan'
 """
 
@@ -33,8 +33,9 @@ def line(name: str, qid: str, value: float | str, *, integer: bool) -> str:
     elif integer:
         text = str(int(value))  # C's (long) cast truncates toward zero
     elif math.isnan(value):
-        # printf writes the sign of a NaN; trec_eval's 0/0 (x86's default NaN) has it set.
-        text = f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
+        # trec_eval's NaNs come from 0/0 and the like: x86's default NaN, sign bit set, which
+        # printf writes "-nan" (pytrec_eval's build returns some with the bit clear).
+        text = "  -nan"
     else:
         text = f"{value:6.4f}"
     return f"{name:<22}\t{qid}\t{text}"
