@@ -26,6 +26,7 @@ BENCH = Path(__file__).resolve().parent
 SCRIPTS = (
     "bench_metrics.py",
     "bench_oneshot.py",
+    "bench_trec_eval.py",
     "bench_kb.py",
     "bench_e2e.py",
     "bench_lucene.py",

@@ -88,7 +88,11 @@ def test_atof_and_atol_are_cs():
     assert [atof(t) for t in ["\u0662", "\uff11", "1e", "-.5x", "0x1P-1", "1e999"]] == [
         0.0, 0.0, 1.0, -0.5, 0.5, float("inf"),
     ]  # fmt: skip
-    assert [atol(t) for t in ["\u0661", "\uff12", "+3", " 3", "-0"]] == [0, 0, 3, 0, 0]
+    # strtol and strtod skip leading C whitespace, nothing else
+    assert [atol(t) for t in ["\u0661", "\uff12", "+3", " 3", "\t-4", "\xa03", "-0"]] == [
+        0, 0, 3, 3, -4, 0, 0,
+    ]  # fmt: skip
+    assert atof(" 2.5") == 2.5 and atof("\u00a02.5") == 0.0
 
 
 # ------------------------------------------------------------ the library: loud refusals

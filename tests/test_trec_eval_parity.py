@@ -1,6 +1,6 @@
 """``heta-eval trec_eval`` against pytrec_eval on random files: every all_trec value per query,
 every summary line, with ties, float32-equal scores, graded, zero and negative labels down to
--5, queries missing on either side, -c, -J, -l and -M."""
+-3, queries missing on either side, -c, -J, -l and -M."""
 
 from __future__ import annotations
 
@@ -28,10 +28,15 @@ def docs_of(values):
 
 @st.composite
 def cases(draw):
-    qrels = draw(st.dictionaries(st.sampled_from(QIDS), docs_of(st.integers(-5, 3)), min_size=1))
+    qrels = draw(st.dictionaries(st.sampled_from(QIDS), docs_of(st.integers(-3, 3)), min_size=1))
     score = st.sampled_from(SCORES) | st.floats(-10, 10, allow_nan=False, width=32)
     run = draw(st.dictionaries(st.sampled_from(QIDS), docs_of(score), min_size=1))
-    assume(set(run) & set(qrels))
+    evaluated = sorted(set(run) & set(qrels))
+    assume(evaluated)
+    # Where trec_eval 9.0.8 fails (test_trec_eval_cli): a first query with no label >= 0,
+    # a query with every label <= -2.
+    assume(max(qrels[evaluated[0]].values()) >= 0)
+    assume(all(max(qrels[q].values()) >= -1 for q in evaluated))
     return qrels, run
 
 
@@ -55,6 +60,8 @@ def ours(argv: list[str]) -> list[tuple[str, str, str]]:
 
 
 def text(key: str, value: float) -> str:
+    if math.isnan(value):  # trec_eval's NaNs are x86's default NaN, printed "-nan"
+        return "  -nan"
     return str(int(value)) if key.startswith("num_") else f"{value:6.4f}"
 
 
@@ -132,6 +139,7 @@ def test_M_equals_evaluating_each_querys_top_documents(case, limit):
         limited = ours([*argv, "-M", str(limit), *write(Path(folder), qrels, run)])
     kept = {q: docs for q, docs in top.items() if docs}
     assume(set(kept) & set(qrels))
+    assume(max(qrels[min(set(kept) & set(qrels))].values()) >= 0)
     with tempfile.TemporaryDirectory() as folder:
         by_hand = ours([*argv, *write(Path(folder), qrels, kept)])
     # Queries left empty by -M 0 still count in trec_eval; compare the queries both keep.

@@ -35,9 +35,10 @@ examples:
   heta-eval trec_eval -q -m all_trec -l2 qrels.trec run.trec
   heta-eval trec_eval -mndcg_cut.10 -mP.5 -M100 qrels.trec run.trec
 
-Negative labels are "pooled but unjudged", as in trec_eval (labels of -2 and below, which
-crash trec_eval 9.0.8, are read as -1). Not supported: -D, -N, -Z, -o, other -R/-T formats,
--l below 1. Errors are one line on stderr, exit status 2. See docs/trec_eval.md.
+Numbers are read as trec_eval reads them (-m ndcg_cut.23.4 is ndcg_cut_23). Negative labels
+are "pooled but unjudged", as in trec_eval. Where trec_eval 9.0.8 stops or crashes, and for
+-D, -N, -Z, -o, other -R/-T formats and -l below 1, the error is one line on stderr, exit
+status 2. See docs/trec_eval.md.
 """
 
 VERSION = "trec_eval version 9.0.8 (heta-eval, through pytrec_eval)"

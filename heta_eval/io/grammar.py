@@ -35,6 +35,9 @@ from typing import Literal
 
 __all__ = [
     "BOM",
+    "INT64_MAX",
+    "INT64_MIN",
+    "NUMBER",
     "Mode",
     "Reading",
     "TrecFormatError",
@@ -55,7 +58,10 @@ Mode = Literal["library", "trec_eval"]
 WHITESPACE = " \t\n\r\x0b\x0c"
 BOM = b"\xef\xbb\xbf"
 _SPLIT = re.compile(r"[ \t\n\r\x0b\x0c]+")
-_SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: A decimal number, ASCII digits only (``\d`` would also match Arabic-Indic or full-width
+#: digits, which C's atof/atol read as 0): scores, levels, every numeric parameter.
+NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_SCORE = re.compile(NUMBER)
 _LABEL = re.compile(r"[+-]?[0-9]+")
 # glibc strtod's prefixes (C locale): infinity, nan(...), hexadecimal and decimal numbers.
 _ATOF = re.compile(
@@ -64,7 +70,9 @@ _ATOF = re.compile(
     r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)",
     re.IGNORECASE,
 )
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+#: C's ``long`` on x86-64: where atol saturates.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_LEADING_INTEGER = re.compile(r"[ \t\n\r\x0b\x0c]*([+-]?[0-9]+)")
 
 
 class TrecFormatError(ValueError):
@@ -168,7 +176,7 @@ def atof(text: str) -> float:
     >>> atof("2.5abc"), atof("abc"), atof("\\u0661"), atof("1e"), atof("0x1p3"), atof("-inf")
     (2.5, 0.0, 0.0, 1.0, 8.0, -inf)
     """
-    match = _ATOF.match(text)
+    match = _ATOF.match(text.lstrip(WHITESPACE))  # strtod skips leading whitespace
     if match is None:
         return 0.0
     number = match.group()
@@ -193,10 +201,10 @@ def atol(text: str) -> int:
     >>> atol("1.0"), atol("abc"), atol("\\uff11"), atol("-7x"), atol("9" * 30) == 2**63 - 1
     (1, 0, 0, -7, True)
     """
-    match = _LABEL.match(text)
+    match = _LEADING_INTEGER.match(text)  # strtol skips leading whitespace
     if match is None:
         return 0
-    return min(max(int(match.group()), _INT64_MIN), _INT64_MAX)
+    return min(max(int(match.group(1)), INT64_MIN), INT64_MAX)
 
 
 def parse_score(
@@ -244,7 +252,7 @@ def parse_label(
             f"relevance label {text!r} is not an integer", path, line, "non_integer_label", column
         )
     label = int(text)
-    if not _INT64_MIN <= label <= _INT64_MAX:
+    if not INT64_MIN <= label <= INT64_MAX:
         raise TrecFormatError(
             f"relevance label {text!r} is outside the int64 range",
             path, line, "non_integer_label", column,

@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 import re
 
+from heta_eval.io.grammar import NUMBER
+
 __all__ = ["GAIN_PAIR", "NUMBER", "cutoff", "floats", "gains", "level", "number_text"]
 
-#: A C floating-point literal as atof reads it whole (no inf/nan, no hex).
-NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 #: One ``LEVEL=GAIN`` pair of the gain families.
-GAIN_PAIR = re.compile(rf"[+-]?\d+={NUMBER}")
-_CUTOFF = re.compile(r"\+?(\d+)(?:\.\d*)?")
+GAIN_PAIR = re.compile(rf"[+-]?[0-9]+={NUMBER}")
+_CUTOFF = re.compile(r"\+?([0-9]+)(?:\.[0-9]*)?")
 
 
 def number_text(value: float) -> str:

@@ -26,6 +26,7 @@ from heta_eval.trec_eval.compute import TrecEvalResult, evaluate, per_query_valu
 from heta_eval.trec_eval.inputs import read_trec_eval_qrels, read_trec_eval_run
 from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
 from heta_eval.trec_eval.output import report_lines
+from heta_eval.trec_eval.params import c_long
 
 __all__ = [
     "TrecEvalOptions",
@@ -57,7 +58,7 @@ def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
         relevance_level=options.relevance_level,
         max_per_topic=options.max_per_topic,
         judged_only=options.judged_only,
-        relstring_length=int(relstring.values[0]) if relstring else None,
+        relstring_length=c_long(relstring.values[0]) if relstring else None,
     )  # fmt: skip
 
 

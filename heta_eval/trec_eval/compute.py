@@ -10,12 +10,12 @@ trec_eval's order so that they are bit-identical.
 Relevance labels: trec_eval gives every negative label one meaning, "pooled but unjudged"
 (non-relevant everywhere; ``bpref``, ``infAP``, ``num_nonrel_judged_ret`` and ``-J`` tell it
 apart from a judged 0). trec_eval 9.0.8 mishandles a query whose labels are all negative: it
-sizes its per-label counters by the highest label, so -2 and below ``memset`` a negative size
-(SIGSEGV) and -1 reuses the previous query's counters (leftover state; in a process that
-evaluates twice, freed memory). So labels <= -2 are passed on as -1, which has exactly their
-meaning, and a query with no label >= 0 gets one extra judgment, label 0, for a document no
-run can name (the empty id): every count and value stays what the definitions give for a
-query with no relevant document, and trec_eval never reads stale memory.
+sizes its per-label counters by the highest label, so it has none for a first such query
+(it stops), -2 and below ``memset`` a negative size (SIGSEGV), and -1 reuses the previous
+query's counters. :func:`evaluate` refuses the first two; labels <= -2 are passed on as -1,
+which has exactly their meaning, and a query with no label >= 0 gets one extra judgment,
+label 0, for a document no run can name (the empty id): every count and value stays what
+the definitions give for a query with no relevant document, and what trec_eval prints.
 
 >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": -3}}
 >>> run = {"q1": {"d1": 0.2, "d2": 0.9, "d3": 0.5}, "q9": {"d1": 1.0}}
@@ -25,8 +25,11 @@ query with no relevant document, and trec_eval never reads stale memory.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 from heta_eval.io.trec import ranked
 from heta_eval.measures.averaging import combine
@@ -53,6 +56,8 @@ def per_query_values(
     (sorts them as text, refuses ``.1`` and negative numbers), which would change
     ``utility`` and ``iprec_at_recall``. Negative labels are made safe (see module doc);
     empty ids, ids containing NUL and labels beyond ``MAX_LABEL`` are refused (ValueError).
+    A query with an empty ranking (``-M 0``) gets trec_eval's values for no documents
+    retrieved, ``-nan`` included.
     """
     from pytrec_eval_ext import RelevanceEvaluator
 
@@ -61,10 +66,73 @@ def per_query_values(
         return {}
     safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
     for qid, docs in run.items():
-        if not _readable(qid) or not all(_readable(doc) for doc in docs):
+        if not _readable(qid) or "" in docs or "\0" in "".join(docs):
             raise ValueError(f"run query {qid!r}: an id is empty or contains NUL")
-    evaluator = RelevanceEvaluator(safe_qrels, specs, relevance_level, judged_only)
-    return evaluator.evaluate(dict(run)) if run else {}
+    evaluated = [qid for qid in run if qid in safe_qrels]
+    level = _pytrec_eval_level(relevance_level, safe_qrels, evaluated, specs)
+    aliases = _aliases(safe_qrels, run)
+    qrels_in = {aliases.get(qid, qid): docs for qid, docs in safe_qrels.items()}
+    ranked_runs = {aliases.get(q, q): dict(run[q]) for q in evaluated if run[q]}
+    # No documents: trec_eval's counts are those of -J with nothing judged retrieved, and
+    # pytrec_eval cannot take an empty ranking.
+    empty = {aliases.get(q, q): {_unjudged(safe_qrels[q]): 0.0} for q in evaluated if not run[q]}
+    values: dict[str, dict[str, float]] = {}
+    for ranking, judged in ((ranked_runs, judged_only), (empty, True)):
+        if ranking:
+            evaluator = RelevanceEvaluator(qrels_in, specs, level, judged)
+            qids = list(ranking)
+            # In batches: pytrec_eval copies what it is given, so this bounds that copy.
+            for start in range(0, len(qids), _BATCH):
+                batch = {qid: ranking[qid] for qid in qids[start : start + _BATCH]}
+                values.update(evaluator.evaluate(batch))
+    names = {alias: qid for qid, alias in aliases.items()}
+    return {names.get(qid, qid): per_query for qid, per_query in values.items()}
+
+
+# pytrec_eval's trec_eval caches its last query under this name after each evaluation: a
+# query so named in the next one would get that query's counts.
+_CACHE_NAME = "no_query"
+# Queries per pytrec_eval call.
+_BATCH = 256
+# Reading counters past a query's highest label: trec_eval's bpref crashes this far out.
+_BPREF_READ_LIMIT = 10_000
+
+
+def _aliases(qrels: Mapping[str, object], run: Mapping[str, object]) -> dict[str, str]:
+    if _CACHE_NAME not in run:
+        return {}
+    alias = _CACHE_NAME + "\x01"
+    while alias in qrels or alias in run:
+        alias += "\x01"
+    return {_CACHE_NAME: alias}
+
+
+def _unjudged(docs: Mapping[str, int]) -> str:
+    doc = "unjudged"
+    while doc in docs:
+        doc += "_"
+    return doc
+
+
+def _pytrec_eval_level(
+    level: int, qrels: Mapping[str, Mapping[str, int]], evaluated: list[str], specs: set[str]
+) -> int:
+    """The level to give pytrec_eval (a C int): any level above every label counts the same.
+    bpref reads a counter per label below the level; far past a query's labels trec_eval
+    crashes, so that is refused."""
+    if level < 1:
+        raise ValueError(f"relevance level {level}: pytrec_eval computes levels of 1 and above")
+    if not evaluated:
+        return 1
+    lowest_top = min(max(qrels[qid].values()) for qid in evaluated)
+    bpref = any(spec.split(".")[0] in ("bpref", "gm_bpref") for spec in specs)
+    if bpref and level - (lowest_top + 1) > _BPREF_READ_LIMIT:
+        raise ValueError(
+            f"-l {level} with bpref: trec_eval 9.0.8 reads a counter for every level below "
+            f"{level}, far past the highest label of a query ({lowest_top}), and crashes"
+        )
+    highest = max(max(docs.values()) for docs in qrels.values())
+    return max(1, min(level, highest + 1))
 
 
 def _readable(text: str) -> bool:
@@ -122,6 +190,8 @@ def evaluate(
     query_ids = tuple(sorted(qid for qid in run if qrels.get(qid)))
     if not query_ids:
         raise ValueError("no query has both results and relevance judgments")
+    if specs or relstring_length is not None:
+        _check_negative_queries(qrels, query_ids)
     kept = {qid: _top(run[qid], max_per_topic) for qid in query_ids}
     values = per_query_values(qrels, kept, specs, relevance_level, judged_only)
     relstrings = {}
@@ -141,6 +211,20 @@ def evaluate(
     )
 
 
+def _check_negative_queries(qrels: Mapping[str, Mapping[str, int]], query_ids: tuple) -> None:
+    """trec_eval 9.0.8 sizes a query's label counters by its highest label: with none >= 0
+    it has no counters for the first query it evaluates (it stops) and crashes on a highest
+    label below -1."""
+    for position, qid in enumerate(query_ids):
+        top = max(qrels[qid].values())
+        if top < 0 and (position == 0 or top < -1):
+            what = 'stops ("Can\'t calculate measure")' if position == 0 else "crashes"
+            raise ValueError(
+                f"qrels query {qid}: every label is negative (highest {top}); trec_eval "
+                f"9.0.8 {what} on it"
+            )
+
+
 def _top(docs: Mapping[str, float], limit: int | None) -> Mapping[str, float]:
     """trec_eval's -M: the first ``limit`` documents of its ranking (float32 score, then
     doc id, both descending)."""
@@ -154,18 +238,23 @@ def _relstring(
 ) -> str:
     """trec_eval's relstring: a character per ranked document; digits for labels 0-9, '>'
     above 9, '-' not in the qrels, '.' in the qrels with a negative label."""
+    if length <= 0:
+        return ""
+    if judged_only:  # -J drops everything that is not judged
+        docs = {doc: score for doc, score in docs.items() if labels.get(doc, -1) >= 0}
+    # Only the first ``length`` documents of heta_eval.io.trec.ranked's order are needed.
+    with np.errstate(over="ignore"):
+        keys = np.asarray(list(docs.values()), dtype=np.float32).tolist()
     chars = []
-    for doc, _ in ranked(docs):
+    for _, doc in heapq.nlargest(length, zip(keys, docs, strict=True)):
         label = labels.get(doc)
-        if judged_only and (label is None or label < 0):
-            continue  # -J drops everything that is not judged
         if label is None:
             chars.append("-")
         elif label < 0:
             chars.append(".")
         else:
             chars.append(">" if label > 9 else str(label))
-    return "".join(chars[: max(length, 0)])
+    return "".join(chars)
 
 
 def summary_value(

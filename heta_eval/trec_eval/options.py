@@ -12,6 +12,7 @@ Where trec_eval silently reads junk as 0 (``-l x``, ``-m P.5x``), this refuses i
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -19,6 +20,13 @@ from dataclasses import dataclass, field
 
 from heta_eval.measures.params import GAIN_PAIR, NUMBER
 from heta_eval.measures.trec_catalogue import FAMILIES, NICKNAMES, TrecFamily, family
+from heta_eval.trec_eval.params import (
+    LONG_MAX,
+    atol,
+    float_cutoff_name,
+    is_number,
+    trec_eval_cutoff_order,
+)
 
 __all__ = ["RequestedMeasure", "TrecEvalOptions", "TrecEvalUsageError", "parse_options"]
 
@@ -39,10 +47,19 @@ class RequestedMeasure:
         """The names trec_eval prints for it: ``P_5``..., or ``utility_1,-1,0,0`` when a
         parameterised single-value measure was given parameters."""
         if self.family.params in ("cutoffs", "float_cutoffs"):
-            return self.family.pytrec_eval_keys(self.values)
+            return self.keys()
         if self.param_text is not None and self.family.params != "none":
             return (f"{self.family.name}_{self.param_text}",)
         return (self.family.name,)
+
+    def keys(self) -> tuple[str, ...]:
+        """pytrec_eval's keys for its values, in trec_eval's order (``values`` keeps it)."""
+        name = self.family.name
+        if self.family.params == "cutoffs":
+            return tuple(f"{name}_{int(c)}" for c in self.values)
+        if self.family.params == "float_cutoffs":
+            return tuple(float_cutoff_name(name, c) for c in self.values)
+        return (name,)
 
     def pytrec_eval_spec(self) -> str:
         """The measure string for pytrec_eval's C extension (trec_eval's ``-m`` syntax)."""
@@ -170,21 +187,23 @@ def _build(
 ) -> TrecEvalOptions:
     if flags.get("h") or flags.get("v"):
         return TrecEvalOptions("", "", (), help=bool(flags.get("h")), version=bool(flags.get("v")))
-    level, max_per_topic, measure_specs = 1, None, []
+    level, max_per_topic, measure_specs, notes = 1, None, [], []
     for short, value in values:
         if short == "m":
             measure_specs.append(value)
         elif short == "l":
-            level = _integer(value, "-l (relevance level)")
+            level = _integer(value, "-l (relevance level)", notes)
             if level < 1:
                 raise TrecEvalUsageError(
                     f"-l {value}: relevance levels below 1 are not supported (pytrec_eval "
                     "refuses them; every label >= the level counts as relevant)"
                 )
         elif short == "M":
-            max_per_topic = _integer(value, "-M (documents per topic)")
+            max_per_topic = _integer(value, "-M (documents per topic)", notes)
             if max_per_topic < 0:
-                raise TrecEvalUsageError(f"-M {value}: must be 0 or more")
+                raise TrecEvalUsageError(
+                    f"-M {value}: must be 0 or more (trec_eval 9.0.8 crashes on it)"
+                )
         elif short == "R" and value != "qrels":
             raise TrecEvalUsageError(f"-R {value}: only the 'qrels' format is supported")
         elif short == "T" and value != "trec_results":
@@ -195,7 +214,8 @@ def _build(
             + (f": {' '.join(files)}" if files else "")
             + " (see --help)"
         )
-    measures, notes = resolve_measures(measure_specs or ["official"])
+    measures, measure_notes = resolve_measures(measure_specs or ["official"])
+    notes += measure_notes
     return TrecEvalOptions(
         qrels=files[0],
         run=files[1],
@@ -210,10 +230,17 @@ def _build(
     )
 
 
-def _integer(text: str, what: str) -> int:
-    if not re.fullmatch(r"\s*[+-]?\d+\s*", text):
-        raise TrecEvalUsageError(f"{what} must be an integer, got {text!r}")
-    return int(text)
+def _integer(text: str, what: str, notes: list[str]) -> int:
+    """trec_eval's ``atol``; text that is not a number is refused (trec_eval reads it as 0)."""
+    if not is_number(text.strip()):
+        raise TrecEvalUsageError(f"{what} must be a number, got {text!r}")
+    value = atol(text)
+    if (
+        not re.fullmatch(r"[ \t\n\r\x0b\x0c]*[+-]?[0-9]+[ \t\n\r\x0b\x0c]*", text)
+        or value == LONG_MAX
+    ):
+        notes.append(f"{what} {text} is read as {value}, as trec_eval's atol reads it")
+    return value
 
 
 def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...], list[str]]:
@@ -285,24 +312,28 @@ def _with_params(fam: TrecFamily, text: str | None) -> RequestedMeasure:
         raise TrecEvalUsageError(f"{where}: parameters must be comma-separated numbers")
     numbers = [float(part) for part in parts]
     if fam.params == "cutoffs":
-        if not all(re.fullmatch(r"[+-]?\d+", part) for part in parts):
-            raise TrecEvalUsageError(f"{where}: cutoffs must be integers")
-        cutoffs = sorted(int(part) for part in parts)
-        if cutoffs[0] <= 0 or cutoffs[-1] >= 2**63:
-            raise TrecEvalUsageError(f"{where}: cutoffs must be positive integers")
-        if len(set(cutoffs)) != len(cutoffs):
-            raise TrecEvalUsageError(f"{where}: duplicate cutoffs")
-        return RequestedMeasure(fam, ",".join(map(str, cutoffs)), tuple(cutoffs))
+        return _cutoffs(fam, text, where)
     if fam.params == "float_cutoffs":
         cuts = sorted(numbers)
         if not all(math.isfinite(c) for c in cuts):
             raise TrecEvalUsageError(f"{where}: cutoffs must be finite numbers")
-        names = fam.pytrec_eval_keys(cuts)
+        names = [float_cutoff_name(fam.name, c) for c in cuts]
         if len(set(cuts)) != len(cuts) or len(set(names)) != len(names):
             raise TrecEvalUsageError(f"{where}: duplicate cutoffs (names are printed as %3.2f)")
-        return RequestedMeasure(fam, ",".join(map(repr, cuts)), tuple(cuts))
+        return RequestedMeasure(fam, text, tuple(cuts))
     if fam.name == "utility" and len(numbers) != 4:
         raise TrecEvalUsageError(f"{where}: utility takes exactly 4 coefficients")
     if not all(math.isfinite(n) for n in numbers):
         raise TrecEvalUsageError(f"{where}: parameters must be finite numbers")
     return RequestedMeasure(fam, text, tuple(numbers))
+
+
+def _cutoffs(fam: TrecFamily, text: str, where: str) -> RequestedMeasure:
+    """Rank cutoffs as trec_eval reads them: ``atol`` each (23.4 is 23), its sort, its checks.
+    The text goes to pytrec_eval unchanged, whose trec_eval reads it the same way."""
+    cutoffs = trec_eval_cutoff_order([atol(part) for part in text.split(",")])
+    if cutoffs[0] <= 0:
+        raise TrecEvalUsageError(f"{where}: cutoffs must be positive (trec_eval reads {cutoffs})")
+    if any(a == b for a, b in itertools.pairwise(cutoffs)):
+        raise TrecEvalUsageError(f"{where}: duplicate cutoffs (trec_eval reads {cutoffs})")
+    return RequestedMeasure(fam, text, tuple(cutoffs))

@@ -11,10 +11,13 @@ from the run; it only counts it in the averages.
 'P_5                   \\tall\\t0.2667'
 >>> line("num_ret", "301", 500.0, integer=True)
 'num_ret               \\t301\\t500'
+>>> line("11pt_avg", "301", math.nan, integer=False)
+'11pt_avg              \\t301\\t  -nan'
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from heta_eval.trec_eval.compute import TrecEvalResult, summary_value
@@ -29,6 +32,10 @@ def line(name: str, qid: str, value: float | str, *, integer: bool) -> str:
         text = value
     elif integer:
         text = str(int(value))  # C's (long) cast truncates toward zero
+    elif math.isnan(value):
+        # trec_eval's NaNs come from 0/0 and the like: x86's default NaN, sign bit set, which
+        # printf writes "-nan" (pytrec_eval's build returns some with the bit clear).
+        text = "  -nan"
     else:
         text = f"{value:6.4f}"
     return f"{name:<22}\t{qid}\t{text}"
@@ -47,15 +54,13 @@ def report_lines(options: TrecEvalOptions, result: TrecEvalResult) -> Iterator[s
                     name = measure.printed_names()[0]
                     yield line(name, qid, f"'{result.relstrings[qid]}'", integer=False)
                     continue
-                keys = fam.pytrec_eval_keys(measure.values)
-                for key, name in zip(keys, measure.printed_names(), strict=True):
+                for key, name in zip(measure.keys(), measure.printed_names(), strict=True):
                     yield line(name, qid, values[key], integer=fam.integer)
     if not options.summary:
         return
     for measure in options.measures:
         fam = measure.family
-        keys = fam.pytrec_eval_keys(measure.values)
-        for key, name in zip(keys, measure.printed_names(), strict=True):
+        for key, name in zip(measure.keys(), measure.printed_names(), strict=True):
             value = summary_value(fam, key, result, options.complete)
             if value is not None:
                 yield line(name, "all", value, integer=fam.integer)

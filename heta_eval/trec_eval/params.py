@@ -1,0 +1,75 @@
+"""Numbers on trec_eval's command line, read as its C code reads them.
+
+trec_eval reads ``-l``, ``-M`` and rank cutoffs with ``atol`` (the leading integer: ``23.4``
+is 23, ``99999999999999999999`` saturates to the largest C ``long``) and other parameters
+with ``atof``. It sorts rank cutoffs with ``qsort`` and a comparator that subtracts two
+``long`` values and keeps the low 32 bits, so cutoffs more than 2**31 apart can come out of
+order; the order is reproduced here (glibc's merge sort), because it is the order trec_eval
+prints them in. Names of fractional cutoffs are ``%3.2f`` cut to the buffer trec_eval gives
+them (``Rprec_mult_1000000.``).
+
+>>> atol("23.4"), atol("99999999999999999999"), atol(" -7x")
+(23, 9223372036854775807, -7)
+>>> trec_eval_cutoff_order([5, 2**63 - 1, 3])
+[9223372036854775807, 3, 5]
+>>> float_cutoff_name("Rprec_mult", 1e6)
+'Rprec_mult_1000000.'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from heta_eval.io.grammar import INT64_MAX, INT64_MIN, NUMBER, atol
+
+__all__ = ["LONG_MAX", "atol", "c_long", "float_cutoff_name", "is_number", "trec_eval_cutoff_order"]
+
+LONG_MAX = INT64_MAX
+_LONG_MIN = INT64_MIN
+
+
+def is_number(text: str) -> bool:
+    """A plain decimal number (what this command accepts where trec_eval calls atol/atof)."""
+    return re.fullmatch(NUMBER, text) is not None
+
+
+def c_long(value: float) -> int:
+    """C's ``(long)`` cast of a double on x86-64: toward zero; out of range gives LONG_MIN."""
+    if value != value or not -(2.0**63) <= value < 2.0**63:
+        return _LONG_MIN
+    return int(value)
+
+
+def _comp_long(a: int, b: int) -> int:
+    """trec_eval's ``comp_long``: ``(int) (a - b)`` on 64-bit longs (wraps, then truncates)."""
+    diff = (a - b) & 0xFFFFFFFF
+    return diff - (1 << 32) if diff >= 1 << 31 else diff
+
+
+def _msort(values: list[int], compare: Callable[[int, int], int]) -> list[int]:
+    """glibc's qsort for small arrays: a top-down merge sort, left taken on ``<= 0``."""
+    if len(values) <= 1:
+        return values
+    half = len(values) // 2
+    left, right = _msort(values[:half], compare), _msort(values[half:], compare)
+    out: list[int] = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if compare(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
+
+
+def trec_eval_cutoff_order(cutoffs: Sequence[int]) -> list[int]:
+    """Rank cutoffs in the order trec_eval sorts (and prints) them."""
+    return _msort(list(cutoffs), _comp_long)
+
+
+def float_cutoff_name(name: str, value: float) -> str:
+    """trec_eval's ``append_float``: ``name_%3.2f`` in a buffer of ``len(name) + 10`` bytes."""
+    return f"{name}_{value:3.2f}"[: len(name) + 9]
