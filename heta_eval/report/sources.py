@@ -65,18 +65,31 @@ class Dataset:
 
 def label_systems(pairs: Sequence[tuple[str | Path, str]]) -> list[str]:
     """Names for (folder, mode) pairs: the mode alone when one folder is given, else
-    ``folder:mode`` (the folder's own name, made unique with ``#2``, ``#3``)."""
+    ``folder:mode`` with the folder's own name (its parent's too where two folders share a
+    name, as a sweep's ``<recipe>/<mode>`` cells do; ``:mode`` left out when the folder is
+    named after it).
+
+    >>> label_systems([("s/small/bm25", "bm25"), ("s/large/bm25", "bm25")])
+    ['small/bm25', 'large/bm25']
+    """
     folders = list(dict.fromkeys(str(folder) for folder, _ in pairs))
     if len(folders) == 1:
         return [mode for _, mode in pairs]
-    names = {folder: Path(folder).resolve().name for folder in folders}
+    paths = {folder: Path(folder).resolve() for folder in folders}
+    names = {folder: path.name for folder, path in paths.items()}
+    if len(set(names.values())) < len(names):
+        names = {folder: "/".join(path.parts[-2:]) for folder, path in paths.items()}
     seen: dict[str, int] = {}
     for folder in folders:
         count = seen.get(names[folder], 0)
         seen[names[folder]] = count + 1
         if count:
             names[folder] = f"{names[folder]}#{count + 1}"
-    return [f"{names[str(folder)]}:{mode}" for folder, mode in pairs]
+    return [
+        names[str(folder)] if Path(names[str(folder)]).name == mode
+        else f"{names[str(folder)]}:{mode}"
+        for folder, mode in pairs
+    ]  # fmt: skip
 
 
 def load_systems(folders: Sequence[str | os.PathLike[str]]) -> list[System]:
@@ -93,6 +106,12 @@ def load_systems(folders: Sequence[str | os.PathLike[str]]) -> list[System]:
         summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
         for mode in summary.get("modes", {}):
             loaded.append((folder, mode, summary, results))
+    datasets = sorted({summary.get("benchmark", "") for _, _, summary, _ in loaded})
+    if len(datasets) > 1:
+        raise ReportError(
+            f"the folders hold different datasets ({', '.join(datasets)}): "
+            "a report compares runs of one dataset; write one report per dataset"
+        )
     labels = label_systems([(folder, mode) for folder, mode, _, _ in loaded])
     systems = []
     for label, (folder, mode, summary, results) in zip(labels, loaded, strict=True):
