@@ -33,7 +33,11 @@ def scifact_slice(source: Path, target: Path, others: int = 200) -> Path:
     (folder / "qrels").mkdir(parents=True)
     shutil.copy(source / "queries.jsonl", folder / "queries.jsonl")
     shutil.copy(source / "qrels" / "test.tsv", folder / "qrels" / "test.tsv")
-    judged = {line.split("\t")[1] for line in (source / "qrels" / "test.tsv").read_text().splitlines()[1:] if line.strip()}
+    judged = {
+        line.split("\t")[1]
+        for line in (source / "qrels" / "test.tsv").read_text().splitlines()[1:]
+        if line.strip()
+    }
     with (source / "corpus.jsonl").open() as lines, (folder / "corpus.jsonl").open("w") as out:
         for line in lines:
             doc_id = json.loads(line)["_id"]
@@ -101,7 +105,9 @@ def test_in_chromium_headline_sorting_filtering_drill_down(run_folder, tmp_path)
         for mode, values in summary["modes"].items():
             row = browser.find_element(By.CSS_SELECTOR, f'tr[data-system="{mode}"]')
             for aggregate in ("beir", "strict"):
-                cell = row.find_element(By.CSS_SELECTOR, f'td[data-metric="ndcg@10"][data-aggregate="{aggregate}"]')
+                cell = row.find_element(
+                    By.CSS_SELECTOR, f'td[data-metric="ndcg@10"][data-aggregate="{aggregate}"]'
+                )
                 assert cell.text.rstrip("*") == number(values["metrics"]["ndcg@10"][aggregate])
             answered = row.find_element(By.CSS_SELECTOR, 'td[data-count="answered"]').text
             assert answered == f"{values['answered']} / {values['cases']}"
@@ -113,23 +119,34 @@ def test_in_chromium_headline_sorting_filtering_drill_down(run_folder, tmp_path)
         # Worst first: the first row holds the lowest ndcg@10 of any mode.
         body = browser.find_element(By.ID, "query-body")
         lowest = min(r["scores"]["ndcg@10"]["value"] for r in records)
-        first = [float(c.text) for c in body.find_elements(By.CSS_SELECTOR, "tr:first-child td.num")[:3]]
+        first = [
+            float(c.text) for c in body.find_elements(By.CSS_SELECTOR, "tr:first-child td.num")[:3]
+        ]
         assert min(first) == pytest.approx(lowest, abs=1e-4)
         # A column header sorts by that mode, ascending then descending.
         header = browser.find_elements(By.CSS_SELECTOR, "#query-head th")[3]  # vector_search
         header.click()
-        column = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#query-body tr td:nth-child(4)")]
+        column = [
+            c.text for c in browser.find_elements(By.CSS_SELECTOR, "#query-body tr td:nth-child(4)")
+        ]
         assert column == sorted(column, key=float)
         browser.find_elements(By.CSS_SELECTOR, "#query-head th")[3].click()
-        column = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#query-body tr td:nth-child(4)")]
+        column = [
+            c.text for c in browser.find_elements(By.CSS_SELECTOR, "#query-body tr td:nth-child(4)")
+        ]
         assert column == sorted(column, key=float, reverse=True)
         # By difference: the first row is the largest loss of the chosen pair.
         Select(browser.find_element(By.ID, "sort")).select_by_value("diff")
-        delta = browser.find_element(By.CSS_SELECTOR, "#query-body tr:first-child td:last-child").text
+        delta = browser.find_element(
+            By.CSS_SELECTOR, "#query-body tr:first-child td:last-child"
+        ).text
         by_mode = {}
         for r in records:
             by_mode.setdefault(r["mode"], {})[r["case_id"]] = r["scores"]["ndcg@10"]["value"]
-        worst_loss = min(by_mode["vector_search"][q] - by_mode["keyword_search"][q] for q in by_mode["keyword_search"])
+        worst_loss = min(
+            by_mode["vector_search"][q] - by_mode["keyword_search"][q]
+            for q in by_mode["keyword_search"]
+        )
         assert float(delta) == pytest.approx(worst_loss, abs=1e-4)
 
         # Filtering by text: the count is the number of matching queries.
@@ -142,8 +159,18 @@ def test_in_chromium_headline_sorting_filtering_drill_down(run_folder, tmp_path)
         assert ids and ids <= matching
 
         # The drill-down of a query whose relevant document BM25 ranks first.
-        hit = next(r for r in records if r["mode"] == "keyword_search" and r["scores"]["ndcg@1"]["value"] == 1.0 and word in r["query"].lower())
-        row = next(tr for tr in browser.find_elements(By.CSS_SELECTOR, "#query-body tr") if tr.find_element(By.CSS_SELECTOR, "td.id").text == hit["case_id"])
+        hit = next(
+            r
+            for r in records
+            if r["mode"] == "keyword_search"
+            and r["scores"]["ndcg@1"]["value"] == 1.0
+            and word in r["query"].lower()
+        )
+        row = next(
+            tr
+            for tr in browser.find_elements(By.CSS_SELECTOR, "#query-body tr")
+            if tr.find_element(By.CSS_SELECTOR, "td.id").text == hit["case_id"]
+        )
         row.click()
         drill = browser.find_element(By.ID, "drill")
         assert drill.is_displayed()
@@ -166,9 +193,11 @@ def test_paired_tests_are_those_of_compare(run_folder):
 
     folder, _, _ = run_folder
     systems = {s.mode: s.per_query for s in load_result_folder(folder)}
-    row = compare({m: systems[m] for m in ("keyword_search", "vector_search")}, metrics=["ndcg@10"]).rows[0]
+    row = compare(
+        {m: systems[m] for m in ("keyword_search", "vector_search")}, metrics=["ndcg@10"]
+    ).rows[0]
     html = (folder / "report.html").read_text(encoding="utf-8")
-    section = html[html.index("<h3>vector_search vs keyword_search</h3>"):]
+    section = html[html.index("<h3>vector_search vs keyword_search</h3>") :]
     cells = re.search(r'<tr data-metric="ndcg@10">(.*?)</tr>', section).group(1)
     assert f"{row.diff:+.4f}" in cells and f"[{row.ci_low:+.4f}, {row.ci_high:+.4f}]" in cells
     assert f"{row.wins}/{row.ties}/{row.losses}" in cells

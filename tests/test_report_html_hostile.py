@@ -89,7 +89,9 @@ def test_hostile_text_renders_as_text_and_runs_nothing(report):
             cell = next(td for td in browser.find_elements(By.CSS_SELECTOR, "#query-body td.id")
                         if td.text == f"q<b>{index}</b>")  # fmt: skip
             cell.click()
-            shown.append(browser.execute_script("return document.getElementById('drill').textContent"))
+            shown.append(
+                browser.execute_script("return document.getElementById('drill').textContent")
+            )
         for index, text in enumerate(HOSTILE):
             assert f"cats purr {text}" in shown[index], text  # the query, as text
             assert text in shown[index]  # its document's title

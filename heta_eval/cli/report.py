@@ -46,9 +46,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..runner.results import ResultsFormatError
 
     try:
-        path = write_report(
-            args.results, args.output, data_dir=args.data_dir, title=args.title
-        )
+        path = write_report(args.results, args.output, data_dir=args.data_dir, title=args.title)
     except (ReportError, ResultsFormatError, OSError) as error:
         raise CliError(str(error)) from None
     print(f"report: {path}", file=sys.stderr)

@@ -332,7 +332,7 @@ def handle(args: argparse.Namespace) -> int:
             print(f"results: {folder}", file=sys.stderr)
             from ..report.hook import report_after_run
 
-            report_after_run(folder, benchmark=benchmark)
+            report_after_run(folder, benchmark=benchmark, results=results)
     except (
         DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume

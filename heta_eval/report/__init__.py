@@ -31,6 +31,7 @@ def build_report(
     folders: Sequence[str | os.PathLike[str]],
     *,
     benchmark: Any = None,
+    results: Sequence[Any] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     title: str | None = None,
 ) -> str:
@@ -38,7 +39,8 @@ def build_report(
 
     ``benchmark`` is the benchmark object a run used (its documents and labels); without it
     the dataset named in ``summary.json`` is looked up under ``data_dir`` (else
-    ``$HETA_EVAL_DATA``, else the cache), never downloaded.
+    ``$HETA_EVAL_DATA``, else the cache), never downloaded. ``results`` are the folders'
+    :class:`~heta_eval.runner.BenchmarkResults` when in memory already (else read).
     """
     from .. import __version__
     from .charts import distributions, evidence_by_chunking, pair_comparisons
@@ -47,7 +49,7 @@ def build_report(
     from .render import render_page
     from .sources import load_dataset, load_systems
 
-    systems = load_systems(folders)
+    systems = load_systems(folders, results)
     if not systems:
         raise ReportError("the results folders hold no mode")
     names = list(dict.fromkeys(s.summary.get("benchmark", "") for s in systems))

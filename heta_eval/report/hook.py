@@ -14,9 +14,11 @@ from typing import Any
 __all__ = ["report_after_run", "report_after_sweep"]
 
 
-def report_after_run(folder: Path, *, benchmark: Any = None) -> Path | None:
-    """Write ``report.html`` into a run's results folder and print its path."""
-    return _write([folder], folder / "report.html", benchmark=benchmark)
+def report_after_run(folder: Path, *, benchmark: Any = None, results: Any = None) -> Path | None:
+    """Write ``report.html`` into a run's results folder and print its path; ``benchmark``
+    and ``results`` are the run's own, so nothing is read twice."""
+    return _write([folder], folder / "report.html", benchmark=benchmark,
+                  results=None if results is None else [results])  # fmt: skip
 
 
 def report_after_sweep(output: Path, manifest: dict[str, Any]) -> list[Path]:

@@ -92,20 +92,24 @@ def label_systems(pairs: Sequence[tuple[str | Path, str]]) -> list[str]:
     ]  # fmt: skip
 
 
-def load_systems(folders: Sequence[str | os.PathLike[str]]) -> list[System]:
-    """Every mode of every results folder, in the order given."""
+def load_systems(
+    folders: Sequence[str | os.PathLike[str]],
+    results: Sequence[BenchmarkResults] | None = None,
+) -> list[System]:
+    """Every mode of every results folder, in the order given; ``results`` are the folders'
+    contents when the caller has them in memory already (a run that just wrote them)."""
     if not folders:
         raise ReportError("give at least one results folder")
     loaded: list[tuple[Path, str, dict[str, Any], BenchmarkResults]] = []
-    for raw in folders:
+    for index, raw in enumerate(folders):
         folder = Path(raw)
         if not (folder / "summary.json").is_file():
             raise ReportError(f"{folder}: no summary.json here; is this a results folder?")
-        results = load_results(folder)
+        run = results[index] if results is not None else load_results(folder)
         # The summary as written, so the report shows exactly the numbers of summary.json.
         summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
         for mode in summary.get("modes", {}):
-            loaded.append((folder, mode, summary, results))
+            loaded.append((folder, mode, summary, run))
     datasets = sorted({summary.get("benchmark", "") for _, _, summary, _ in loaded})
     if len(datasets) > 1:
         raise ReportError(

@@ -26,7 +26,7 @@ def _frame(title: str, body: list[str], *, width: int = WIDTH, height: int = HEI
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img" aria-label="{label}">'
-        f'<title>{label}</title>'
+        f"<title>{label}</title>"
         f'<text x="{PAD_LEFT}" y="12" font-size="11" fill="#333">{label}</text>'
         + "".join(body)
         + "</svg>"
