@@ -201,3 +201,19 @@ def test_paired_tests_are_those_of_compare(run_folder):
     cells = re.search(r'<tr data-metric="ndcg@10">(.*?)</tr>', section).group(1)
     assert f"{row.diff:+.4f}" in cells and f"[{row.ci_low:+.4f}, {row.ci_high:+.4f}]" in cells
     assert f"{row.wins}/{row.ties}/{row.losses}" in cells
+
+
+def test_a_sweep_writes_one_report_of_its_cells(run_folder, tmp_path, capsys, monkeypatch):
+    _, data, _ = run_folder
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    recipe = tmp_path / "c128.json"
+    recipe.write_text('{"chunking": {"size": 128, "overlap": 16}}')
+    output = tmp_path / "sweep"
+    status = main(["sweep", "--datasets", "scifact", "--modes", "keyword_search", "--recipes",
+                   f"reference,{recipe}", "--output", str(output), "--data-dir", str(data)])  # fmt: skip
+    assert status == 0
+    assert f"report: {output / 'report.html'}" in capsys.readouterr().err
+    html = (output / "report.html").read_text(encoding="utf-8")
+    assert '<tr data-system="reference/keyword_search">' in html
+    assert '<tr data-system="c128/keyword_search">' in html
+    assert "<h3>c128/keyword_search vs reference/keyword_search</h3>" in html

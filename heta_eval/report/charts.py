@@ -14,10 +14,28 @@ from . import svg
 from .headline import number
 from .sources import System
 
-__all__ = ["distributions", "evidence_by_chunking", "pair_comparisons", "system_pairs"]
+__all__ = [
+    "distributions",
+    "evidence_by_chunking",
+    "pair_comparisons",
+    "paired_metrics",
+    "system_pairs",
+]
 
 #: Beyond this many systems, each is compared with the first only (not every pair).
 ALL_PAIRS_UP_TO = 6
+#: Retrieval metrics tested in pairs: heta-eval compare's defaults (each test costs 20,000
+#: resamples); the other scored evaluators are always tested.
+PAIRED = ("ndcg@10", "recall@100")
+
+
+def paired_metrics(systems: Sequence[System], metrics: Sequence[str]) -> list[str]:
+    """The headline metrics that get paired tests: ``PAIRED`` (else the first retrieval
+    metric) and every evaluator that is not a retrieval metric."""
+    kinds = {n: m.get("kind") for s in systems for n, m in s.mode_summary["metrics"].items()}
+    retrieval = [m for m in metrics if kinds.get(m) == "retrieval"]
+    chosen = [m for m in retrieval if m in PAIRED] or retrieval[:1]
+    return [m for m in metrics if m in chosen or kinds.get(m) != "retrieval"]
 
 
 def system_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
@@ -32,7 +50,7 @@ def system_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _values(system: System, metric: str) -> dict[str, float]:
-    return system.results.per_query_values(system.mode, metric)
+    return system.values(metric)
 
 
 def distributions(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
@@ -55,6 +73,7 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
     from ..compare import compare
 
     by_label = {system.label: system for system in systems}
+    metrics = paired_metrics(systems, metrics)
     out = []
     for first, second in system_pairs([s.label for s in systems]):
         a, b = by_label[first], by_label[second]

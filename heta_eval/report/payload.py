@@ -57,8 +57,7 @@ def _query_order(systems: Sequence[System]) -> tuple[list[str], list[str]]:
 
 
 def _values(system: System, qids: Sequence[str], metric: str) -> list[float | None] | None:
-    # Per-query values as the runner stored them (BenchmarkResults.per_query_values).
-    values = system.results.per_query_values(system.mode, metric)
+    values = system.values(metric)
     if not values:
         return None
     return [values.get(qid) for qid in qids]
@@ -101,11 +100,17 @@ def _detail(
 ) -> dict[str, Any]:
     top = record.documents[:TOP_DOCUMENTS]
     shown = {doc_id for doc_id, _ in top}
-    ranks = {doc_id: rank for rank, (doc_id, _) in enumerate(record.documents, 1)}
+    wanted = {doc_id for doc_id, label in labels.items() if label > 0 and doc_id not in shown}
+    # Ranks deeper than the top, only of the relevant documents missed there.
+    ranks = {}
+    if wanted:
+        for rank, (doc_id, _) in enumerate(record.documents, 1):
+            if doc_id in wanted:
+                ranks[doc_id] = rank
     missed = [
         [docs(doc_id), label, ranks.get(doc_id)]
         for doc_id, label in sorted(labels.items(), key=lambda item: -item[1])
-        if label > 0 and doc_id not in shown
+        if doc_id in wanted
     ]
     collapse = record.collapse[0] if record.collapse else {}
     return {

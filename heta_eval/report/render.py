@@ -23,9 +23,8 @@ from typing import Any
 
 __all__ = ["csp_hash", "embed_json", "render_page"]
 
-_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
-            "\u2029": "\\u2029"}  # fmt: skip
-_TABLE = str.maketrans(_ESCAPES)
+_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+            ("\u2029", "\\u2029"))  # fmt: skip
 
 
 def embed_json(data: Any) -> str:
@@ -34,7 +33,9 @@ def embed_json(data: Any) -> str:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:  # a NaN somewhere: the slower pass that nulls it
         text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"))
-    return text.translate(_TABLE)
+    for char, escaped in _ESCAPES:  # str.replace: several times faster than str.translate
+        text = text.replace(char, escaped)
+    return text
 
 
 def _finite(value: Any) -> Any:

@@ -38,6 +38,19 @@ class System:
     summary: dict[str, Any]
     results: BenchmarkResults
     records: dict[str, QueryRecord] = field(default_factory=dict)
+    _values: dict[str, dict[str, float]] | None = field(default=None, repr=False)
+
+    def values(self, metric: str) -> dict[str, float]:
+        """``{case id: value}`` of one evaluator, as ``per_query.jsonl`` holds it (skipped
+        cases and values that are not numbers left out); one pass for every metric."""
+        if self._values is None:
+            self._values = {}
+            for qid, record in self.records.items():
+                for name, score in record.scores.items():
+                    value = score.value
+                    if not score.skipped and isinstance(value, int | float):
+                        self._values.setdefault(name, {})[qid] = float(value)
+        return self._values.get(metric, {})
 
     @property
     def mode_summary(self) -> dict[str, Any]:

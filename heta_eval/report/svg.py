@@ -16,7 +16,7 @@ from html import escape
 __all__ = ["differences", "histogram"]
 
 WIDTH, HEIGHT = 320, 150
-PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 34, 8, 18, 24
+PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 46, 8, 18, 24
 BAR = "#3b6ea5"
 WIN, LOSS, TIE = "#2e7d32", "#c62828", "#9e9e9e"
 
