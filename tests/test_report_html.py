@@ -217,3 +217,14 @@ def test_a_sweep_writes_one_report_of_its_cells(run_folder, tmp_path, capsys, mo
     assert '<tr data-system="reference/keyword_search">' in html
     assert '<tr data-system="c128/keyword_search">' in html
     assert "<h3>c128/keyword_search vs reference/keyword_search</h3>" in html
+
+
+def test_a_rerun_that_changed_nothing_keeps_the_report(run_folder, capsys, monkeypatch):
+    folder, data, _ = run_folder
+    before = (folder / "report.html").read_bytes()
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(folder.parent / "cache"))
+    status = main(["run", "--dataset", "scifact", "--data-dir", str(data), "--modes", MODES,
+                   "--output", str(folder), "--quiet"])  # fmt: skip
+    assert status == 0
+    assert f"report: {folder / 'report.html'} (unchanged)" in capsys.readouterr().err
+    assert (folder / "report.html").read_bytes() == before

@@ -34,13 +34,15 @@ def build_report(
     results: Sequence[Any] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     title: str | None = None,
+    key: str | None = None,
 ) -> str:
     """The report of ``folders`` as HTML text.
 
     ``benchmark`` is the benchmark object a run used (its documents and labels); without it
     the dataset named in ``summary.json`` is looked up under ``data_dir`` (else
     ``$HETA_EVAL_DATA``, else the cache), never downloaded. ``results`` are the folders'
-    :class:`~heta_eval.runner.BenchmarkResults` when in memory already (else read).
+    :class:`~heta_eval.runner.BenchmarkResults` when in memory already (else read);
+    ``key`` is recorded in the page (``heta-eval run`` uses it to skip an unchanged report).
     """
     from .. import __version__
     from .charts import distributions, evidence_by_chunking, pair_comparisons
@@ -77,6 +79,7 @@ def build_report(
         "pairs": pair_comparisons(systems, metrics),
         "evidence": evidence_by_chunking(systems),
         "version": __version__,
+        "key": key,
     }
     return render_page(context, build_payload(systems, dataset))
 

@@ -21,7 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["csp_hash", "embed_json", "render_page"]
+__all__ = ["asset_text", "csp_hash", "embed_json", "render_page"]
 
 _ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
             ("\u2029", "\\u2029"))  # fmt: skip
@@ -56,7 +56,8 @@ def csp_hash(source: str) -> str:
 
 
 @cache
-def _asset(name: str) -> str:
+def asset_text(name: str) -> str:
+    """The text of one of the report's own files (template, script, style)."""
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
@@ -64,7 +65,7 @@ def _environment() -> Any:
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: _asset(name)),
+        loader=jinja2.FunctionLoader(lambda name: asset_text(name)),
         autoescape=True,  # every value is text unless the template marks it otherwise
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -77,7 +78,7 @@ def render_page(context: dict[str, Any], data: dict[str, Any]) -> str:
     the script reads)."""
     from markupsafe import Markup
 
-    script, style = _asset("report.js"), _asset("report.css")
+    script, style = asset_text("report.js"), asset_text("report.css")
     policy = (
         "default-src 'none'; "
         f"script-src {csp_hash(script)}; style-src {csp_hash(style)}; img-src data:; "
