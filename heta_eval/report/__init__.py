@@ -47,7 +47,7 @@ def build_report(
     from .. import __version__
     from .charts import distributions, evidence_by_chunking, pair_comparisons
     from .headline import all_metric_rows, headline_metrics, headline_rows, provenance
-    from .payload import build_payload
+    from .payload import build_payload, numeric_metrics
     from .render import render_page
     from .sources import load_dataset, load_systems
 
@@ -81,7 +81,9 @@ def build_report(
         "version": __version__,
         "key": key,
     }
-    return render_page(context, build_payload(systems, dataset))
+    # The per-query table opens on the first headline metric.
+    order = [*metrics, *(m for m in numeric_metrics(systems) if m not in metrics)]
+    return render_page(context, build_payload(systems, dataset, order))
 
 
 def write_report(

@@ -137,7 +137,8 @@ def _documents(index: _DocIndex, dataset: Dataset) -> dict[str, list[str]]:
     for doc_id in index.ids:
         title, text = dataset.documents.get(doc_id, ("", ""))
         titles.append(cut(title, TITLE_LIMIT))
-        snippets.append(cut(" ".join(text[: width * 2].split()), width))
+        words = " ".join(text[: width * 2].split())
+        snippets.append(words if len(words) <= width else words[:width] + "…")
     return {"ids": index.ids, "titles": titles, "snippets": snippets}
 
 
