@@ -15,7 +15,14 @@ from typing import Any
 
 from .sources import System
 
-__all__ = ["headline_metrics", "headline_rows", "number", "provenance", "reference_system"]
+__all__ = [
+    "all_metric_rows",
+    "headline_metrics",
+    "headline_rows",
+    "number",
+    "provenance",
+    "reference_system",
+]
 
 #: Shown first when present; every other evaluator follows in the summary's order.
 PREFERRED = ("ndcg@10", "recall@100", "map@100", "mrr@10", "recall@1000")
