@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from heta_eval.data.registry import get_dataset
+
 __all__ = ["load_benchmark"]
 
 
@@ -17,7 +19,6 @@ def load_benchmark(
     >>> load_benchmark("cqadupstack").aggregate
     'mean'
     """
-    from heta_eval.data.registry import get_dataset
 
     info = get_dataset(name)
     adapter = getattr(info, "adapter", None) or "beir"

@@ -32,6 +32,7 @@ EXTRAS: dict[str, str] = {
     "pandas": "compare",
     "scipy": "compare",
     "matplotlib": "compare",
+    "jinja2": "compare",
     "ray": "ray",
 }
 

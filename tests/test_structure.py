@@ -28,6 +28,8 @@ LAZY_TARGETS = {
     "heta_eval.scale.executor": "ray, an optional extra",
     "heta_eval.scale.encode": "ray, an optional extra",
     "heta_eval.scale.shards": "ray, an optional extra",
+    "heta_eval.adapters.beir": "the knowledge base (bm25s, torch) for its default recipe",
+    "heta_eval.adapters.scifact_claims": "the knowledge base (bm25s, torch) for its recipe",
     "heta_eval.kb.lucene._word_break_data": "the code point table, built on first tokenization",
 }
 
@@ -74,10 +76,14 @@ KNOWN_LONG = {
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
-    """Module name -> (file, is a package)."""
+    """Module name -> (file, is a package). ``adapters/`` installs as ``heta_eval.adapters``
+    (``heta_eval/adapters`` links to it; rglob does not follow the link)."""
     found = {}
-    for path in PACKAGE.rglob("*.py"):
+    sources = [*PACKAGE.rglob("*.py"), *(ROOT / "adapters").rglob("*.py")]
+    for path in sources:
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[0] == "adapters":
+            parts = ["heta_eval", *parts]
         is_package = parts[-1] == "__init__"
         name = ".".join(parts[:-1] if is_package else parts)
         found[name] = (path, is_package)

@@ -22,6 +22,7 @@ _COMMANDS = (
     "check",
     "leaderboard",
     "sweep",
+    "report",
 )
 
 

@@ -329,6 +329,9 @@ def handle(args: argparse.Namespace) -> int:
             if results.summary.usage:
                 print("\n".join(_usage_lines(results.summary.usage)) + "\n")
             print(f"results: {folder}", file=sys.stderr)
+            from ..report.hook import report_after_run
+
+            report_after_run(folder, benchmark=benchmark, results=results)
     except (
         DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume

@@ -99,6 +99,9 @@ def handle(args: argparse.Namespace) -> int:
     board = sweep.leaderboard(manifest, args.metric)
     (args.output / "leaderboard.md").write_text(board, encoding="utf-8")
     print(board)
+    from ..report.hook import report_after_sweep
+
+    report_after_sweep(args.output, manifest)
     failed = [cid for cid, state in manifest["cells"].items() if state.get("status") != "done"]
     if failed:
         print(f"warning: {len(failed)} cells failed (rerun to retry): {', '.join(failed)}",

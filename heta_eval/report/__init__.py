@@ -1,0 +1,105 @@
+"""One self-contained HTML report per results folder (or several folders together), read in
+any browser with no network: the headline per mode, provenance, a sortable and filterable
+per-query table with a drill-down per query, metric distributions and paired tests.
+
+Every number is one of ``summary.json`` / ``per_query.jsonl`` or of
+:func:`heta_eval.compare.compare`; nothing is scored again here.
+
+>>> from heta_eval.report import write_report
+>>> write_report(["/nonexistent"])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+heta_eval.report.sources.ReportError: /nonexistent: no summary.json here; ...
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from heta_eval import __version__
+from heta_eval.report.charts import distributions, evidence_by_chunking, pair_comparisons
+from heta_eval.report.headline import all_metric_rows, headline_metrics, headline_rows, provenance
+from heta_eval.report.payload import build_payload, numeric_metrics
+from heta_eval.report.render import render_page
+from heta_eval.report.sources import load_dataset, load_systems
+
+from .sources import ReportError
+
+__all__ = ["REPORT_NAME", "ReportError", "build_report", "write_report"]
+
+#: The file name ``heta-eval run`` and ``sweep`` write into the results folder.
+REPORT_NAME = "report.html"
+
+
+def build_report(
+    folders: Sequence[str | os.PathLike[str]],
+    *,
+    benchmark: Any = None,
+    results: Sequence[Any] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    key: str | None = None,
+) -> str:
+    """The report of ``folders`` as HTML text.
+
+    ``benchmark`` is the benchmark object a run used (its documents and labels); without it
+    the dataset named in ``summary.json`` is looked up under ``data_dir`` (else
+    ``$HETA_EVAL_DATA``, else the cache), never downloaded. ``results`` are the folders'
+    :class:`~heta_eval.runner.BenchmarkResults` when in memory already (else read);
+    ``key`` is recorded in the page (``heta-eval run`` uses it to skip an unchanged report).
+    """
+    systems = load_systems(folders, results)
+    if not systems:
+        raise ReportError("the results folders hold no mode")
+    names = list(dict.fromkeys(s.summary.get("benchmark", "") for s in systems))
+    wanted = {doc for s in systems for r in s.records.values() for doc, _ in r.documents[:10]}
+    dataset = load_dataset(names[0], wanted, benchmark=benchmark, data_dir=data_dir)
+    metrics = headline_metrics(systems)
+    kinds = {
+        name: metric.get("kind", "")
+        for s in systems
+        for name, metric in s.mode_summary.get("metrics", {}).items()
+    }
+    folders_seen: dict[str, Any] = {}
+    for system in systems:
+        folders_seen.setdefault(str(system.folder), system)
+    context = {
+        "title": title or ", ".join(names),
+        "subtitle": " · ".join(folders_seen) + f" · {len(systems)} systems",
+        "metrics": metrics,
+        "kinds": kinds,
+        "headline": headline_rows(systems, metrics),
+        "all_metrics": [{"label": s.label, "rows": all_metric_rows(s)} for s in systems],
+        "provenance": [provenance(s) for s in folders_seen.values()],
+        "dataset_note": dataset.note,
+        "distributions": distributions(systems, metrics),
+        "pairs": pair_comparisons(systems, metrics),
+        "evidence": evidence_by_chunking(systems),
+        "version": __version__,
+        "key": key,
+    }
+    # The per-query table opens on the first headline metric.
+    order = [*metrics, *(m for m in numeric_metrics(systems) if m not in metrics)]
+    return render_page(context, build_payload(systems, dataset, order))
+
+
+def write_report(
+    folders: Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Path:
+    """Write the report of ``folders`` to ``output`` (default: ``report.html`` in the first
+    folder) and return its path. ``options`` are those of :func:`build_report`."""
+    if not folders:
+        raise ReportError("give at least one results folder")
+    html = build_report(folders, **options)
+    path = Path(output) if output is not None else Path(folders[0]) / REPORT_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    # A lone surrogate in some text cannot be UTF-8: it is shown as a replacement character.
+    temporary.write_text(html, encoding="utf-8", errors="replace")
+    os.replace(temporary, path)
+    return path

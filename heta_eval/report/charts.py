@@ -1,0 +1,143 @@
+"""The report's charts and paired tests: each metric's distribution per system, and for
+pairs of systems the per-query differences with win/tie/loss, the paired tests' p-values
+and the bootstrap CI, all from :func:`heta_eval.compare.compare` (the same numbers
+``heta-eval compare`` prints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+from heta_eval.compare import compare
+
+from . import svg
+from .headline import number
+from .sources import System
+
+__all__ = [
+    "distributions",
+    "evidence_by_chunking",
+    "pair_comparisons",
+    "paired_metrics",
+    "system_pairs",
+]
+
+#: Beyond this many systems, each is compared with the first only (not every pair).
+ALL_PAIRS_UP_TO = 6
+#: Retrieval metrics tested in pairs: heta-eval compare's defaults (each test costs 20,000
+#: resamples); the other scored evaluators are always tested.
+PAIRED = ("ndcg@10", "recall@100")
+
+
+def paired_metrics(systems: Sequence[System], metrics: Sequence[str]) -> list[str]:
+    """The headline metrics that get paired tests: ``PAIRED`` (else the first retrieval
+    metric) and every evaluator that is not a retrieval metric."""
+    kinds = {n: m.get("kind") for s in systems for n, m in s.mode_summary["metrics"].items()}
+    retrieval = [m for m in metrics if kinds.get(m) == "retrieval"]
+    chosen = [m for m in retrieval if m in PAIRED] or retrieval[:1]
+    return [m for m in metrics if m in chosen or kinds.get(m) != "retrieval"]
+
+
+def system_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair of systems, or the first against each other when there are many.
+
+    >>> system_pairs(["a", "b", "c"])
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    """
+    if len(labels) <= ALL_PAIRS_UP_TO:
+        return list(combinations(labels, 2))
+    return [(labels[0], other) for other in labels[1:]]
+
+
+def _values(system: System, metric: str) -> dict[str, float]:
+    return system.values(metric)
+
+
+def distributions(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Per metric, one histogram per system of its per-query values."""
+    charts = []
+    for metric in metrics:
+        row = []
+        for system in systems:
+            values = list(_values(system, metric).values())
+            if values:
+                row.append({"system": system.label, "svg": svg.histogram(values, system.label)})
+        if row:
+            charts.append({"metric": metric, "charts": row})
+    return charts
+
+
+def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """For each pair of systems and each metric both scored: the paired comparison
+    (means, Δ, CI, p-values, W/T/L) and the difference plot."""
+    by_label = {system.label: system for system in systems}
+    metrics = paired_metrics(systems, metrics)
+    out = []
+    for first, second in system_pairs([s.label for s in systems]):
+        a, b = by_label[first], by_label[second]
+        per_query: dict[str, dict[str, dict[str, float]]] = {first: {}, second: {}}
+        shared = []
+        for metric in metrics:
+            va, vb = _values(a, metric), _values(b, metric)
+            if not (va and vb and set(va) & set(vb)):
+                continue
+            shared.append(metric)
+            for name, values in ((first, va), (second, vb)):
+                for qid, value in values.items():
+                    per_query[name].setdefault(qid, {})[metric] = value
+        if not shared:
+            continue
+        result = compare(per_query, baseline=first, metrics=shared)
+        rows = []
+        for row in result.rows:
+            va, vb = _values(a, row.metric), _values(b, row.metric)
+            deltas = [vb[q] - va[q] for q in va if q in vb]
+            rows.append(_row(row, deltas, f"{row.metric}: {second} − {first}"))
+        out.append({"baseline": first, "system": second, "rows": rows,
+                    "settings": result.settings, "caption": result._caption()})  # fmt: skip
+    return out
+
+
+def _row(row: Any, deltas: list[float], title: str) -> dict[str, Any]:
+    def signed(value: float) -> str:
+        return "–" if value != value else f"{value:+.4f}"
+
+    def p(value: float) -> str:
+        return "–" if value != value else ("<0.0001" if value < 1e-4 else f"{value:.4f}")
+
+    return {
+        "metric": row.metric,
+        "n": row.n,
+        "mean_baseline": f"{row.mean_baseline:.4f}",
+        "mean_system": f"{row.mean_system:.4f}",
+        "diff": signed(row.diff),
+        "ci": f"[{signed(row.ci_low)}, {signed(row.ci_high)}]",
+        "p_ttest": p(row.p_ttest),
+        "p_permutation": p(row.p_permutation),
+        "p_permutation_holm": p(row.p_permutation_holm),
+        "wtl": f"{row.wins}/{row.ties}/{row.losses}",
+        "unpaired": row.unpaired,
+        "svg": svg.differences(deltas, title),
+    }
+
+
+def evidence_by_chunking(systems: Sequence[System]) -> list[dict[str, Any]]:
+    """Evidence recall (as summary.json holds it) per system and chunk size, where a folder
+    scored evidence; empty otherwise."""
+    rows = []
+    for system in systems:
+        metrics = system.mode_summary.get("metrics", {})
+        names = [name for name in metrics if name.startswith("evidence_recall")]
+        if not names:
+            continue
+        chunking = (system.summary.get("recipe") or {}).get("chunking") or {}
+        size = chunking.get("size")
+        rows.append({
+            "system": system.label,
+            "mode": system.mode,
+            "chunking": "whole documents" if not size else f"{size} {chunking.get('unit', '')}",
+            "values": [(name, number(metrics[name].get("value"))) for name in names],
+        })  # fmt: skip
+    return rows

@@ -1,0 +1,215 @@
+"""The headline of a report (per system: BEIR and strict aggregates, counts, reference
+checks) and its provenance (dataset, recipe, executor, versions, timings, warnings).
+
+Every number is taken from ``summary.json`` as written: nothing is recomputed or rounded
+again. ``number`` renders one the way JSON wrote it.
+
+>>> number(0.67891), number(None), number(3)
+('0.67891', '–', '3')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from heta_eval.compare.references import check
+from heta_eval.data.registry import get_dataset
+
+from .sources import System
+
+__all__ = [
+    "all_metric_rows",
+    "headline_metrics",
+    "headline_rows",
+    "number",
+    "provenance",
+    "reference_system",
+]
+
+#: Shown first when present; every other evaluator follows in the summary's order.
+PREFERRED = ("ndcg@10", "recall@100", "map@100", "mrr@10", "recall@1000")
+PLAIN_KINDS = ("numeric", "boolean")
+
+
+def number(value: Any) -> str:
+    """A summary number as summary.json holds it (same digits), ``–`` when absent."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def headline_metrics(systems: Sequence[System], limit: int = 8) -> list[str]:
+    """The metrics of the headline and the plots: the preferred retrieval metrics, then the
+    other scored evaluators (evidence recall, answer metrics, judges)."""
+    seen: dict[str, str] = {}
+    for system in systems:
+        for name, metric in system.mode_summary.get("metrics", {}).items():
+            seen.setdefault(name, metric.get("kind", ""))
+    chosen = [name for name in PREFERRED if seen.get(name) == "retrieval"]
+    if not chosen:
+        chosen = [name for name, kind in seen.items() if kind == "retrieval"][:2]
+    chosen += [name for name, kind in seen.items() if kind in PLAIN_KINDS]
+    return chosen[:limit]
+
+
+def reference_system(system: System) -> str | None:
+    """The reference (``heta-eval check --system``) a mode is comparable with, if any:
+    BM25 flat or multifield for keyword search with the Lucene analyzer, the dense model's
+    MTEB score for vector search. Hybrid modes and services have none."""
+    recipe = system.summary.get("recipe") or {}
+    if system.mode == "keyword_search":
+        bm25 = recipe.get("bm25") or {}
+        if bm25.get("analyzer") == "lucene" and bm25.get("fields") in ("flat", "multifield"):
+            return f"bm25-{bm25['fields']}"
+    if system.mode == "vector_search":
+        model = (recipe.get("dense") or {}).get("model")
+        if model == "all-MiniLM-L6-v2":
+            return model
+    return None
+
+
+def _checks(system: System) -> list[dict[str, Any]]:
+    name = reference_system(system)
+    if name is None or (system.summary.get("recipe") or {}).get("chunking", {}).get("size"):
+        return []  # chunked documents are not what the references scored
+    if not _whole_corpus(system):
+        return []  # a slice of the corpus: the references do not apply
+    metrics = {
+        metric: {kind: values.get(kind) for kind in ("value", "beir", "strict")}
+        for metric, values in system.mode_summary.get("metrics", {}).items()
+        if values.get("kind") == "retrieval"
+    }
+    results = check({system.summary.get("benchmark", ""): metrics}, name)
+    return [
+        {
+            "metric": r.metric,
+            "status": r.status,
+            "observed": number(r.observed),
+            "expected": number(r.expected),
+            "delta": f"{r.delta:+.4f}",
+            "aggregate": r.aggregate,
+            "system": r.system,
+        }
+        for r in results
+    ]
+
+
+def _whole_corpus(system: System) -> bool:
+    try:
+        expected = get_dataset(system.summary.get("benchmark", "")).corpus
+    except Exception:  # not a registered dataset: no reference either
+        return False
+    count = str(system.summary.get("documents") or "").partition(":")[0]
+    return expected is None or count == str(expected)
+
+
+def headline_rows(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per system: counts, ``cells`` (per metric: value, BEIR, strict, partial) and
+    the reference checks."""
+    rows = []
+    for system in systems:
+        summary = system.mode_summary
+        cells = []
+        for name in metrics:
+            metric = summary.get("metrics", {}).get(name) or {}
+            cells.append({
+                "name": name,
+                "kind": metric.get("kind", "empty"),
+                "value": number(metric.get("value")),
+                "beir": number(metric.get("beir")),
+                "strict": number(metric.get("strict")),
+                "partial": bool(metric.get("partial")),
+                "answered_only": number((summary.get("answered_only") or {}).get(name)),
+            })  # fmt: skip
+        cases, answered = summary.get("cases", 0), summary.get("answered", 0)
+        failed = summary.get("failed_queries", 0)
+        rows.append({
+            "label": system.label,
+            "mode": system.mode,
+            "folder": str(system.folder),
+            "cases": cases,
+            "answered": answered,
+            "failed": failed,
+            "not_run": max(cases - answered - failed, 0),
+            "evaluator_failures": summary.get("evaluator_failures", 0),
+            "failure_reasons": list((summary.get("failure_reasons") or {}).items())[:5],
+            "partial": bool(summary.get("partial")),
+            "cells": cells,
+            "checks": _checks(system),
+        })  # fmt: skip
+    return rows
+
+
+def all_metric_rows(system: System) -> list[dict[str, Any]]:
+    """Every evaluator of one system with all its aggregates, for the full table."""
+    rows = []
+    for name, metric in system.mode_summary.get("metrics", {}).items():
+        counts = metric.get("counts") or {}
+        rows.append({
+            "name": name,
+            "kind": metric.get("kind", ""),
+            "value": number(metric.get("value")),
+            "beir": number(metric.get("beir")),
+            "strict": number(metric.get("strict")),
+            "counts": ", ".join(f"{k}: {v}" for k, v in counts.items()),
+            "scored": metric.get("scored", 0),
+            "skipped": metric.get("skipped", 0),
+            "failed": metric.get("failed", 0),
+            "missing": metric.get("missing", 0),
+        })  # fmt: skip
+    return rows
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        items: list[tuple[str, str]] = []
+        for key, inner in value.items():
+            items += _flatten(inner, f"{prefix}.{key}" if prefix else str(key))
+        return items
+    if isinstance(value, list):
+        return [(prefix, ", ".join(number(v) if not isinstance(v, str) else v for v in value))]
+    return [(prefix, number(value) if not isinstance(value, str) else value)]
+
+
+def provenance(system: System) -> dict[str, Any]:
+    """Where the numbers come from, for one results folder (shared by its modes)."""
+    summary, run = system.summary, system.run_json
+    recipe = summary.get("recipe") or {}
+    bm25, dense = recipe.get("bm25") or {}, recipe.get("dense") or {}
+    chunking = recipe.get("chunking") or {}
+    key = [
+        ("dataset", summary.get("benchmark", "")),
+        ("corpus fingerprint", summary.get("documents") or "–"),
+        ("cases fingerprint", run.get("cases") or "–"),
+        ("system", summary.get("system", {}).get("kind", "")
+         + (f" {summary['system']['url']}" if summary.get("system", {}).get("url") else "")),
+        ("analyzer", f"{bm25.get('analyzer', '–')} ({bm25.get('fields', '–')} fields)"),
+        ("model", dense.get("model") or "–"),
+        ("precision", dense.get("precision") or "–"),
+        ("device", dense.get("device") or "–"),
+        ("chunking", "whole documents" if not chunking.get("size") else
+         f"{chunking['size']} {chunking.get('unit', '')}, overlap {chunking.get('overlap', 0)}"),
+        ("executor", ", ".join(f"{k} {v}" for k, v in (summary.get("executor") or {}).items())),
+        ("heta-eval", summary.get("heta_eval_version") or "–"),
+        ("created", summary.get("created_at") or "–"),
+        ("top_k", f"{summary.get('top_k')} (asked {summary.get('top_k_requested')})"),
+    ]  # fmt: skip
+    timings = [(name, number(value)) for name, value in (summary.get("timings") or {}).items()]
+    modes = [
+        (mode, [(k, number(v)) for k, v in (values.get("timings") or {}).items()])
+        for mode, values in summary.get("modes", {}).items()
+    ]
+    return {
+        "folder": str(system.folder),
+        "key": [(name, str(value)) for name, value in key],
+        "recipe": _flatten(recipe),
+        "build": _flatten(summary.get("build") or {}),
+        "checks": _flatten(summary.get("checks") or {}),
+        "usage": _flatten(summary.get("usage") or {}),
+        "timings": timings,
+        "mode_timings": modes,
+        "warnings": list(summary.get("warnings") or []),
+    }

@@ -1,0 +1,114 @@
+"""Small inline SVG charts (no plotting library, no scripts): a histogram of one metric's
+per-query values and the sorted per-query differences of two systems.
+
+Every text in a chart passes through ``escape``, so labels are data, never markup.
+
+>>> svg = histogram([0.0, 0.5, 1.0, 1.0], "ndcg@10 <b>")
+>>> svg.startswith("<svg") and "&lt;b&gt;" in svg and "<b>" not in svg
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+__all__ = ["differences", "histogram"]
+
+WIDTH, HEIGHT = 320, 150
+PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 46, 8, 18, 24
+BAR = "#3b6ea5"
+WIN, LOSS, TIE = "#2e7d32", "#c62828", "#9e9e9e"
+
+
+def _frame(title: str, body: list[str], *, width: int = WIDTH, height: int = HEIGHT) -> str:
+    label = escape(title)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{label}">'
+        f"<title>{label}</title>"
+        f'<text x="{PAD_LEFT}" y="12" font-size="11" fill="#333">{label}</text>'
+        + "".join(body)
+        + "</svg>"
+    )
+
+
+def _axes(width: int, height: int, low: str, high: str, top: str, bottom: str) -> list[str]:
+    x0, x1 = PAD_LEFT, width - PAD_RIGHT
+    y0, y1 = height - PAD_BOTTOM, PAD_TOP
+    return [
+        f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#666" stroke-width="1"/>',
+        f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#666" stroke-width="1"/>',
+        f'<text x="{x0}" y="{y0 + 14}" font-size="10" fill="#333">{escape(low)}</text>',
+        f'<text x="{x1}" y="{y0 + 14}" font-size="10" fill="#333" '
+        f'text-anchor="end">{escape(high)}</text>',
+        f'<text x="{x0 - 3}" y="{y1 + 8}" font-size="10" fill="#333" '
+        f'text-anchor="end">{escape(top)}</text>',
+        f'<text x="{x0 - 3}" y="{y0}" font-size="10" fill="#333" '
+        f'text-anchor="end">{escape(bottom)}</text>',
+    ]
+
+
+def histogram(values: Sequence[float], title: str, bins: int = 20) -> str:
+    """A histogram of ``values`` over [min(0, low), max(1, high)] as an SVG element."""
+    if not values:
+        return _frame(f"{title}: no values", [])
+    low, high = min(0.0, min(values)), max(1.0, max(values))
+    span = (high - low) or 1.0
+    counts = [0] * bins
+    for value in values:
+        counts[min(int((value - low) / span * bins), bins - 1)] += 1
+    tallest = max(counts)
+    plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
+    body = _axes(WIDTH, HEIGHT, f"{low:g}", f"{high:g}", str(tallest), "0")
+    step = plot_w / bins
+    for i, count in enumerate(counts):
+        if not count:
+            continue
+        h = plot_h * count / tallest
+        x, y = PAD_LEFT + i * step, HEIGHT - PAD_BOTTOM - h
+        body.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(step - 1, 1):.1f}" height="{h:.1f}" '
+            f'fill="{BAR}"><title>{count} queries</title></rect>'
+        )
+    return _frame(f"{title} (n={len(values)})", body)
+
+
+def differences(deltas: Sequence[float], title: str, tolerance: float = 1e-9) -> str:
+    """Per-query differences ``b - a`` sorted, one bar each (wins green, losses red), with
+    the zero line; many queries are drawn as one polyline per sign instead of bars."""
+    width = 640
+    if not deltas:
+        return _frame(f"{title}: no paired queries", [], width=width)
+    ordered = sorted(deltas)
+    extent = max(abs(ordered[0]), abs(ordered[-1])) or 1.0
+    plot_w, plot_h = width - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
+    zero = PAD_TOP + plot_h / 2
+    body = _axes(width, HEIGHT, "queries, sorted by difference", "", f"+{extent:.3g}",
+                 f"-{extent:.3g}")  # fmt: skip
+    body.append(
+        f'<line x1="{PAD_LEFT}" y1="{zero:.1f}" x2="{width - PAD_RIGHT}" y2="{zero:.1f}" '
+        f'stroke="#999" stroke-dasharray="3 3"/>'
+    )
+    n = len(ordered)
+    step = plot_w / n
+    points = []
+    for i, delta in enumerate(ordered):
+        x = PAD_LEFT + (i + 0.5) * step
+        y = zero - (plot_h / 2) * delta / extent
+        points.append((x, y, delta))
+    if n <= 400:
+        for x, y, delta in points:
+            colour = WIN if delta > tolerance else LOSS if delta < -tolerance else TIE
+            top, h = min(y, zero), abs(zero - y)
+            body.append(
+                f'<rect x="{x - step / 2:.2f}" y="{top:.1f}" width="{max(step * 0.9, 0.5):.2f}" '
+                f'height="{max(h, 0.5):.1f}" fill="{colour}"/>'
+            )
+    else:  # thousands of queries: a filled area keeps the SVG small
+        line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points[:: max(n // 600, 1)])
+        body.append(
+            f'<polygon points="{PAD_LEFT},{zero:.1f} {line} {width - PAD_RIGHT},{zero:.1f}" '
+            f'fill="{BAR}" fill-opacity="0.6" stroke="{BAR}" stroke-width="1"/>'
+        )
+    return _frame(title, body, width=width)
