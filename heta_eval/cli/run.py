@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CliError
+from .kb_options import add_kb_arguments, knowledge_base_from_args
 from .ray_options import add_ray_arguments, executor_from_args
 
 EXAMPLE = """\
@@ -17,7 +18,8 @@ examples:
   heta-eval run --dataset scifact --modes keyword_search,vector_search,hybrid_search \\
       --output results/scifact --k 1,10,100
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes hybrid_search
-  heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search
+  heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search \\
+      --kb-header 'X-Api-Key: ${RAG_API_KEY}' --rate 20/s
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes keyword_search \\
       --judge --judge-prices prices.json --dry-run      # what the judge would cost
   heta-eval run --dataset scifact --modes vector_search --ray auto
@@ -54,7 +56,7 @@ def add_parser(subparsers: Any) -> None:
     source.add_argument("--split", help="dataset split (default: the dataset's evaluation split)")
     system = parser.add_argument_group("the system under test")
     system.add_argument("--recipe", type=Path, help="a recipe JSON file (default: the reference)")
-    system.add_argument("--kb-url", help="evaluate a deployed service: its query endpoint URL")
+    add_kb_arguments(system)
     system.add_argument("--kb-name", default="kb", help="knowledge base name (default: kb)")
     system.add_argument(
         "--modes", default=ALL_MODES, help=f"comma-separated (default: {ALL_MODES})"
@@ -279,6 +281,7 @@ def handle(args: argparse.Namespace) -> int:
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if not modes:
         raise CliError("--modes is empty")
+    knowledge_base = knowledge_base_from_args(args, tuple(modes))
     if not args.kb_url and not args.recipe:
         unknown = [mode for mode in modes if mode not in ALL_MODES.split(",")]
         if unknown:
@@ -290,11 +293,6 @@ def handle(args: argparse.Namespace) -> int:
     for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
         if value < 1:
             raise CliError(f"{option} must be a positive integer, got {value}")
-    knowledge_base = None
-    if args.kb_url:
-        from ..kb import HttpKnowledgeBase
-
-        knowledge_base = HttpKnowledgeBase(args.kb_url, modes=tuple(modes))
     name = args.dataset or args.benchmark.stem
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
