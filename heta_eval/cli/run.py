@@ -11,6 +11,7 @@ from typing import Any
 from . import CliError
 from .kb_options import add_kb_arguments, knowledge_base_from_args
 from .ray_options import add_ray_arguments, executor_from_args
+from .run_report import dry_run_lines, macro_table, usage_lines
 
 EXAMPLE = """\
 examples:
@@ -47,12 +48,19 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_argument_group("what to evaluate on")
-    source.add_argument("--dataset", help="a registered dataset (see `heta-eval datasets list`)")
+    source.add_argument(
+        "--dataset",
+        metavar="NAME|PATH",
+        help="a registered dataset (see `heta-eval datasets list`) or a folder in the BEIR "
+        "layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), named after the folder",
+    )
     source.add_argument("--benchmark", type=Path, help="a JSONL file of BenchmarkCase records")
     source.add_argument(
         "--documents", type=Path, help="with --benchmark: a folder of .txt/.md or a JSONL file"
     )
-    source.add_argument("--data-dir", help="where datasets live (default: $HETA_EVAL_DATA)")
+    source.add_argument(
+        "--data-dir", help="where registered datasets live (default: $HETA_EVAL_DATA)"
+    )
     source.add_argument("--split", help="dataset split (default: the dataset's evaluation split)")
     system = parser.add_argument_group("the system under test")
     system.add_argument("--recipe", type=Path, help="a recipe JSON file (default: the reference)")
@@ -141,8 +149,11 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
         return [JsonlBenchmark(args.benchmark, args.documents)]
     from heta_eval.adapters import load_benchmark
 
+    from ..data.folders import is_folder_argument
     from ..data.registry import RegistryError
 
+    if args.data_dir and is_folder_argument(args.dataset):
+        raise CliError(f"--dataset {args.dataset} is a folder: drop --data-dir")
     try:
         benchmark = load_benchmark(args.dataset, data_dir=args.data_dir, split=args.split)
     except (RegistryError, KeyError) as error:
@@ -180,45 +191,6 @@ def _judge(args: argparse.Namespace) -> Any:
         )  # fmt: skip
     except ValueError as error:
         raise CliError(str(error)) from None
-
-
-def _usage_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
-    lines = []
-    for name, u in usage.items():
-        cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
-        lines.append(
-            f"{name} ({u['model']}): {u['calls']} calls, {u['cached_calls']} from the cache; "
-            f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}"
-        )
-        if u.get("mean_agreement") is not None:
-            lines.append(
-                f"{name} agreement over {u['repeats']} repeats: mean {u['mean_agreement']:.3f}, "
-                f"unanimous {u['unanimous_cases']}/{u['repeated_cases']} cases"
-            )
-        lines.extend(f"{name} note: {note}" for note in u.get("notes", []))
-        if u["failed"]:
-            lines.append(f"{name}: {u['failed']} judgments FAILED:")
-            lines.extend(
-                f"  case {f['case_id']} ({f['mode']}): {f['error']}" for f in u["failures"]
-            )
-    return lines
-
-
-def _dry_run_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
-    lines = []
-    for name, u in usage.items():
-        cost = (
-            f", about ${u['estimated_cost_usd']:.4f}"
-            if u.get("estimated_cost_usd") is not None
-            else ""
-        )
-        lines.append(
-            f"dry run, {name} ({u['model']}): would make {u['estimated_calls']} calls "
-            f"(about {u['estimated_prompt_tokens']} prompt + "
-            f"{u['estimated_completion_tokens']} completion tokens{cost}); "
-            f"{u['cached_calls']} more are in the cache. Nothing was sent to the judge."
-        )
-    return lines
 
 
 def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
@@ -273,6 +245,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..data.folders import dataset_label
     from ..data.locate import DatasetNotFoundError
     from ..kb.dense import ModelLoadError
     from ..runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
@@ -293,7 +266,7 @@ def handle(args: argparse.Namespace) -> int:
     for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
         if value < 1:
             raise CliError(f"{option} must be a positive integer, got {value}")
-    name = args.dataset or args.benchmark.stem
+    name = dataset_label(args.dataset) if args.dataset else args.benchmark.stem
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
         top_k=args.top_k, concurrency=args.concurrency, query_timeout=args.timeout,
@@ -321,12 +294,12 @@ def handle(args: argparse.Namespace) -> int:
                 cache_dir=False if args.no_cache else None,
             )  # fmt: skip
             if args.dry_run:
-                print("\n".join(_dry_run_lines(results.summary.usage)))
+                print("\n".join(dry_run_lines(results.summary.usage)))
                 continue
             all_results.append(results)
             print(f"\n## {benchmark.name}\n\n{results.table()}\n")
             if results.summary.usage:
-                print("\n".join(_usage_lines(results.summary.usage)) + "\n")
+                print("\n".join(usage_lines(results.summary.usage)) + "\n")
             print(f"results: {folder}", file=sys.stderr)
     except (
         DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
@@ -334,7 +307,7 @@ def handle(args: argparse.Namespace) -> int:
     ) as error:  # fmt: skip
         raise CliError(str(error)) from None
     if len(all_results) > 1:
-        print(_macro_table(name, all_results))
+        print(macro_table(name, all_results))
     return _exit_status(all_results)
 
 
@@ -376,25 +349,3 @@ def _one_line(error: Any) -> str:
         field = ".".join(str(part) for part in item["loc"]) or "(record)"
         parts.append(f"field {field}: {item['msg']}")
     return "; ".join(parts)
-
-
-def _macro_table(name: str, all_results: list[Any]) -> str:
-    """The unweighted mean over sub-benchmarks (how CQADupStack is reported)."""
-    first = all_results[0].summary
-    modes = list(first.modes)
-    lines = [
-        f"## {name}: unweighted mean of {len(all_results)} sub-benchmarks",
-        "",
-        "| evaluator | " + " | ".join(modes) + " |",
-        "|---|" + "---:|" * len(modes),
-    ]
-    for evaluator in first.evaluators:
-        cells = []
-        for mode in modes:
-            values = [r.summary.modes[mode].metrics[evaluator].value for r in all_results]
-            numeric = [v for v in values if isinstance(v, float)]
-            cells.append(
-                f"{sum(numeric) / len(numeric):.5f}" if len(numeric) == len(values) else "–"
-            )
-        lines.append(f"| {evaluator} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)

@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
+#: How :attr:`SystemScores.unverified` ends for a dataset that is not registered at all.
+OWN_DATA = "a dataset of your own"
 
 
 @dataclass
@@ -48,6 +50,9 @@ class SystemScores:
     dataset: str | None = None
     mode: str | None = None
     source: str | None = None
+    #: Why published reference numbers do not apply (scored on a folder that is not the
+    #: registered dataset), or None.
+    unverified: str | None = None
 
     def aggregate(self, metric: str, kind: str = "value") -> float | None:
         """The ``kind`` (``value``, ``beir`` or ``strict``) aggregate of ``metric``, if known."""
@@ -108,6 +113,7 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
     if not chosen:
         raise ValueError(f"{folder}: no mode among {wanted}; the folder has {found}")
     dataset = summary.get("benchmark") or summary.get("dataset")
+    unverified = _unverified(summary.get("data") or {})
     systems = []
     for mode in chosen:
         aggregates = {
@@ -140,9 +146,22 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
                 dataset=dataset,
                 mode=mode,
                 source=str(folder),
+                unverified=unverified,
             )
         )
     return systems
+
+
+def _unverified(data: Mapping[str, Any]) -> str | None:
+    """Why a results folder's data is not its registered dataset, or None."""
+    if not data:
+        return None  # written before the data was recorded, or not a dataset
+    name, folder = data.get("name"), data.get("folder")
+    if data.get("differences"):
+        return f"scored on {folder}, not the registered {name}: {'; '.join(data['differences'])}"
+    if not data.get("registered", True):
+        return f"scored on {folder}, {OWN_DATA}"
+    return None
 
 
 def load_trec_system(
