@@ -39,7 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     listing.add_argument("--all", action="store_true", help="also list CQADupStack sub-forums")
     listing.add_argument(
-        "--data-dir", help="data root to look in (default: $HETA_EVAL_DATA or the cache)"
+        "--data-dir",
+        help="data root to look in (default: where run and evaluate look: $HETA_EVAL_DATA, "
+        "../shared/datasets/beir beside a checkout, the cache)",
     )
     listing.set_defaults(handler=run_list)
 
@@ -99,17 +101,19 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _on_disk(info: DatasetInfo, data_dir: str | None) -> bool:
-    """Whether the dataset's files are where its adapter will look for them."""
-    from heta_eval.data.locate import dataset_dir, looks_like_beir
+    """Whether the dataset's files are where its adapter will look for them: every place
+    ``run`` and ``evaluate`` look, in their order (``--data-dir``; else ``$HETA_EVAL_DATA``,
+    the shared data beside a checkout, the cache)."""
+    from heta_eval.data.locate import candidate_dirs, looks_like_beir
 
     if info.adapter == "scifact-claims":
         from heta_eval.adapters.scifact_claims import find_release
 
         return find_release(data_dir, info.split) is not None
-    folder = dataset_dir(info.name, data_dir)
-    if info.subsets:
-        return all(looks_like_beir(folder / subset) for subset in info.subsets)
-    return looks_like_beir(folder)
+    names = [f"{info.name}/{subset}" for subset in info.subsets] or [info.name]
+    return all(
+        any(looks_like_beir(folder) for folder in candidate_dirs(name, data_dir)) for name in names
+    )
 
 
 def run_download(args: argparse.Namespace) -> int:

@@ -117,9 +117,11 @@ class Leaderboard:
         systems (named ``"... (ref.)"``) are drawn as hatched outlines, measured ones solid.
         Uses matplotlib's Agg canvas directly, so no GUI backend and no global pyplot state.
         """
-        from matplotlib import rcParams
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        from heta_eval.extras import require
+
+        rcParams = require("matplotlib").rcParams  # the 'compare' extra
+        FigureCanvasAgg = require("matplotlib.backends.backend_agg").FigureCanvasAgg
+        Figure = require("matplotlib.figure").Figure
 
         columns = self._columns()
         groups = len(columns)

@@ -63,7 +63,9 @@ class RunEvaluation:
            nDCG@10  Rprec
         q      1.0    1.0
         """
-        import pandas as pd
+        from heta_eval.extras import require
+
+        pd = require("pandas")  # the 'compare' extra; its absence is one line naming it
 
         columns = list(self.aggregates)
         frame = pd.DataFrame.from_dict(self.per_query, orient="index", columns=columns)

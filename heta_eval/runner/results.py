@@ -279,7 +279,9 @@ class BenchmarkResults:
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame, one row per case, mode and evaluator."""
-        import pandas as pd
+        from ..extras import require
+
+        pd = require("pandas")  # the 'compare' extra; its absence is one line naming it
 
         rows = []
         for record in self.records:
