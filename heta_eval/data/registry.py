@@ -184,7 +184,10 @@ def get_dataset(name: str) -> DatasetInfo:
         return entries[name]
     except KeyError:
         known = ", ".join(n for n, e in entries.items() if e.parent is None)
-        raise RegistryError(f"unknown dataset {name!r}; known datasets: {known}") from None
+        raise RegistryError(
+            f"unknown dataset {name!r}; known datasets: {known} (or a folder of your own in "
+            f"the BEIR layout, written as a path: ./{name})"
+        ) from None
 
 
 def list_datasets(*, include_subsets: bool = False) -> list[DatasetInfo]:
