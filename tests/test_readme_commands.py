@@ -69,6 +69,17 @@ NOT_RUN_IF = {
     "tests/test_dense_tokenization.py pins the tokenization it measures)",
 }
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+# Command lines shown in blocks that are not run (`text` without `$ `, untagged): each must be
+# listed here with the reason it is an illustration, not an example to run.
+ILLUSTRATIONS = {
+    "heta-eval trec_eval [-q] [-c] [-n] [-J] [-m MEASURE[.PARAMS]]... [-l LEVEL] [-M N] "
+    "QRELS RUN": "trec_eval.md's usage synopsis (options in brackets), not a command; "
+    "the page's examples below it run",
+    ".venv/bin/heta-eval run --dataset scifact --modes keyword_search --output results/scifact": (
+        "running.md: make's echo of what `$ make eval` (run just above it) runs: output"
+    ),
+}
+COMMAND_LINE = re.compile(r"^(heta-eval|make|python|\.venv/bin/\S+) (?!\S*: (error|warning|note))")
 
 
 def logical_lines(block: str) -> list[str]:
@@ -97,6 +108,16 @@ def page_steps(text: str) -> list[tuple[str, str]]:
     return steps
 
 
+def illustrations(text: str) -> list[str]:
+    """Command lines in blocks that are not run: untagged blocks and ``text`` blocks' lines
+    without ``$ `` (error messages a command prints are output, not commands)."""
+    found = []
+    for language, body in FENCE.findall(text):
+        if language in ("", "text", "console"):
+            found += [line for line in logical_lines(body) if COMMAND_LINE.match(line)]
+    return found
+
+
 def pages(root: Path) -> list[str]:
     """The README and every docs page, in the order they run."""
     others = sorted(f"docs/{p.name}" for p in (root / "docs").glob("*.md"))
@@ -121,6 +142,20 @@ def not_run(command: str) -> str | None:
     if command in NOT_RUN:
         return NOT_RUN[command]
     return next((why for pattern, why in NOT_RUN_IF.items() if re.search(pattern, command)), None)
+
+
+def test_every_command_shown_but_not_run_is_listed_with_why():
+    shown = {
+        line: page
+        for page in pages(REPO)
+        for line in illustrations((REPO / page).read_text(encoding="utf-8"))
+    }
+    unlisted = {line: page for line, page in shown.items() if line not in ILLUSTRATIONS}
+    assert not unlisted, (
+        "commands shown in blocks the docs test does not run: make them runnable (a bash "
+        f"block or a `$ ` line) or list them in ILLUSTRATIONS with why: {unlisted}"
+    )
+    assert set(ILLUSTRATIONS) <= set(shown), "ILLUSTRATIONS lists a line the pages lost"
 
 
 def test_the_documented_commands_are_found():

@@ -18,6 +18,7 @@ examples:
   heta-eval run --dataset scifact --modes keyword_search
   heta-eval run --dataset scifact --modes keyword_search,vector_search,hybrid_search \\
       --output results/scifact --k 1,10,100
+  heta-eval run --dataset ./my_dataset --modes keyword_search    # a folder in the BEIR layout
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes hybrid_search
   heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search \\
       --kb-header 'X-Api-Key: ${RAG_API_KEY}' --rate 20/s
@@ -95,6 +96,12 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     add_ray_arguments(run)
+    _add_judge_arguments(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _add_judge_arguments(parser: Any) -> None:
+    """The ``--judge`` options: grading answers with an LLM, and what it costs."""
     judge = parser.add_argument_group(
         "the LLM judge (model from HETA_EVAL_LLM_MODEL / _BASE_URL / _API_KEY)"
     )
@@ -120,7 +127,6 @@ def add_parser(subparsers: Any) -> None:
         help="with --judge: query, then count the judge calls and tokens; call no judge, "
         "write no results",
     )  # fmt: skip
-    parser.set_defaults(handler=handle)
 
 
 def _parse_k(text: str | None) -> tuple[int, ...] | None:
