@@ -151,3 +151,14 @@ def test_a_sweep_over_a_folder(forty, tmp_path) -> None:
     cell = tmp_path / "sw" / "my_dataset" / "reference" / "keyword_search"
     assert json.loads((cell / "summary.json").read_text())["benchmark"] == "my_dataset"
     assert "my_dataset" in (tmp_path / "sw" / "leaderboard.md").read_text()
+
+
+def test_the_table_says_which_precision_and_device_encoded(forty, tmp_path) -> None:
+    done = cli(["run", "--dataset", str(forty), "--modes", "vector_search", "--quiet"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "results" / "my_dataset"
+    build = json.loads((folder / "summary.json").read_text())["build"]
+    assert build["precision"] in ("bfloat16", "int8", "float32") and build["device"] == "cpu"
+    # What auto chose on this CPU, and that it was auto's choice.
+    line = f"- dense encoder: all-MiniLM-L6-v2, {build['precision']} on cpu (precision auto)"
+    assert line in (folder / "table.md").read_text().splitlines()
