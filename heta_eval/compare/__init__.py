@@ -8,39 +8,53 @@ leaderboards.
 0.1
 """
 
-from heta_eval._lazy import attach
+from .compare import Comparison, MetricComparison, QueryDelta, compare
+from .leaderboard import Leaderboard, leaderboard
+from .loading import (
+    SystemScores,
+    canonical_metric,
+    is_result_folder,
+    load_result_folder,
+    load_systems,
+    load_trec_system,
+)
+from .references import CheckResult, Reference, check, classify, dataset_key, load_references
+from .stats import (
+    BootstrapResult,
+    PermutationResult,
+    TTestResult,
+    bootstrap_ci,
+    holm,
+    paired_ttest,
+    permutation_test,
+    win_tie_loss,
+)
 
-# Names load on first use (PEP 562): a reference check (``check``) needs neither scipy nor
-# pandas, so a results table shows published numbers on an install without the extra.
-#: Public name -> the submodule that defines it.
-_LAZY = {
-    "BootstrapResult": "stats",
-    "CheckResult": "references",
-    "Comparison": "compare",
-    "Leaderboard": "leaderboard",
-    "MetricComparison": "compare",
-    "PermutationResult": "stats",
-    "QueryDelta": "compare",
-    "Reference": "references",
-    "SystemScores": "loading",
-    "TTestResult": "stats",
-    "bootstrap_ci": "stats",
-    "canonical_metric": "loading",
-    "check": "references",
-    "classify": "references",
-    "compare": "compare",
-    "dataset_key": "references",
-    "holm": "stats",
-    "is_result_folder": "loading",
-    "leaderboard": "leaderboard",
-    "load_references": "references",
-    "load_result_folder": "loading",
-    "load_systems": "loading",
-    "load_trec_system": "loading",
-    "paired_ttest": "stats",
-    "permutation_test": "stats",
-    "win_tie_loss": "stats",
-}
-
-__all__ = sorted(_LAZY)
-__getattr__, __dir__ = attach(__name__, _LAZY)
+__all__ = [
+    "BootstrapResult",
+    "CheckResult",
+    "Comparison",
+    "Leaderboard",
+    "MetricComparison",
+    "PermutationResult",
+    "QueryDelta",
+    "Reference",
+    "SystemScores",
+    "TTestResult",
+    "bootstrap_ci",
+    "canonical_metric",
+    "check",
+    "classify",
+    "compare",
+    "dataset_key",
+    "holm",
+    "is_result_folder",
+    "leaderboard",
+    "load_references",
+    "load_result_folder",
+    "load_systems",
+    "load_trec_system",
+    "paired_ttest",
+    "permutation_test",
+    "win_tie_loss",
+]
