@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from heta_eval.data.folders import is_folder_argument
 from heta_eval.data.registry import get_dataset
 
 __all__ = ["load_benchmark"]
@@ -14,12 +15,17 @@ def load_benchmark(
     name: str, *, data_dir: str | os.PathLike[str] | None = None, split: str | None = None
 ) -> Any:
     """The benchmark for a registered dataset name, by the adapter its registry entry names
-    (``beir`` unless the entry says otherwise).
+    (``beir`` unless the entry says otherwise), or for a folder in the BEIR layout
+    (``./my_dataset``).
 
     >>> load_benchmark("cqadupstack").aggregate
     'mean'
     """
 
+    if is_folder_argument(name):
+        from heta_eval.adapters.beir import BeirBenchmark
+
+        return BeirBenchmark(name, split=split)
     info = get_dataset(name)
     adapter = getattr(info, "adapter", None) or "beir"
     if adapter == "scifact-claims":

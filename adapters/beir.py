@@ -1,4 +1,5 @@
-"""BEIR datasets as heta-eval benchmarks.
+"""BEIR datasets as heta-eval benchmarks: a registered dataset, or any folder in the BEIR
+layout (named after the folder).
 
 >>> bench = BeirBenchmark("scifact", data_dir="../shared/datasets/beir")  # doctest: +SKIP
 >>> cases = bench.cases()  # doctest: +SKIP
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from heta_eval.data.beir_loader import BeirDataset, load_beir
 from heta_eval.data.download import DownloadError, download_dataset
+from heta_eval.data.folders import ResolvedDataset, compare_folder, folder_info, is_folder_argument
 from heta_eval.data.locate import DatasetNotFoundError, find_dataset
 from heta_eval.data.registry import DatasetInfo, get_dataset
 from heta_eval.models.records import BenchmarkCase, Document, ExpectedOutput
@@ -34,10 +36,15 @@ BEIR_ADAPTER_K_VALUES = (1, 3, 5, 10, 100, 1000)
 class BeirBenchmark:
     """A BEIR dataset: documents (streamed), cases (one per judged query) and evaluators.
 
-    ``name`` is a registry name (``scifact``, ``cqadupstack/android``). Data is looked up in
-    ``data_dir``, else ``$HETA_EVAL_DATA``, else the cache, and downloaded (verified) when
-    missing and ``download`` is True. ``split`` defaults to the registry's evaluation split
-    (``dev`` for msmarco).
+    ``name`` is a registry name (``scifact``, ``cqadupstack/android``) or a folder in the
+    BEIR layout (``./my_dataset``: the benchmark is named after the folder). A registered
+    dataset is looked up in ``data_dir``, else ``$HETA_EVAL_DATA``, else the cache, and
+    downloaded (verified) when missing and ``download`` is True. ``split`` defaults to the
+    registry's evaluation split (``dev`` for msmarco; ``test`` for a folder of your own).
+
+    A folder that differs from the registry entry of the dataset it is read as (other
+    counts or checksums) is reported in :attr:`warnings`, and :attr:`data_record` says so:
+    its scores are not checked against that dataset's published numbers.
 
     Scoring policy: ``ignore_identical_ids`` (self-hits removed, as BEIR does for every
     dataset) and ``aggregate`` (``"mean"`` for cqadupstack: the reported number is the
@@ -52,7 +59,12 @@ class BeirBenchmark:
         split: str | None = None,
         download: bool = True,
     ) -> None:
-        self.info: DatasetInfo = get_dataset(name)
+        if is_folder_argument(name):
+            data_dir = Path(name).expanduser().resolve()  # a dataset folder is its own data dir
+            self.info: DatasetInfo = folder_info(data_dir, split)
+            name, download = self.info.name, False
+        else:
+            self.info = get_dataset(name)
         self.name = name
         self.data_dir = data_dir
         self.split = split or self.info.split
@@ -94,6 +106,23 @@ class BeirBenchmark:
         except DownloadError as error:
             # download_dataset's message already says how to get the data by hand.
             raise DatasetNotFoundError(str(error)) from error
+
+    @cached_property
+    def resolved(self) -> ResolvedDataset:
+        """The folder compared with the registry entry (counts, checksums)."""
+        return compare_folder(self.info, self.folder, self.split)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Loud warnings about the data: a folder that is not the registered dataset."""
+        line = self.resolved.warning()
+        return [line] if line else []
+
+    @property
+    def data_record(self) -> dict:
+        """Where the data came from, for ``summary.json``: name, folder, split, whether it
+        is registered, and how it differs from the registry."""
+        return self.resolved.record()
 
     @cached_property
     def dataset(self) -> BeirDataset:

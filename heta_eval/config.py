@@ -19,6 +19,7 @@ variable                               what it sets
 ``HETA_EVAL_LLM_BASE_URL``             the OpenAI-compatible chat endpoint (judge, answerer)
 ``HETA_EVAL_LLM_MODEL``                the chat model
 ``HETA_EVAL_LLM_API_KEY``              its API key (else ``OPENAI_API_KEY``)
+``HETA_EVAL_KB_TOKEN``                 a bearer token sent to ``--kb-url`` (``Authorization``)
 ``HETA_EVAL_RAY_LOST_AFTER``           seconds a Ray head may stay silent before a run stops
 ``HETA_EVAL_ANSERINI_CACHE``           the Anserini oracle's folder (else ``anserini/`` above)
 =====================================  ============================================
@@ -42,6 +43,7 @@ __all__ = [
     "cache_dir",
     "cache_root",
     "data_dir",
+    "kb_token",
     "llm_api_key",
     "llm_base_url",
     "llm_model",
@@ -103,6 +105,14 @@ def llm_model() -> str | None:
 def llm_api_key() -> str | None:
     """``$HETA_EVAL_LLM_API_KEY``, else ``$OPENAI_API_KEY``, or None."""
     return _env("HETA_EVAL_LLM_API_KEY") or _env("OPENAI_API_KEY")
+
+
+def kb_token() -> str | None:
+    """``$HETA_EVAL_KB_TOKEN``: the bearer token for a knowledge-base service, or None.
+
+    It is sent as ``Authorization: Bearer <token>`` and never written anywhere.
+    """
+    return _env("HETA_EVAL_KB_TOKEN")
 
 
 def ray_lost_after() -> float:

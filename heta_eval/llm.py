@@ -1,5 +1,5 @@
-"""A small async client for OpenAI-compatible chat completions, and the JSON POST helper
-with timeout, retries (exponential backoff) and clear errors shared with the HTTP KB client.
+"""A small async client for OpenAI-compatible chat completions. Its calls go through
+:func:`heta_eval.remote.post_json`: timeouts, retries with exponential backoff, clear errors.
 
 Configuration comes from arguments or the environment:
 
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from heta_eval import config
+from heta_eval.remote import RemoteCallError, RetryPolicy, post_json
 
 __all__ = [
     "ChatReply",
@@ -33,86 +33,8 @@ __all__ = [
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class RemoteCallError(RuntimeError):
-    """A call to a remote service failed; the message names the URL and why."""
-
-    def __init__(self, url: str, message: str, *, attempts: int = 1) -> None:
-        super().__init__(f"POST {url}: {message}")
-        self.url = url
-        self.attempts = attempts
-
-
 class LLMError(RemoteCallError):
     """An LLM call failed (transport, HTTP status, or an unusable reply)."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how patiently to retry.
-
-    Retried: connection errors, timeouts, HTTP 429 and 5xx. Not retried: other 4xx, and
-    replies that are not valid JSON (a bug on the other side, not a transient failure).
-
-    >>> RetryPolicy(max_attempts=3, backoff=0.5).delay(2)
-    2.0
-    """
-
-    max_attempts: int = 3
-    backoff: float = 0.5  # seconds before the 2nd attempt; doubles each time
-    max_backoff: float = 8.0
-    timeout: float = 30.0  # per attempt, seconds
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed ``attempt`` (0-based), before jitter."""
-        return min(self.max_backoff, self.backoff * 2**attempt)
-
-
-_RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
-
-
-async def post_json(
-    client: httpx.AsyncClient,
-    url: str,
-    payload: dict[str, Any],
-    *,
-    policy: RetryPolicy,
-    headers: dict[str, str] | None = None,
-    error: type[RemoteCallError] = RemoteCallError,
-) -> Any:
-    """POST ``payload`` as JSON and return the decoded JSON reply, retrying transient errors.
-
-    Raises ``error`` (a :class:`RemoteCallError`) naming ``url`` when the reply is not JSON,
-    the status is a non-retryable error, or every attempt failed.
-    """
-    last = "no attempt made"
-    for attempt in range(policy.max_attempts):
-        try:
-            reply = await client.post(url, json=payload, headers=headers, timeout=policy.timeout)
-        except httpx.TimeoutException:
-            last = f"timed out after {policy.timeout:g}s"
-        except httpx.TransportError as exc:
-            last = f"connection failed ({type(exc).__name__}: {exc})"
-        else:
-            if reply.status_code < 400:
-                try:
-                    return reply.json()
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    raise error(
-                        url,
-                        f"reply is not valid JSON ({exc}); body starts {reply.text[:200]!r}",
-                        attempts=attempt + 1,
-                    ) from None
-            last = f"HTTP {reply.status_code}: {reply.text[:200]!r}"
-            if reply.status_code not in _RETRY_STATUS:
-                raise error(url, last, attempts=attempt + 1)
-        if attempt + 1 < policy.max_attempts:
-            # Jitter spreads retries of many concurrent callers.
-            await asyncio.sleep(policy.delay(attempt) * (1 + 0.1 * random.random()))
-    raise error(
-        url,
-        f"gave up after {policy.max_attempts} attempts; last error: {last}",
-        attempts=policy.max_attempts,
-    )
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,21 @@ def test_list_looks_where_each_adapter_reads(capsys):
     assert beir_root["msmarco"] == "no"
     release = on_disk(str(shared_path("datasets", "scifact-release")))
     assert release["scifact-claims"] == "yes" and release["scifact"] == "no"
+
+
+def test_list_without_data_dir_agrees_with_where_evaluate_looks(
+    scifact_run_file, monkeypatch, tmp_path, capsys
+):
+    """No --data-dir, no HETA_EVAL_DATA: a checkout finds SciFact in ../shared beside it,
+    and `list` says so, as `evaluate --dataset scifact` finds it there."""
+    from heta_eval.data.locate import SHARED_DATA
+
+    if not (SHARED_DATA / "beir" / "scifact" / "corpus.jsonl").is_file():
+        pytest.skip(f"no SciFact in {SHARED_DATA / 'beir'}")
+    monkeypatch.delenv("HETA_EVAL_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["datasets", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert {line.split()[0]: line.split()[-1] for line in lines}["scifact"] == "yes"
+    assert main(["evaluate", "--run", str(scifact_run_file), "--dataset", "scifact"]) == 0
+    assert "qrels: scifact (test)" in capsys.readouterr().out

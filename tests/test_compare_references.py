@@ -12,11 +12,11 @@ import pytest
 from conftest import shared_path
 
 from heta_eval.cli import main
-from heta_eval.compare.references import check, classify, dataset_key, load_references
+from heta_eval.data.references import check, classify, dataset_key, load_references
 
 
 def test_doctests():
-    assert doctest.testmod(importlib.import_module("heta_eval.compare.references")).failed == 0
+    assert doctest.testmod(importlib.import_module("heta_eval.data.references")).failed == 0
 
 
 def refs(system: str) -> dict[tuple[str, str], float]:
@@ -50,7 +50,7 @@ def test_other_references_and_sources():
     assert len(refs("bm25-beir-paper")) == 19
     for ref in load_references():
         assert ref.source and ref.aggregate in ("beir", "strict")
-    raw = json.loads((Path(__file__).parents[1] / "heta_eval/compare/references.json").read_text())
+    raw = json.loads((Path(__file__).parents[1] / "heta_eval/data/references.json").read_text())
     assert all(entry["source"] for entry in raw["systems"].values())
 
 

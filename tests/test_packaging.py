@@ -7,6 +7,7 @@ into a new virtual environment outside the repository, and the commands run ther
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def test_wheel_installs_heta_eval_alone_with_its_data(wheel):
         "heta_eval/adapters/beir.py",
         "heta_eval/adapters/scifact_claims.py",
         "heta_eval/data/registry.json",
-        "heta_eval/compare/references.json",
+        "heta_eval/data/references.json",
     ):
         assert path in names
 
@@ -100,8 +101,10 @@ def test_installed_wheel_evaluates_lists_datasets_and_imports(installed, tmp_pat
     data = shared_path("datasets", "beir")
 
     def call(*args: str) -> str:
+        # The environment's own package, never a checkout on PYTHONPATH.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         done = subprocess.run(
-            args, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300
+            args, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=300
         )
         assert done.returncode == 0, done.stderr
         return done.stdout
@@ -165,3 +168,45 @@ def test_no_module_imports_a_top_level_adapters_package():
             if any(name == "adapters" or name.startswith("adapters.") for name in names):
                 offenders.append(str(path.relative_to(REPO)))
     assert not offenders, f"import heta_eval.adapters instead: {offenders}"
+
+
+def _core(installed: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """A command of the core install, run outside the checkout with no data configured."""
+    env = {"PATH": f"{installed}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    return subprocess.run([*args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=False, timeout=300)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from heta_eval import evaluate_run\n"
+        "evaluate_run({'q': {'d': 1}}, {'q': {'d': 1.0}}, measures=['nDCG@10']).per_query_frame()",
+        "from heta_eval.runner import BenchmarkResults, RunSummary\n"
+        "summary = RunSummary(benchmark='b', knowledge_base='k', evaluators=[], top_k=1, modes={})\n"
+        "BenchmarkResults(summary, []).to_dataframe()",
+        "from heta_eval.extras import require\npd = require('pandas')",  # docs/install.md
+        "from heta_eval.compare import leaderboard\n"
+        "leaderboard({'bm25': {'scifact': 0.68}}, 'ndcg@10').plot('board.png')",
+    ],
+    ids=["per_query_frame", "to_dataframe", "install.md DataFrame example", "leaderboard plot"],
+)
+def test_a_missing_extra_in_the_library_is_one_line_naming_it(installed, tmp_path, code):
+    done = _core(installed, tmp_path, str(installed / "python"), "-c", code)
+    assert done.returncode == 1
+    module = "matplotlib" if "plot" in code else "pandas"
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"heta_eval.extras.MissingExtraError: {module} is not installed: this needs the "
+        "'compare' extra (pip install 'heta-eval[compare]')"
+    )
+
+
+def test_the_core_install_says_its_version_and_only_names_places_you_can_use(installed, tmp_path):
+    version = _core(installed, tmp_path, str(installed / "heta-eval"), "--version")
+    assert version.returncode == 0 and version.stdout == "heta-eval 0.1.0\n"
+    run = _core(installed, tmp_path, str(installed / "heta-eval"), "evaluate", "--run", "r.trec",
+                "--dataset", "scifact")  # fmt: skip
+    assert run.returncode == 2
+    env_root = installed.parent
+    assert str(env_root) not in run.stderr, run.stderr  # nothing inside the environment
+    assert f"looked in {tmp_path}/home/.cache/heta-eval/datasets/scifact" in run.stderr

@@ -11,8 +11,8 @@ with the page, the step and its output.
 To fit CI's budget, ``HETA_EVAL_DATA`` points at a small SciFact made from the real one (all
 300 test queries and their judgments, the judged documents and 200 others), so encoding it
 takes seconds; the clone's ``.venv/bin`` holds wrappers around this interpreter instead of
-``make install``; ``my_run.trec``, ``my_cases.jsonl`` and ``my_docs/`` (the README's names for
-your own files) are made in the clone first. ``NOT_RUN`` and ``NOT_RUN_IF`` list the lines
+``make install``; ``my_run.trec``, ``my_cases.jsonl``, ``my_docs/`` and ``my_dataset/`` (the
+docs' names for your own files) are made in the clone first. ``NOT_RUN`` and ``NOT_RUN_IF`` list the lines
 left out, and why.
 """
 
@@ -30,8 +30,8 @@ import pytest
 from conftest import REPO, shared_path
 
 # The README first (its quick start makes results/scifact and puts heta-eval on PATH), then
-# the pages in this order; scifact-claims.md makes the results folder compare.md's leaderboard
-# reads. Pages not named here run after these, alphabetically.
+# the pages in this order. A page may use what the README made, never what another page made
+# (a reader may open any page first). Pages not named here run after these, alphabetically.
 PAGES = (
     "README.md",
     "docs/install.md",
@@ -60,10 +60,26 @@ NOT_RUN_IF = {
     "starts a real two-node one (the --ray local lines run here)",
     r"--judge\b": "calls an OpenAI-compatible chat server; tests/test_judge_spending.py runs "
     "--judge, its options and --dry-run against one on loopback",
+    r"--kb-url http://localhost": "needs your own service; tests/test_kb_service_auth.py runs "
+    "--kb-url with --kb-header, HETA_EVAL_KB_TOKEN and --rate against a loopback server that "
+    "requires the headers and measures the rate",
+    r"^export (RAG_API_KEY|HETA_EVAL_KB_TOKEN)=\.\.\.": "placeholders for your secrets, used "
+    "only by the --kb-url example below them",
     r"bench/gpu_": "needs a CUDA GPU and the model folder it names (no test depends on a GPU; "
     "tests/test_dense_tokenization.py pins the tokenization it measures)",
 }
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+# Command lines shown in blocks that are not run (`text` without `$ `, untagged): each must be
+# listed here with the reason it is an illustration, not an example to run.
+ILLUSTRATIONS = {
+    "heta-eval trec_eval [-q] [-c] [-n] [-J] [-m MEASURE[.PARAMS]]... [-l LEVEL] [-M N] "
+    "QRELS RUN": "trec_eval.md's usage synopsis (options in brackets), not a command; "
+    "the page's examples below it run",
+    ".venv/bin/heta-eval run --dataset scifact --modes keyword_search --output results/scifact": (
+        "running.md: make's echo of what `$ make eval` (run just above it) runs: output"
+    ),
+}
+COMMAND_LINE = re.compile(r"^(heta-eval|make|python|\.venv/bin/\S+) (?!\S*: (error|warning|note))")
 
 
 def logical_lines(block: str) -> list[str]:
@@ -92,6 +108,16 @@ def page_steps(text: str) -> list[tuple[str, str]]:
     return steps
 
 
+def illustrations(text: str) -> list[str]:
+    """Command lines in blocks that are not run: untagged blocks and ``text`` blocks' lines
+    without ``$ `` (error messages a command prints are output, not commands)."""
+    found = []
+    for language, body in FENCE.findall(text):
+        if language in ("", "text", "console"):
+            found += [line for line in logical_lines(body) if COMMAND_LINE.match(line)]
+    return found
+
+
 def pages(root: Path) -> list[str]:
     """The README and every docs page, in the order they run."""
     others = sorted(f"docs/{p.name}" for p in (root / "docs").glob("*.md"))
@@ -116,6 +142,20 @@ def not_run(command: str) -> str | None:
     if command in NOT_RUN:
         return NOT_RUN[command]
     return next((why for pattern, why in NOT_RUN_IF.items() if re.search(pattern, command)), None)
+
+
+def test_every_command_shown_but_not_run_is_listed_with_why():
+    shown = {
+        line: page
+        for page in pages(REPO)
+        for line in illustrations((REPO / page).read_text(encoding="utf-8"))
+    }
+    unlisted = {line: page for line, page in shown.items() if line not in ILLUSTRATIONS}
+    assert not unlisted, (
+        "commands shown in blocks the docs test does not run: make them runnable (a bash "
+        f"block or a `$ ` line) or list them in ILLUSTRATIONS with why: {unlisted}"
+    )
+    assert set(ILLUSTRATIONS) <= set(shown), "ILLUSTRATIONS lists a line the pages lost"
 
 
 def test_the_documented_commands_are_found():
@@ -172,8 +212,27 @@ def fresh_clone(tmp_path: Path) -> Path:
     return clone
 
 
-def your_own_files(clone: Path, run_file: Path) -> None:
-    """What the README calls my_run.trec, my_cases.jsonl and my_docs/."""
+def own_dataset(source: Path, target: Path, queries: int = 30, others: int = 300) -> None:
+    """A dataset of your own in the BEIR layout: SciFact's first ``queries`` judged test
+    queries, the documents they judge and ``others`` more."""
+    (target / "qrels").mkdir(parents=True)
+    lines = (source / "qrels" / "test.tsv").read_text().splitlines(keepends=True)
+    kept = [line for line in lines[1:] if line.split("\t")[0] in
+            dict.fromkeys(row.split("\t")[0] for row in lines[1:][:queries])]  # fmt: skip
+    (target / "qrels" / "test.tsv").write_text(lines[0] + "".join(kept))
+    shutil.copy(source / "queries.jsonl", target / "queries.jsonl")
+    judged = {line.split("\t")[1] for line in kept}
+    with (source / "corpus.jsonl").open() as corpus, (target / "corpus.jsonl").open("w") as out:
+        for line in corpus:
+            if json.loads(line)["_id"] in judged or others > 0:
+                others -= json.loads(line)["_id"] not in judged
+                out.write(line)
+
+
+def your_own_files(clone: Path, run_file: Path, scifact: Path) -> None:
+    """What the README calls my_run.trec, my_cases.jsonl and my_docs/, and what
+    docs/datasets.md calls my_dataset/."""
+    own_dataset(scifact, clone / "my_dataset")
     shutil.copy(run_file, clone / "my_run.trec")
     (clone / "my_docs").mkdir()
     (clone / "my_docs" / "paris.md").write_text("# Paris\n\nParis is the capital of France.\n")
@@ -207,7 +266,7 @@ def test_every_command_of_the_readme_and_docs_runs_as_written_on_a_fresh_clone(
 ):
     clone = fresh_clone(tmp_path)
     small_scifact(scifact_dir, tmp_path / "small-beir")
-    your_own_files(clone, scifact_run_file)
+    your_own_files(clone, scifact_run_file, scifact_dir)
     script, labels = session_script(all_steps(clone))
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("HETA_EVAL", "PYTHON"))},

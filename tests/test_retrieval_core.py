@@ -364,7 +364,7 @@ def test_cli_on_the_compiled_engine_equals_pytrec_eval(tmp_path, capsys, monkeyp
     "spelling", ["nDCG@10", "NDCG@10", "ndcg_cut.10", "ndcg@10", "ndcg_cut_10"]
 )
 def test_each_context_has_one_rendering(spelling):
-    from heta_eval.compare.loading import canonical_metric
+    from heta_eval.measures.measure import canonical_metric
 
     assert canonical_metric(spelling) == "ndcg@10"
     if spelling not in ("ndcg@10", "ndcg_cut_10"):  # the evaluators' and the seed's spellings
@@ -380,8 +380,7 @@ def test_text_families_are_refused_with_the_reason(name):
 
 
 def test_ir_measures_rr_at_k_is_never_compared_as_beir_mrr():
-    from heta_eval.compare.loading import canonical_metric
-    from heta_eval.measures.measure import parse_measure
+    from heta_eval.measures.measure import canonical_metric, parse_measure
 
     assert canonical_metric("RR@10") == "rr@10"
     assert canonical_metric("MRR@10") == canonical_metric("mrr@10") == "mrr@10"

@@ -45,6 +45,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog="Example: heta-eval run --dataset scifact --modes keyword_search",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from heta_eval import __version__
+
+    parser.add_argument("--version", action="version", version=f"heta-eval {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in (command,) if command in _COMMANDS else _COMMANDS:
         try:
@@ -67,6 +70,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _discard_stdout()
         return CLOSED_STDOUT_STATUS
+
+
+def write_stdout(data: bytes) -> None:
+    """Write ``data`` to standard output, every byte of it or a :class:`BrokenPipeError`.
+
+    One large buffered write into a pipe whose reader left (``| head -1``) can end without
+    an error; writing to the descriptor directly, in a loop, always reports it.
+    """
+    sys.stdout.flush()
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by an object without one
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
 def _discard_stdout() -> None:

@@ -168,7 +168,7 @@ def _resolve_baseline(name: str | None, systems: Sequence[Any]) -> str | None:
 
 def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> list[str]:
     """The requested metrics, or the defaults every system has, or all common metrics."""
-    from heta_eval.compare.loading import canonical_metric
+    from heta_eval.measures.measure import canonical_metric
 
     def has(system: Any, metric: str) -> bool:
         return any(metric in values for values in system.per_query.values())
@@ -195,7 +195,7 @@ def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> l
 
 def run_compare(args: argparse.Namespace) -> int:
     from heta_eval.compare import compare
-    from heta_eval.compare.loading import canonical_metric
+    from heta_eval.measures.measure import canonical_metric
 
     if args.resamples < 1 or args.top < 0 or not 0 < args.confidence < 1:
         raise CliError("--resamples must be >= 1, --top >= 0 and --confidence in (0, 1)")

@@ -16,6 +16,7 @@ EPILOG = """examples:
   heta-eval datasets download scifact --url https://mirror.example/scifact.zip \
       --md5 5f7d1de60b170fc8027bb7898e2efca1
   heta-eval datasets validate scifact --data-dir ../shared/datasets/beir
+  heta-eval datasets validate ./my_dataset
 """
 
 
@@ -38,7 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     listing.add_argument("--all", action="store_true", help="also list CQADupStack sub-forums")
     listing.add_argument(
-        "--data-dir", help="data root to look in (default: $HETA_EVAL_DATA or the cache)"
+        "--data-dir",
+        help="data root to look in (default: where run and evaluate look: $HETA_EVAL_DATA, "
+        "../shared/datasets/beir beside a checkout, the cache)",
     )
     listing.set_defaults(handler=run_list)
 
@@ -67,13 +70,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "validate",
         help="check a dataset's files, with line numbers",
         description="Stream a BEIR-layout dataset's corpus, queries and qrels and report "
-        "malformed lines, bad labels, duplicates and dangling ids with file and line; exit "
-        "status 1 on errors.",
-        epilog="example:\n  heta-eval datasets validate scifact --data-dir ../shared/datasets/beir",
+        "malformed lines, bad labels, duplicates and dangling ids with file and line; a "
+        "registered dataset is also compared with the registry (counts, checksums). Exit "
+        "status 1 on errors or differences.",
+        epilog="examples:\n  heta-eval datasets validate scifact --data-dir ../shared/datasets/beir"
+        "\n  heta-eval datasets validate ./my_dataset",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    validate.add_argument("name")
-    validate.add_argument("--data-dir")
+    validate.add_argument("name", metavar="NAME|PATH", help="a registered dataset or a folder")
+    validate.add_argument("--data-dir", help="where registered datasets live")
     validate.add_argument("--split", help="qrels split (default: the registry's)")
     validate.set_defaults(handler=run_validate)
 
@@ -96,17 +101,19 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _on_disk(info: DatasetInfo, data_dir: str | None) -> bool:
-    """Whether the dataset's files are where its adapter will look for them."""
-    from heta_eval.data.locate import dataset_dir, looks_like_beir
+    """Whether the dataset's files are where its adapter will look for them: every place
+    ``run`` and ``evaluate`` look, in their order (``--data-dir``; else ``$HETA_EVAL_DATA``,
+    the shared data beside a checkout, the cache)."""
+    from heta_eval.data.locate import candidate_dirs, looks_like_beir
 
     if info.adapter == "scifact-claims":
         from heta_eval.adapters.scifact_claims import find_release
 
         return find_release(data_dir, info.split) is not None
-    folder = dataset_dir(info.name, data_dir)
-    if info.subsets:
-        return all(looks_like_beir(folder / subset) for subset in info.subsets)
-    return looks_like_beir(folder)
+    names = [f"{info.name}/{subset}" for subset in info.subsets] or [info.name]
+    return all(
+        any(looks_like_beir(folder) for folder in candidate_dirs(name, data_dir)) for name in names
+    )
 
 
 def run_download(args: argparse.Namespace) -> int:
@@ -124,26 +131,43 @@ def run_download(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from heta_eval.data.locate import DatasetNotFoundError, find_dataset
+    from heta_eval.data.folders import is_folder_argument, resolve_dataset
+    from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.data.registry import RegistryError, get_dataset
     from heta_eval.data.validate import validate_dataset
 
     try:
-        info = get_dataset(args.name)
-        if info.adapter != "beir":
-            raise CliError(
-                f"{info.name} is read by the {info.adapter!r} adapter, not in the BEIR layout; "
-                "`validate` checks BEIR-layout datasets (its adapter checks its own files "
-                "when it loads them)"
-            )
-        names = [f"{info.name}/{sub}" for sub in info.subsets] or [info.name]
-        folders = [find_dataset(name, args.data_dir) for name in names]
+        if is_folder_argument(args.name):
+            if args.data_dir:
+                raise CliError(f"{args.name} is a folder: drop --data-dir")
+            names = [args.name]
+        else:
+            info = get_dataset(args.name)
+            if info.adapter != "beir":
+                raise CliError(
+                    f"{info.name} is read by the {info.adapter!r} adapter, not in the BEIR "
+                    "layout; `validate` checks BEIR-layout datasets (its adapter checks its own "
+                    "files when it loads them)"
+                )
+            names = [f"{info.name}/{sub}" for sub in info.subsets] or [info.name]
+        found = [resolve_dataset(name, args.data_dir, args.split) for name in names]
     except (RegistryError, DatasetNotFoundError) as error:
         raise CliError(str(error)) from None
     ok = True
-    for name, folder in zip(names, folders, strict=True):
-        known = get_dataset(name).known_defects or info.known_defects
-        report = validate_dataset(folder, args.split or info.split, known_defects=known)
-        print(f"{name}: {report.format()}")
-        ok = ok and report.ok
+    for dataset in found:
+        known = dataset.info.known_defects or _parent_defects(dataset.info.name)
+        report = validate_dataset(dataset.folder, dataset.split, known_defects=known)
+        print(f"{dataset.info.name}: {report.format()}")
+        if dataset.differences:
+            print(f"{dataset.info.name}: {dataset.warning()}")
+        ok = ok and report.ok and not dataset.differences
     return 0 if ok else 1
+
+
+def _parent_defects(name: str) -> dict[str, list[str]]:
+    from heta_eval.data.registry import RegistryError, get_dataset
+
+    try:
+        return get_dataset(name.split("/")[0]).known_defects
+    except RegistryError:
+        return {}

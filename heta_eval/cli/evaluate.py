@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from contextlib import ExitStack
 from typing import Any
 
@@ -14,6 +15,7 @@ EPILOG = """examples:
   heta-eval evaluate --run run.trec --qrels qrels/test.tsv
   heta-eval evaluate --run run.trec --dataset scifact --data-dir ../shared/datasets/beir
   heta-eval evaluate --run results.json --dataset scifact --k 10,100 --json
+  heta-eval evaluate --run run.trec --dataset ./my_dataset
   heta-eval evaluate --run bm25.trec --run dense.trec --qrels qrels.txt \\
       --measures "nDCG@10 R@1000 Rprec"
   heta-eval evaluate --run run.trec --qrels qrels.txt --measures "ndcg_cut.10 bpref" \\
@@ -49,8 +51,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument(
         "--qrels", help="TREC qrels (qid 0 docid rel) or BEIR qrels tsv; a path, a pipe or -"
     )
-    source.add_argument("--dataset", help="registry dataset name (uses its evaluation split)")
-    parser.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset)")
+    source.add_argument(
+        "--dataset",
+        metavar="NAME|PATH",
+        help="a registered dataset (its evaluation split) or a folder in the BEIR layout",
+    )
+    parser.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset NAME)")
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
     parser.add_argument(
         "--k", default="1,3,5,10,100", help="comma-separated cutoffs (default: 1,3,5,10,100)"
@@ -90,7 +96,8 @@ def _k_values(text: str) -> tuple[int, ...]:
 def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], str, bool]:
     """qrels, a label for the output, and the ignore_identical_ids policy."""
     from heta_eval.data.beir_loader import DatasetFormatError, load_beir
-    from heta_eval.data.locate import DatasetNotFoundError, find_dataset
+    from heta_eval.data.folders import is_folder_argument, resolve_dataset
+    from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.data.registry import RegistryError, get_dataset
     from heta_eval.io.grammar import TrecFormatError
     from heta_eval.io.qrels import read_qrels
@@ -102,16 +109,21 @@ def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], st
             return read_qrels(_open(args.qrels), duplicates=args.duplicates), args.qrels, True
         except (OSError, TrecFormatError) as error:
             raise CliError(str(error)) from None
+    if args.data_dir and is_folder_argument(args.dataset):
+        raise CliError(f"--dataset {args.dataset} is a folder: drop --data-dir")
     try:
-        info = get_dataset(args.dataset)
-        if info.subsets:
+        if not is_folder_argument(args.dataset) and get_dataset(args.dataset).subsets:
+            info = get_dataset(args.dataset)
             raise CliError(
                 f"{info.name} is scored per sub-forum: use --dataset "
                 f"{info.name}/{info.subsets[0]} (and average the {len(info.subsets)})"
             )
-        split = args.split or info.split
-        folder = find_dataset(info.name, args.data_dir)
-        return load_beir(folder, split).qrels, f"{info.name} ({split})", info.ignore_identical_ids
+        found = resolve_dataset(args.dataset, args.data_dir, args.split, qrels_only=True)
+        warning = found.warning()
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
+        qrels = load_beir(found.folder, found.split).qrels
+        return qrels, f"{found.info.name} ({found.split})", found.info.ignore_identical_ids
     except (RegistryError, DatasetNotFoundError, DatasetFormatError, OSError) as error:
         raise CliError(str(error)) from None
 

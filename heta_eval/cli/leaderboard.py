@@ -59,8 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_leaderboard(args: argparse.Namespace) -> int:
     from heta_eval.compare.leaderboard import REFERENCE_SUFFIX, leaderboard
-    from heta_eval.compare.loading import canonical_metric
-    from heta_eval.compare.references import dataset_key, load_references, reference_systems
+    from heta_eval.compare.loading import OWN_DATA
+    from heta_eval.data.references import dataset_key, load_references, reference_systems
+    from heta_eval.measures.measure import canonical_metric
 
     metric = canonical_metric(args.metric)
     systems = load_from_args(args, [metric])
@@ -78,6 +79,11 @@ def run_leaderboard(args: argparse.Namespace) -> int:
             value = system.aggregate(metric, "value")
         row = scores.setdefault(name, {})
         key = dataset_key(dataset)
+        if system.unverified and not args.dataset:
+            # Not the registered data: a column of its own, beside no published number.
+            own = system.unverified.endswith(OWN_DATA)
+            key = dataset if own else f"{dataset} (other data)"
+            print(f"note: {system.name}: {system.unverified}", file=sys.stderr)
         if key in row:
             raise CliError(f"two results for {name} on {key}; use --mode or --name-by folder")
         row[key] = value

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import CliError
+from heta_eval.cli import CliError
 
 EPILOG = """examples:
   heta-eval report results/scifact
@@ -42,8 +42,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..report import ReportError, write_report
-    from ..runner.results import ResultsFormatError
+    from heta_eval.report import ReportError, write_report
+    from heta_eval.runner.results import ResultsFormatError
 
     try:
         path = write_report(args.results, args.output, data_dir=args.data_dir, title=args.title)

@@ -9,15 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
+from heta_eval.cli.run_report import dry_run_lines, macro_table, usage_lines
 
 EXAMPLE = """\
 examples:
   heta-eval run --dataset scifact --modes keyword_search
   heta-eval run --dataset scifact --modes keyword_search,vector_search,hybrid_search \\
       --output results/scifact --k 1,10,100
+  heta-eval run --dataset ./my_dataset --modes keyword_search    # a folder in the BEIR layout
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes hybrid_search
-  heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search
+  heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search \\
+      --kb-header 'X-Api-Key: ${RAG_API_KEY}' --rate 20/s
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes keyword_search \\
       --judge --judge-prices prices.json --dry-run      # what the judge would cost
   heta-eval run --dataset scifact --modes vector_search --ray auto
@@ -45,16 +49,23 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_argument_group("what to evaluate on")
-    source.add_argument("--dataset", help="a registered dataset (see `heta-eval datasets list`)")
+    source.add_argument(
+        "--dataset",
+        metavar="NAME|PATH",
+        help="a registered dataset (see `heta-eval datasets list`) or a folder in the BEIR "
+        "layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), named after the folder",
+    )
     source.add_argument("--benchmark", type=Path, help="a JSONL file of BenchmarkCase records")
     source.add_argument(
         "--documents", type=Path, help="with --benchmark: a folder of .txt/.md or a JSONL file"
     )
-    source.add_argument("--data-dir", help="where datasets live (default: $HETA_EVAL_DATA)")
+    source.add_argument(
+        "--data-dir", help="where registered datasets live (default: $HETA_EVAL_DATA)"
+    )
     source.add_argument("--split", help="dataset split (default: the dataset's evaluation split)")
     system = parser.add_argument_group("the system under test")
     system.add_argument("--recipe", type=Path, help="a recipe JSON file (default: the reference)")
-    system.add_argument("--kb-url", help="evaluate a deployed service: its query endpoint URL")
+    add_kb_arguments(system)
     system.add_argument("--kb-name", default="kb", help="knowledge base name (default: kb)")
     system.add_argument(
         "--modes", default=ALL_MODES, help=f"comma-separated (default: {ALL_MODES})"
@@ -85,6 +96,12 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     add_ray_arguments(run)
+    _add_judge_arguments(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _add_judge_arguments(parser: Any) -> None:
+    """The ``--judge`` options: grading answers with an LLM, and what it costs."""
     judge = parser.add_argument_group(
         "the LLM judge (model from HETA_EVAL_LLM_MODEL / _BASE_URL / _API_KEY)"
     )
@@ -110,7 +127,6 @@ def add_parser(subparsers: Any) -> None:
         help="with --judge: query, then count the judge calls and tokens; call no judge, "
         "write no results",
     )  # fmt: skip
-    parser.set_defaults(handler=handle)
 
 
 def _parse_k(text: str | None) -> tuple[int, ...] | None:
@@ -138,8 +154,11 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
                 raise CliError(f"{path} does not exist")
         return [JsonlBenchmark(args.benchmark, args.documents)]
     from heta_eval.adapters import load_benchmark
+    from heta_eval.data.folders import is_folder_argument
     from heta_eval.data.registry import RegistryError
 
+    if args.data_dir and is_folder_argument(args.dataset):
+        raise CliError(f"--dataset {args.dataset} is a folder: drop --data-dir")
     try:
         benchmark = load_benchmark(args.dataset, data_dir=args.data_dir, split=args.split)
     except (RegistryError, KeyError) as error:
@@ -177,45 +196,6 @@ def _judge(args: argparse.Namespace) -> Any:
         )  # fmt: skip
     except ValueError as error:
         raise CliError(str(error)) from None
-
-
-def _usage_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
-    lines = []
-    for name, u in usage.items():
-        cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
-        lines.append(
-            f"{name} ({u['model']}): {u['calls']} calls, {u['cached_calls']} from the cache; "
-            f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}"
-        )
-        if u.get("mean_agreement") is not None:
-            lines.append(
-                f"{name} agreement over {u['repeats']} repeats: mean {u['mean_agreement']:.3f}, "
-                f"unanimous {u['unanimous_cases']}/{u['repeated_cases']} cases"
-            )
-        lines.extend(f"{name} note: {note}" for note in u.get("notes", []))
-        if u["failed"]:
-            lines.append(f"{name}: {u['failed']} judgments FAILED:")
-            lines.extend(
-                f"  case {f['case_id']} ({f['mode']}): {f['error']}" for f in u["failures"]
-            )
-    return lines
-
-
-def _dry_run_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
-    lines = []
-    for name, u in usage.items():
-        cost = (
-            f", about ${u['estimated_cost_usd']:.4f}"
-            if u.get("estimated_cost_usd") is not None
-            else ""
-        )
-        lines.append(
-            f"dry run, {name} ({u['model']}): would make {u['estimated_calls']} calls "
-            f"(about {u['estimated_prompt_tokens']} prompt + "
-            f"{u['estimated_completion_tokens']} completion tokens{cost}); "
-            f"{u['cached_calls']} more are in the cache. Nothing was sent to the judge."
-        )
-    return lines
 
 
 def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
@@ -270,6 +250,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.kb.dense import ModelLoadError
     from heta_eval.runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
@@ -278,6 +259,7 @@ def handle(args: argparse.Namespace) -> int:
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if not modes:
         raise CliError("--modes is empty")
+    knowledge_base = knowledge_base_from_args(args, tuple(modes))
     if not args.kb_url and not args.recipe:
         unknown = [mode for mode in modes if mode not in ALL_MODES.split(",")]
         if unknown:
@@ -289,12 +271,7 @@ def handle(args: argparse.Namespace) -> int:
     for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
         if value < 1:
             raise CliError(f"{option} must be a positive integer, got {value}")
-    knowledge_base = None
-    if args.kb_url:
-        from heta_eval.kb import HttpKnowledgeBase
-
-        knowledge_base = HttpKnowledgeBase(args.kb_url, modes=tuple(modes))
-    name = args.dataset or args.benchmark.stem
+    name = dataset_label(args.dataset) if args.dataset else args.benchmark.stem
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
         top_k=args.top_k, concurrency=args.concurrency, query_timeout=args.timeout,
@@ -322,14 +299,14 @@ def handle(args: argparse.Namespace) -> int:
                 cache_dir=False if args.no_cache else None,
             )  # fmt: skip
             if args.dry_run:
-                print("\n".join(_dry_run_lines(results.summary.usage)))
+                print("\n".join(dry_run_lines(results.summary.usage)))
                 continue
             all_results.append(results)
             print(f"\n## {benchmark.name}\n\n{results.table()}\n")
             if results.summary.usage:
-                print("\n".join(_usage_lines(results.summary.usage)) + "\n")
+                print("\n".join(usage_lines(results.summary.usage)) + "\n")
             print(f"results: {folder}", file=sys.stderr)
-            from ..report.hook import report_after_run
+            from heta_eval.report.hook import report_after_run
 
             report_after_run(folder, benchmark=benchmark, results=results)
     except (
@@ -338,7 +315,7 @@ def handle(args: argparse.Namespace) -> int:
     ) as error:  # fmt: skip
         raise CliError(str(error)) from None
     if len(all_results) > 1:
-        print(_macro_table(name, all_results))
+        print(macro_table(name, all_results))
     return _exit_status(all_results)
 
 
@@ -380,25 +357,3 @@ def _one_line(error: Any) -> str:
         field = ".".join(str(part) for part in item["loc"]) or "(record)"
         parts.append(f"field {field}: {item['msg']}")
     return "; ".join(parts)
-
-
-def _macro_table(name: str, all_results: list[Any]) -> str:
-    """The unweighted mean over sub-benchmarks (how CQADupStack is reported)."""
-    first = all_results[0].summary
-    modes = list(first.modes)
-    lines = [
-        f"## {name}: unweighted mean of {len(all_results)} sub-benchmarks",
-        "",
-        "| evaluator | " + " | ".join(modes) + " |",
-        "|---|" + "---:|" * len(modes),
-    ]
-    for evaluator in first.evaluators:
-        cells = []
-        for mode in modes:
-            values = [r.summary.modes[mode].metrics[evaluator].value for r in all_results]
-            numeric = [v for v in values if isinstance(v, float)]
-            cells.append(
-                f"{sum(numeric) / len(numeric):.5f}" if len(numeric) == len(values) else "–"
-            )
-        lines.append(f"| {evaluator} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)

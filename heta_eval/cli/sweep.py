@@ -14,6 +14,7 @@ EXAMPLE = """\
 examples:
   heta-eval sweep --datasets scifact,nfcorpus --modes keyword_search,vector_search \\
       --output results/sweep
+  heta-eval sweep --datasets scifact,./my_dataset --modes keyword_search --output results/own
   heta-eval sweep --datasets scifact --modes keyword_search,vector_search,hybrid_search \\
       --recipes small.json,large.json --output results/chunking --ray auto
 
@@ -31,7 +32,11 @@ def add_parser(subparsers: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--datasets", required=True, help="comma-separated dataset names")
+    parser.add_argument(
+        "--datasets",
+        required=True,
+        help="comma-separated registered dataset names or folders in the BEIR layout",
+    )
     parser.add_argument("--modes", required=True, help="comma-separated query modes")
     parser.add_argument(
         "--recipes",
@@ -70,19 +75,37 @@ def _recipes(text: str) -> dict[str, Any]:
     return recipes
 
 
-def handle(args: argparse.Namespace) -> int:
+def _datasets(values: list[str]) -> list[str]:
+    """Registered names as given; folders as absolute paths (a cell may run elsewhere)."""
+    from heta_eval.data.folders import dataset_label, folder_info, is_folder_argument
+    from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.data.registry import RegistryError, get_dataset
+
+    datasets = []
+    for value in values:
+        try:
+            if is_folder_argument(value):
+                folder = Path(value).expanduser().resolve()
+                folder_info(folder)  # a folder in the BEIR layout, or a one-line error
+                datasets.append(str(folder))
+            else:
+                datasets.append(get_dataset(value).name)
+        except (RegistryError, DatasetNotFoundError) as error:
+            raise CliError(str(error)) from None
+    labels = [dataset_label(d) for d in datasets]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise CliError(f"two datasets named {twice[0]!r}: rename one of the folders")
+    return datasets
+
+
+def handle(args: argparse.Namespace) -> int:
     from heta_eval.kb.dense import ModelLoadError
     from heta_eval.kb.reference import MODES
     from heta_eval.scale.errors import RayRunError
     from heta_eval.scale.sweep import Sweep, SweepError
 
-    datasets = _split(args.datasets)
-    for name in datasets:
-        try:
-            get_dataset(name)
-        except (RegistryError, KeyError) as error:
-            raise CliError(str(error).strip("'\"")) from None
+    datasets = _datasets(_split(args.datasets))
     modes = _split(args.modes)
     unknown = [m for m in modes if m not in MODES]
     if unknown:
@@ -99,7 +122,7 @@ def handle(args: argparse.Namespace) -> int:
     board = sweep.leaderboard(manifest, args.metric)
     (args.output / "leaderboard.md").write_text(board, encoding="utf-8")
     print(board)
-    from ..report.hook import report_after_sweep
+    from heta_eval.report.hook import report_after_sweep
 
     report_after_sweep(args.output, manifest)
     failed = [cid for cid, state in manifest["cells"].items() if state.get("status") != "done"]

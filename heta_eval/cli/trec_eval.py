@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from heta_eval.cli import CliError
+from heta_eval.cli import CliError, write_stdout
 
 HELP = """\
 usage: heta-eval trec_eval [-q] [-c] [-n] [-J] [-m MEASURE[.PARAMS]]... [-l LEVEL] [-M N]
@@ -79,9 +79,7 @@ def run_trec_eval(args: argparse.Namespace) -> int:
         raise CliError(_one_line(error)) from None
     # Bytes, as trec_eval writes them: ids come back exactly as read, whatever the locale.
     data = "".join(f"{line}\n" for line in report_lines(options, result)).encode("utf-8")
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)  # a closed pipe (`| head`) is handled by heta_eval.cli.main
-    sys.stdout.buffer.flush()
+    write_stdout(data)  # a closed pipe (`| head`) is handled by heta_eval.cli.main
     return 0
 
 

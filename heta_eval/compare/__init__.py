@@ -12,19 +12,10 @@ from heta_eval.compare.compare import Comparison, MetricComparison, QueryDelta, 
 from heta_eval.compare.leaderboard import Leaderboard, leaderboard
 from heta_eval.compare.loading import (
     SystemScores,
-    canonical_metric,
     is_result_folder,
     load_result_folder,
     load_systems,
     load_trec_system,
-)
-from heta_eval.compare.references import (
-    CheckResult,
-    Reference,
-    check,
-    classify,
-    dataset_key,
-    load_references,
 )
 from heta_eval.compare.stats import (
     BootstrapResult,
@@ -36,6 +27,15 @@ from heta_eval.compare.stats import (
     permutation_test,
     win_tie_loss,
 )
+from heta_eval.data.references import (
+    CheckResult,
+    Reference,
+    check,
+    classify,
+    dataset_key,
+    load_references,
+)
+from heta_eval.measures.measure import canonical_metric
 
 __all__ = [
     "BootstrapResult",

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from heta_eval.compare import stats
-from heta_eval.compare.loading import canonical_metric
+from heta_eval.measures.measure import canonical_metric
 
 __all__ = ["Comparison", "MetricComparison", "QueryDelta", "compare"]
 

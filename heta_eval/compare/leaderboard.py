@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from heta_eval.extras import require
+
 __all__ = ["Leaderboard", "leaderboard"]
 
 
@@ -117,9 +119,9 @@ class Leaderboard:
         systems (named ``"... (ref.)"``) are drawn as hatched outlines, measured ones solid.
         Uses matplotlib's Agg canvas directly, so no GUI backend and no global pyplot state.
         """
-        from matplotlib import rcParams
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        rcParams = require("matplotlib").rcParams  # the 'compare' extra
+        FigureCanvasAgg = require("matplotlib.backends.backend_agg").FigureCanvasAgg
+        Figure = require("matplotlib.figure").Figure
 
         columns = self._columns()
         groups = len(columns)

@@ -10,8 +10,7 @@ Result folder layout (written by ``heta-eval run``): ``summary.json`` with
 ``per_query.jsonl`` with one ``{"case_id", "query", "mode", "scores": {NAME: {"value",
 "skipped", ...}}}`` per line.
 
->>> canonical_metric("NDCG@10"), canonical_metric("R@100"), canonical_metric("evidence_recall@5")
-('ndcg@10', 'recall@100', 'evidence_recall@5')
+Metric names are compared as :func:`heta_eval.measures.measure.canonical_metric` spells them.
 """
 
 from __future__ import annotations
@@ -24,8 +23,7 @@ from typing import Any
 
 from heta_eval.evaluation import evaluate_run
 from heta_eval.measures.measure import (
-    Measure,
-    UnknownMeasureError,
+    canonical_metric,
     legacy_measure,
     measure_key,
     parse_measure,
@@ -33,7 +31,6 @@ from heta_eval.measures.measure import (
 
 __all__ = [
     "SystemScores",
-    "canonical_metric",
     "is_result_folder",
     "load_result_folder",
     "load_systems",
@@ -42,6 +39,8 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
+#: How :attr:`SystemScores.unverified` ends for a dataset that is not registered at all.
+OWN_DATA = "a dataset of your own"
 
 
 @dataclass
@@ -55,28 +54,15 @@ class SystemScores:
     dataset: str | None = None
     mode: str | None = None
     source: str | None = None
+    #: Why published reference numbers do not apply (scored on a folder that is not the
+    #: registered dataset), or None.
+    unverified: str | None = None
 
     def aggregate(self, metric: str, kind: str = "value") -> float | None:
         """The ``kind`` (``value``, ``beir`` or ``strict``) aggregate of ``metric``, if known."""
         values = self.aggregates.get(canonical_metric(metric), {})
         value = values.get(kind)
         return None if value is None else float(value)
-
-
-def canonical_metric(name: str) -> str:
-    """The name results are compared under: a retrieval measure's
-    :attr:`~heta_eval.measures.measure.Measure.evaluator_name` (``NDCG@10``, ``nDCG@10``,
-    ``ndcg_cut.10`` and ``ndcg@10`` all give ``ndcg@10``), another measure's ``str(Measure)``
-    lower-cased (``RR@10`` gives ``rr@10``, not BEIR's ``mrr@10``), anything else
-    lower-cased."""
-    try:
-        measure = Measure.parse(name)
-    except UnknownMeasureError:
-        try:  # the evaluators' own spellings (ndcg@10, precision@5, P_5)
-            measure = legacy_measure(*parse_measure(name))
-        except ValueError:
-            return name.strip().lower()
-    return measure.evaluator_name or str(measure).lower()
 
 
 def is_result_folder(path: PathLike) -> bool:
@@ -122,6 +108,7 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
     if not chosen:
         raise ValueError(f"{folder}: no mode among {wanted}; the folder has {found}")
     dataset = summary.get("benchmark") or summary.get("dataset")
+    unverified = _unverified(summary.get("data") or {})
     systems = []
     for mode in chosen:
         aggregates = {
@@ -154,9 +141,22 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
                 dataset=dataset,
                 mode=mode,
                 source=str(folder),
+                unverified=unverified,
             )
         )
     return systems
+
+
+def _unverified(data: Mapping[str, Any]) -> str | None:
+    """Why a results folder's data is not its registered dataset, or None."""
+    if not data:
+        return None  # written before the data was recorded, or not a dataset
+    name, folder = data.get("name"), data.get("folder")
+    if data.get("differences"):
+        return f"scored on {folder}, not the registered {name}: {'; '.join(data['differences'])}"
+    if not data.get("registered", True):
+        return f"scored on {folder}, {OWN_DATA}"
+    return None
 
 
 def load_trec_system(

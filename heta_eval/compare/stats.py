@@ -30,7 +30,11 @@ from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
-from scipy import stats as _scipy_stats
+
+from heta_eval.extras import require
+
+# The 'compare' extra; without it, importing this module is one line naming the extra.
+_scipy_stats = require("scipy.stats")
 
 __all__ = [
     "BootstrapResult",

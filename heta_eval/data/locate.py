@@ -7,10 +7,10 @@ Resolution order for the *data root* (a folder holding ``<name>/``):
 3. in a checkout, the cache ``datasets/cache/`` in the repository; installed (or when the
    checkout is not writable), ``~/.cache/heta-eval``.
 
-Without ``--data-dir``, an existing dataset is also found in the shared data beside the
-checkout, ``../shared/datasets/beir/<name>`` (what ``make eval`` uses), after
+Without ``--data-dir``, an existing dataset is also found, in a checkout, in the shared
+data beside it, ``../shared/datasets/beir/<name>`` (what ``make eval`` uses), after
 ``$HETA_EVAL_DATA`` and before the cache; when none holds it the error lists every place
-looked at.
+looked at (all of them places you can put data in).
 
 >>> import os
 >>> resolve_data_root("/data/beir")
@@ -107,7 +107,9 @@ def candidate_dirs(name: str, data_dir: str | os.PathLike[str] | None = None) ->
         return [dataset_dir(name, data_dir)]
     env = config.data_dir()
     found = [env.expanduser() / name] if env else []
-    found += [SHARED_DATA / "beir" / name, default_cache_dir() / name]
+    if _in_checkout():  # installed, the folder beside the package is no place of yours
+        found.append(SHARED_DATA / "beir" / name)
+    found.append(default_cache_dir() / name)
     return list(dict.fromkeys(found))
 
 

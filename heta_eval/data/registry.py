@@ -37,6 +37,7 @@ __all__ = [
 REGISTRY_PATH = Path(str(resources.files(__package__).joinpath("registry.json")))
 
 _MD5 = re.compile(r"^[0-9a-f]{32}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _KINDS = {"beir", "custom"}
 _AGGREGATES = {None, "mean"}
 
@@ -64,6 +65,9 @@ class DatasetInfo:
     parent: str | None = None
     notes: str = ""
     known_defects: dict[str, list[str]] = field(default_factory=dict)
+    #: sha256 of files the archive unpacks to (``{"corpus.jsonl": hex}``), where known: a
+    #: folder holding other files is not this dataset (``heta_eval.data.folders``).
+    files_sha256: dict[str, str] = field(default_factory=dict)
     #: The benchmark adapter that reads it (``heta_eval.adapters.load_benchmark``): ``beir`` or e.g.
     #: ``scifact-claims`` for a dataset in another layout.
     adapter: str = "beir"
@@ -104,6 +108,11 @@ def _entry(name: str, raw: dict[str, Any], where: str) -> DatasetInfo:
     adapter = raw.get("adapter", "beir")
     if not isinstance(adapter, str) or not adapter:
         raise RegistryError(f"{where}: dataset {name!r}: 'adapter' must be a non-empty string")
+    files = raw.get("files_sha256", {})
+    if not isinstance(files, dict) or not all(
+        isinstance(v, str) and _SHA256.match(v) for v in files.values()
+    ):
+        raise RegistryError(f"{where}: dataset {name!r}: 'files_sha256' maps files to sha256 hex")
     if aggregate == "mean" and not subsets:
         raise RegistryError(f"{where}: dataset {name!r}: aggregate 'mean' needs 'subsets'")
     return DatasetInfo(
@@ -120,6 +129,7 @@ def _entry(name: str, raw: dict[str, Any], where: str) -> DatasetInfo:
         subsets=tuple(subsets),
         notes=raw.get("notes", ""),
         known_defects=raw.get("known_defects", {}),
+        files_sha256=dict(files),
         adapter=adapter,
     )
 
@@ -174,7 +184,10 @@ def get_dataset(name: str) -> DatasetInfo:
         return entries[name]
     except KeyError:
         known = ", ".join(n for n, e in entries.items() if e.parent is None)
-        raise RegistryError(f"unknown dataset {name!r}; known datasets: {known}") from None
+        raise RegistryError(
+            f"unknown dataset {name!r}; known datasets: {known} (or a folder of your own in "
+            f"the BEIR layout, written as a path: ./{name})"
+        ) from None
 
 
 def list_datasets(*, include_subsets: bool = False) -> list[DatasetInfo]:

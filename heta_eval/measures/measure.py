@@ -57,6 +57,7 @@ __all__ = [
     "TREC_FAMILIES",
     "Measure",
     "UnknownMeasureError",
+    "canonical_metric",
     "measure_key",
     "parse_measure",
     "parse_measures",
@@ -376,3 +377,24 @@ def parse_measure(name: str) -> tuple[str, int]:
 def legacy_measure(metric: str, k: int) -> Measure:
     """The measure of a ``(metric, k)`` pair: ``("ndcg", 10)`` is ``NDCG@10``."""
     return Measure(_LEGACY_FAMILY[metric], str(k))
+
+
+def canonical_metric(name: str) -> str:
+    """The name results are compared under (``heta-eval compare``, reference checks,
+    leaderboards): a retrieval measure's
+    :attr:`~heta_eval.measures.measure.Measure.evaluator_name` (``NDCG@10``, ``nDCG@10``,
+    ``ndcg_cut.10`` and ``ndcg@10`` all give ``ndcg@10``), another measure's ``str(Measure)``
+    lower-cased (``RR@10`` gives ``rr@10``, not BEIR's ``mrr@10``), anything else
+    lower-cased.
+
+    >>> [canonical_metric(name) for name in ("NDCG@10", "R@100", "evidence_recall@5")]
+    ['ndcg@10', 'recall@100', 'evidence_recall@5']
+    """
+    try:
+        measure = Measure.parse(name)
+    except UnknownMeasureError:
+        try:  # the evaluators' own spellings (ndcg@10, precision@5, P_5)
+            measure = legacy_measure(*parse_measure(name))
+        except ValueError:
+            return name.strip().lower()
+    return measure.evaluator_name or str(measure).lower()

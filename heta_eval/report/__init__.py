@@ -24,9 +24,7 @@ from heta_eval.report.charts import distributions, evidence_by_chunking, pair_co
 from heta_eval.report.headline import all_metric_rows, headline_metrics, headline_rows, provenance
 from heta_eval.report.payload import build_payload, numeric_metrics
 from heta_eval.report.render import render_page
-from heta_eval.report.sources import load_dataset, load_systems
-
-from .sources import ReportError
+from heta_eval.report.sources import ReportError, load_dataset, load_systems
 
 __all__ = ["REPORT_NAME", "ReportError", "build_report", "write_report"]
 

@@ -11,10 +11,9 @@ from itertools import combinations
 from typing import Any
 
 from heta_eval.compare import compare
-
-from . import svg
-from .headline import number
-from .sources import System
+from heta_eval.report import svg
+from heta_eval.report.headline import number
+from heta_eval.report.sources import System
 
 __all__ = [
     "distributions",

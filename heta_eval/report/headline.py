@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from heta_eval.compare.references import check
+from heta_eval.data.references import check
 from heta_eval.data.registry import get_dataset
-
-from .sources import System
+from heta_eval.report.sources import System
 
 __all__ = [
     "all_metric_rows",

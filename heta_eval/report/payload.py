@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .sources import Dataset, System
+from heta_eval.report.sources import Dataset, System
 
 __all__ = ["build_payload", "cut", "numeric_metrics"]
 

@@ -21,8 +21,7 @@ from typing import Any
 
 from heta_eval.adapters import load_benchmark
 from heta_eval.data.registry import get_dataset
-
-from ..runner.results import BenchmarkResults, QueryRecord, load_results
+from heta_eval.runner.results import BenchmarkResults, QueryRecord, load_results
 
 __all__ = ["Dataset", "ReportError", "System", "label_systems", "load_dataset", "load_systems"]
 

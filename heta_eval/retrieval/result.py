@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_eval.extras import require
 from heta_eval.measures.averaging import (
     AggregateValue,
     beir_denominator,
@@ -67,7 +68,7 @@ class RunEvaluation:
            nDCG@10  Rprec
         q      1.0    1.0
         """
-        import pandas as pd
+        pd = require("pandas")  # the 'compare' extra; its absence is one line naming it
 
         columns = list(self.aggregates)
         frame = pd.DataFrame.from_dict(self.per_query, orient="index", columns=columns)

@@ -67,7 +67,8 @@ def content_fingerprint(value: Any) -> str:
 
 
 def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, Any]:
-    """What the system under test is: a recipe (by content), a service URL, or an object.
+    """What the system under test is: a recipe (by content), a service URL (and the names
+    of the headers it is sent, never their values), or an object.
 
     >>> system_identity(None, type("Kb", (), {"url": "http://h/q"})(), "kb")["url"]
     'http://h/q'
@@ -78,7 +79,10 @@ def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, An
         return {"kind": "recipe", "name": name, "fingerprint": content_fingerprint(dump)}
     url = getattr(knowledge_base, "url", None)
     if url is not None:
-        return {"kind": "service", "name": name, "url": str(url)}
+        service = {"kind": "service", "name": name, "url": str(url)}
+        # Headers take part by name only: their values are secrets (and a token may rotate).
+        headers = list(getattr(knowledge_base, "header_names", None) or ())
+        return {**service, "headers": headers} if headers else service
     kind = type(knowledge_base)
     identity = getattr(knowledge_base, "identity", None)
     return {

@@ -121,6 +121,9 @@ class RunSummary(BaseModel):
     heta_eval_version: str = ""
     # Per evaluator that spends (an LLM judge): calls, tokens, cost, failures, agreement.
     usage: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Where a dataset's files came from: name, folder, split, whether it is registered, and
+    #: how the folder differs from the registry (then no reference check applies).
+    data: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
@@ -267,78 +270,19 @@ class BenchmarkResults:
         }
 
     def table(self) -> str:
-        """Markdown tables: retrieval metrics as a grid (mode and metric × k; BEIR values,
-        ``*`` when partial), other evaluators one row each, then per-mode counts."""
-        modes = list(self.summary.modes)
-        grid: dict[tuple[str, str], dict[int, MetricSummary]] = {}
-        others: list[str] = []
-        for name in self.summary.evaluators:
-            metric, _, k = name.partition("@")
-            first = self.summary.modes[modes[0]].metrics.get(name)
-            if first is not None and first.kind == "retrieval" and k.isdigit():
-                for mode in modes:
-                    summary = self.summary.modes[mode].metrics.get(name)
-                    if summary is not None:
-                        grid.setdefault((mode, metric), {})[int(k)] = summary
-            else:
-                others.append(name)
-        blocks = []
-        if grid:
-            ks = sorted({k for row in grid.values() for k in row})
-            lines = ["| mode | metric | " + " | ".join(f"@{k}" for k in ks) + " |",
-                     "|---|---|" + "---:|" * len(ks)]  # fmt: skip
-            # Grouped by mode, metrics in the evaluators' order.
-            for (mode, metric), row in sorted(
-                grid.items(), key=lambda item: modes.index(item[0][0])
-            ):
-                only = self.summary.modes[mode].answered_only
-                cells = [_cell(row.get(k), strict=False, answered=only) for k in ks]
-                lines.append(f"| {mode} | {metric} | " + " | ".join(cells) + " |")
-            differs = [
-                f"{s.name} ({mode}) strict {s.strict:.5f}"
-                for (mode, _), row in grid.items()
-                for s in row.values()
-                if s.strict is not None and s.strict != s.beir
-            ]
-            if differs:
-                lines.append("")
-                lines.append("Strict (trec_eval -c) differs: " + "; ".join(differs[:10]))
-            blocks.append("\n".join(lines))
-        if others:
-            lines = ["| evaluator | " + " | ".join(modes) + " |", "|---|" + "---:|" * len(modes)]
-            for name in others:
-                cells = [
-                    _cell(self.summary.modes[m].metrics.get(name),
-                          answered=self.summary.modes[m].answered_only)
-                    for m in modes
-                ]  # fmt: skip
-                lines.append(f"| {name} | " + " | ".join(cells) + " |")
-            blocks.append("\n".join(lines))
-        notes = []
-        for mode, mode_summary in self.summary.modes.items():
-            timing = mode_summary.timings
-            notes.append(
-                f"- {mode}: {mode_summary.answered}/{mode_summary.cases} answered, "
-                f"{mode_summary.failed_queries} failed queries, "
-                f"{mode_summary.evaluator_failures} evaluator failures, "
-                f"p50 latency {_ms(timing.get('latency_p50_ms'))}"
-                + (" — PARTIAL" if mode_summary.partial else "")
-            )
-            for reason, count in list(mode_summary.failure_reasons.items())[:3]:
-                notes.append(f"  - {count} × {reason}")
-        if any(m.failed_queries for m in self.summary.modes.values()):
-            notes.append(
-                "- *: partial. Failed queries count as 0 in the headline (strict aggregate); "
-                "the mean over answered queries follows in parentheses"
-            )
-        blocks.append("\n".join(notes))
-        if self.summary.warnings:
-            blocks.append("\n".join(f"warning: {line}" for line in self.summary.warnings))
-        return "\n\n".join(blocks)
+        """The results table in markdown (``table.md``): what was run (dataset, split,
+        system, dense precision and device), retrieval metrics as a grid (mode and metric ×
+        k; BEIR values, ``*`` when partial), other evaluators one row each, the published
+        reference numbers beside ours, then per-mode counts."""
+        from heta_eval.runner.table import results_table
+
+        return results_table(self.summary)
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame, one row per case, mode and evaluator."""
-        import pandas as pd
+        from heta_eval.extras import require
+
+        pd = require("pandas")  # the 'compare' extra; its absence is one line naming it
 
         rows = []
         for record in self.records:
@@ -362,34 +306,6 @@ class BenchmarkResults:
         for mode in self.summary.modes:
             write_run(self.run(mode), folder / "runs" / f"{mode}.trec", tag=mode, sort=False)
         _atomic_write(folder / "table.md", self.table() + "\n")
-
-
-def _cell(
-    summary: MetricSummary | None,
-    *,
-    strict: bool = True,
-    answered: dict[str, float | None] | None = None,
-) -> str:
-    if summary is None or summary.kind == "empty":
-        return "–"
-    if summary.kind == "categorical":
-        return ", ".join(f"{k}: {v}" for k, v in summary.counts.items())
-    text = f"{summary.value:.5f}" if summary.value is not None else "–"
-    if answered and summary.name in answered:
-        # Failed queries: the headline counts them as 0; the answered-only mean beside it.
-        if summary.partial:
-            text += "*"
-        only = answered[summary.name]
-        return text + (f" ({only:.5f})" if only is not None else " (–)")
-    if strict and summary.kind == "retrieval" and summary.strict != summary.beir:
-        text += f" (strict {summary.strict:.5f})" if summary.strict is not None else ""
-    if summary.partial:
-        text += "*"
-    return text
-
-
-def _ms(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f} ms"
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -170,6 +170,11 @@ class BenchmarkRunner:
         warnings = _input_warnings(benchmark, cases, scan)
         for line in warnings:
             self._say(f"warning: {line}")
+        # The data is not the dataset it is named after: said loudly, even without progress.
+        data_warnings = list(getattr(benchmark, "warnings", None) or ())
+        for line in data_warnings:
+            print(f"warning: {line}", file=sys.stderr)
+        warnings = data_warnings + warnings
         if top_k != self.top_k:
             self._say(
                 f"note: asking the knowledge base for {top_k} hits per query, not top_k="
@@ -296,6 +301,7 @@ class BenchmarkRunner:
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             heta_eval_version=_version(),
             usage=usage,
+            data=dict(getattr(benchmark, "data_record", None) or {}),
         )
         results = BenchmarkResults(summary, ordered, folder)
         if folder is not None and journal is not None:

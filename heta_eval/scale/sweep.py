@@ -43,8 +43,15 @@ class Cell:
         self.dataset, self.recipe, self.mode = dataset, recipe, mode
 
     @property
+    def name(self) -> str:
+        """The dataset's name (a dataset given as a folder is named after the folder)."""
+        from heta_eval.data.folders import dataset_label
+
+        return dataset_label(self.dataset)
+
+    @property
     def id(self) -> str:
-        return f"{self.dataset}/{self.recipe}/{self.mode}"
+        return f"{self.name}/{self.recipe}/{self.mode}"
 
 
 def run_cell(
@@ -165,7 +172,7 @@ class Sweep:
         os.replace(temporary, path)
 
     def folder(self, cell: Cell) -> Path:
-        return self.output / cell.dataset / cell.recipe / cell.mode
+        return self.output / cell.name / cell.recipe / cell.mode
 
     # -- running ---------------------------------------------------------------------------
     def run(
@@ -260,7 +267,7 @@ class Sweep:
         for cell in self.cells:
             state = manifest["cells"].get(cell.id, {})
             value = state.get("metrics", {}).get(metric) if state.get("status") == "done" else None
-            scores.setdefault(f"{cell.recipe}/{cell.mode}", {})[cell.dataset] = value
+            scores.setdefault(f"{cell.recipe}/{cell.mode}", {})[cell.name] = value
         return leaderboard(scores, metric).to_markdown()
 
 

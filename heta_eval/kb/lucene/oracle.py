@@ -22,9 +22,9 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from . import anserini
-from .tokenizer import standard_tokens
-from .word_break import CLASS_NAMES, REPRESENTATIVES
+from heta_eval.kb.lucene import anserini
+from heta_eval.kb.lucene.tokenizer import standard_tokens
+from heta_eval.kb.lucene.word_break import CLASS_NAMES, REPRESENTATIVES
 
 # Probe contexts: hex code points, E000 is the candidate. Between them they tell every class
 # of word_break.CLASS_NAMES apart (the generator checks that each behaviour it sees is one
@@ -219,8 +219,7 @@ def compare_bm25(beir_dir: Path, *, split: str = "test") -> int:
     nDCG@10 / R@100 / R@1000 (trec_eval ``-c`` semantics)."""
     from heta_eval.data.beir_loader import load_beir
     from heta_eval.evaluation import evaluate_run
-
-    from .index import LuceneBM25Index
+    from heta_eval.kb.lucene.index import LuceneBM25Index
 
     corpus = beir_dir / "corpus.jsonl"
     with corpus.open(encoding="utf-8") as lines:

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .dfa import DFA, alt, cat, compile_dfa, opt, plus, star, sym
-from .word_break import CLASS_NAMES, class_table
+from heta_eval.kb.lucene.dfa import DFA, alt, cat, compile_dfa, opt, plus, star, sym
+from heta_eval.kb.lucene.word_break import CLASS_NAMES, class_table
 
 __all__ = ["MAX_TOKEN_LENGTH", "standard_tokens"]
 

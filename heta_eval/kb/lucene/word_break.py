@@ -94,7 +94,7 @@ UNICODE_SIZE = 0x110000
 @lru_cache(maxsize=1)
 def class_table() -> np.ndarray:
     """``uint8`` array: the class id of every code point (0 .. U+10FFFF)."""
-    from ._word_break_data import RUNS
+    from heta_eval.kb.lucene._word_break_data import RUNS
 
     starts, ids = [], []
     for item in RUNS.split():

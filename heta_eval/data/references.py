@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from heta_eval.compare.loading import canonical_metric
+from heta_eval.measures.measure import canonical_metric
 
 __all__ = [
     "OKISH_TOLERANCE",

@@ -1,0 +1,95 @@
+"""The options of ``heta-eval run`` that reach your own service: ``--kb-url``,
+``--kb-header`` and ``--rate``, and the bearer token of ``HETA_EVAL_KB_TOKEN``.
+
+A header is ``'Name: value'``; the value may name environment variables as ``${NAME}``, so
+a secret stays out of your shell history and your scripts:
+
+>>> import os
+>>> os.environ["DEMO_KEY"] = "s3cret"
+>>> parse_header("X-Api-Key: ${DEMO_KEY}")
+('X-Api-Key', 's3cret')
+
+No message ever shows a header's value, only its name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from typing import Any
+
+from heta_eval.cli import CliError
+
+__all__ = ["add_kb_arguments", "knowledge_base_from_args", "parse_header"]
+
+# RFC 9110 token characters: what a header name may hold.
+_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def add_kb_arguments(group: Any) -> None:
+    """Add ``--kb-url``, ``--kb-header`` and ``--rate`` to an argument group."""
+    group.add_argument("--kb-url", help="evaluate a deployed service: its query endpoint URL")
+    group.add_argument(
+        "--kb-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="with --kb-url: a header sent with every query (repeatable); VALUE may name "
+        "environment variables as ${NAME}; results and messages record only the name. "
+        "HETA_EVAL_KB_TOKEN, when set, is sent as 'Authorization: Bearer <token>'",
+    )
+    group.add_argument(
+        "--rate",
+        metavar="N/s",
+        help="with --kb-url: start at most N queries per second (N/s, N/min; retries count)",
+    )
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """``(name, value)`` of ``'Name: value'``, with ``${VAR}`` replaced by its value."""
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not _NAME.fullmatch(name):
+        # The text may be a bare secret (a value without its name): never echo it.
+        raise CliError("--kb-header takes 'Name: value', e.g. 'X-Api-Key: ${RAG_API_KEY}'")
+
+    def variable(match: re.Match[str]) -> str:
+        found = os.environ.get(match.group(1))
+        if found is None:
+            raise CliError(f"--kb-header {name}: environment variable {match.group(1)} is not set")
+        return found
+
+    value = _VARIABLE.sub(variable, value)
+    if not value:
+        raise CliError(f"--kb-header {name}: the value is empty")
+    if "\r" in value or "\n" in value:
+        raise CliError(f"--kb-header {name}: the value holds a line break")
+    return name, value
+
+
+def knowledge_base_from_args(args: argparse.Namespace, modes: tuple[str, ...]) -> Any:
+    """The :class:`~heta_eval.kb.HttpKnowledgeBase` of ``--kb-url``, else ``None``."""
+    if not args.kb_url:
+        for option, value in (("--kb-header", args.kb_header), ("--rate", args.rate)):
+            if value:
+                raise CliError(f"{option} goes with --kb-url (your own service)")
+        return None
+    from heta_eval import config
+    from heta_eval.kb import HttpKnowledgeBase
+    from heta_eval.remote import RequestRate
+
+    headers: dict[str, str] = {}
+    for text in args.kb_header:
+        name, value = parse_header(text)
+        if name.lower() in (known.lower() for known in headers):
+            raise CliError(f"--kb-header {name} is given twice")
+        headers[name] = value
+    try:
+        rate = RequestRate.parse(args.rate) if args.rate else None
+    except ValueError as error:
+        raise CliError(f"--rate: {error}") from None
+    return HttpKnowledgeBase(
+        args.kb_url, modes=modes, headers=headers, token=config.kb_token(), rate=rate
+    )

@@ -1,0 +1,186 @@
+"""Calling a remote service: a JSON POST with timeouts, retries with exponential backoff
+(tenacity), an optional request rate, and secrets kept out of every message.
+
+Used by the knowledge-base client (``--kb-url``) and the LLM client (the judge).
+
+>>> RequestRate.parse("5/s").per_second, RequestRate.parse("120/min").per_second
+(5.0, 2.0)
+>>> redact("POST failed: token s3cret rejected", ["s3cret"])
+'POST failed: token *** rejected'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+
+__all__ = [
+    "RETRY_STATUS",
+    "RemoteCallError",
+    "RequestRate",
+    "RetryPolicy",
+    "post_json",
+    "redact",
+]
+
+#: HTTP statuses worth another attempt: the service is busy or briefly broken.
+RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+_RATE = re.compile(r"([0-9]*\.?[0-9]+)\s*(?:/\s*(s|sec|second|m|min|minute))?")
+
+
+class RemoteCallError(RuntimeError):
+    """A call to a remote service failed; the message names the URL and why."""
+
+    def __init__(self, url: str, message: str, *, attempts: int = 1) -> None:
+        super().__init__(f"POST {url}: {message}")
+        self.url = url
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry.
+
+    Retried: connection errors, timeouts, HTTP 408, 425, 429 and 5xx gateway errors. Not
+    retried: other 4xx (a wrong URL or a refused credential does not heal), and replies that
+    are not valid JSON (a bug on the other side, not a transient failure).
+
+    >>> RetryPolicy(max_attempts=3, backoff=0.5).delay(2)
+    2.0
+    """
+
+    max_attempts: int = 3
+    backoff: float = 0.5  # seconds before the 2nd attempt; doubles each time
+    max_backoff: float = 8.0
+    timeout: float = 30.0  # per attempt, seconds
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed ``attempt`` (0-based), before jitter."""
+        return min(self.max_backoff, self.backoff * 2**attempt)
+
+
+@dataclass
+class RequestRate:
+    """At most ``per_second`` requests start each second (retries count too).
+
+    Requests are spaced evenly, ``1 / per_second`` apart, whatever the concurrency; the
+    schedule belongs to the event loop that uses it.
+    """
+
+    per_second: float
+    _next: dict[int, float] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.per_second > 0:
+            raise ValueError(f"a request rate must be positive, got {self.per_second}")
+
+    @classmethod
+    def parse(cls, text: str) -> RequestRate:
+        """``N/s``, ``N/min`` or a bare ``N`` (per second); ``N`` may be a fraction.
+
+        >>> RequestRate.parse("0.5").per_second
+        0.5
+        """
+        match = _RATE.fullmatch(text.strip())
+        if not match:
+            raise ValueError(f"a rate is N/s or N/min (e.g. 5/s), got {text!r}")
+        value = float(match.group(1))
+        per_second = value / 60 if (match.group(2) or "s").startswith("m") else value
+        return cls(per_second)
+
+    async def wait(self) -> None:
+        """Wait for this request's turn."""
+        loop = id(asyncio.get_running_loop())
+        now = time.monotonic()
+        start = max(now, self._next.get(loop, now))
+        self._next[loop] = start + 1.0 / self.per_second
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret value replaced by ``***``."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+class _Transient(Exception):
+    """An attempt that failed in a way worth retrying; the message says how."""
+
+
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: dict[str, Any],
+    *,
+    policy: RetryPolicy,
+    headers: dict[str, str] | None = None,
+    error: type[RemoteCallError] = RemoteCallError,
+    rate: RequestRate | None = None,
+) -> Any:
+    """POST ``payload`` as JSON and return the decoded JSON reply, retrying transient errors.
+
+    Raises ``error`` (a :class:`RemoteCallError`) naming ``url`` when the reply is not JSON,
+    the status is a non-retryable error, or every attempt failed. Header values never
+    appear in its message, even when the service echoes them.
+    """
+    secrets = list((headers or {}).values())
+    attempts = 0
+
+    async def attempt() -> Any:
+        nonlocal attempts
+        attempts += 1
+        if rate is not None:
+            await rate.wait()
+        try:
+            reply = await client.post(url, json=payload, headers=headers, timeout=policy.timeout)
+        except httpx.TimeoutException:
+            raise _Transient(f"timed out after {policy.timeout:g}s") from None
+        except httpx.TransportError as exc:
+            raise _Transient(f"connection failed ({type(exc).__name__}: {exc})") from None
+
+        def body() -> str:
+            # Secrets out first, then cut: a cut must not leave part of a secret behind.
+            return redact(reply.text, secrets)[:200]
+
+        if reply.status_code < 400:
+            try:
+                return reply.json()
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                why = f"reply is not valid JSON ({exc}); body starts {body()!r}"
+                raise error(url, why, attempts=attempts) from None
+        last = f"HTTP {reply.status_code}: {body()!r}"
+        if reply.status_code in RETRY_STATUS:
+            raise _Transient(last)
+        raise error(url, last, attempts=attempts)
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        # Exponential backoff; the jitter spreads the retries of many concurrent callers.
+        wait=wait_exponential(multiplier=policy.backoff, max=policy.max_backoff)
+        + wait_random(0, 0.1 * policy.backoff),
+        retry=retry_if_exception_type(_Transient),
+        reraise=True,
+    )
+    try:
+        return await retrying(attempt)
+    except _Transient as last:
+        message = f"gave up after {policy.max_attempts} attempts; last error: {last}"
+        raise error(url, redact(message, secrets), attempts=policy.max_attempts) from None

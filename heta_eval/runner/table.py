@@ -1,0 +1,214 @@
+"""The results table: ``table.md`` in a results folder, and what ``heta-eval run`` prints.
+
+It says what was run (the dataset, its split and folder; the system; the dense encoder's
+precision and device), the retrieval metrics as a grid (mode and metric × k; BEIR values,
+``*`` when partial), other evaluators one row each, the published reference numbers beside
+ours (where the data is the registered dataset and the system is the reference knowledge
+base), per-mode counts, and every warning of the run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from heta_eval.data.references import check, reference_systems
+
+if TYPE_CHECKING:
+    from heta_eval.evaluation import MetricSummary
+    from heta_eval.runner.results import RunSummary
+
+__all__ = ["results_table"]
+
+
+def results_table(summary: RunSummary) -> str:
+    """The whole table, in markdown."""
+    blocks = [_about(summary), *_metric_blocks(summary)]
+    references = _references(summary)
+    if references:
+        blocks.append(references)
+    blocks.append(_notes(summary))
+    if summary.warnings:
+        blocks.append("\n".join(f"warning: {line}" for line in summary.warnings))
+    return "\n\n".join(block for block in blocks if block)
+
+
+def _about(summary: RunSummary) -> str:
+    """What was run: data, system, dense encoder."""
+    lines = []
+    data = summary.data
+    if data:
+        kind = "" if data.get("registered") else ", a dataset of your own"
+        if data.get("differences"):
+            kind = f", NOT the registered {data['name']}"
+        lines.append(f"- dataset: {data['name']}, {data['split']} split ({data['folder']}{kind})")
+    system = summary.system
+    if system.get("kind") == "service":
+        headers = system.get("headers")
+        sent = f" (headers sent: {', '.join(headers)})" if headers else ""
+        lines.append(f"- system: the service at {system.get('url')}{sent}")
+    elif system.get("kind") == "recipe" and summary.recipe:
+        lines.append(f"- system: recipe {summary.recipe.get('name', '?')}")
+    build = summary.build
+    if build.get("precision"):
+        dense = (summary.recipe or {}).get("dense") or {}
+        asked = dense.get("precision")
+        chosen = f" (precision {asked})" if asked and asked != build["precision"] else ""
+        lines.append(
+            f"- dense encoder: {dense.get('model', '?')}, {build['precision']} on "
+            f"{build.get('device', '?')}{chosen}"
+        )
+    return "\n".join(lines)
+
+
+def _metric_blocks(summary: RunSummary) -> list[str]:
+    modes = list(summary.modes)
+    grid: dict[tuple[str, str], dict[int, MetricSummary]] = {}
+    others: list[str] = []
+    for name in summary.evaluators:
+        metric, _, k = name.partition("@")
+        first = summary.modes[modes[0]].metrics.get(name)
+        if first is not None and first.kind == "retrieval" and k.isdigit():
+            for mode in modes:
+                found = summary.modes[mode].metrics.get(name)
+                if found is not None:
+                    grid.setdefault((mode, metric), {})[int(k)] = found
+        else:
+            others.append(name)
+    blocks = []
+    if grid:
+        blocks.append(_grid(summary, grid, modes))
+    if others:
+        lines = ["| evaluator | " + " | ".join(modes) + " |", "|---|" + "---:|" * len(modes)]
+        for name in others:
+            cells = [
+                _cell(summary.modes[m].metrics.get(name), answered=summary.modes[m].answered_only)
+                for m in modes
+            ]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        blocks.append("\n".join(lines))
+    return blocks
+
+
+def _grid(
+    summary: RunSummary, grid: dict[tuple[str, str], dict[int, MetricSummary]], modes: list[str]
+) -> str:
+    ks = sorted({k for row in grid.values() for k in row})
+    lines = ["| mode | metric | " + " | ".join(f"@{k}" for k in ks) + " |",
+             "|---|---|" + "---:|" * len(ks)]  # fmt: skip
+    # Grouped by mode, metrics in the evaluators' order.
+    for (mode, metric), row in sorted(grid.items(), key=lambda item: modes.index(item[0][0])):
+        only = summary.modes[mode].answered_only
+        cells = [_cell(row.get(k), strict=False, answered=only) for k in ks]
+        lines.append(f"| {mode} | {metric} | " + " | ".join(cells) + " |")
+    differs = [
+        f"{s.name} ({mode}) strict {s.strict:.5f}"
+        for (mode, _), row in grid.items()
+        for s in row.values()
+        if s.strict is not None and s.strict != s.beir
+    ]
+    if differs:
+        lines.append("")
+        lines.append("Strict (trec_eval -c) differs: " + "; ".join(differs[:10]))
+    return "\n".join(lines)
+
+
+def _reference_systems(summary: RunSummary, mode: str) -> list[str]:
+    """The published systems a mode of the reference knowledge base reproduces."""
+    recipe = summary.recipe or {}
+    if summary.system.get("kind") != "recipe" or (recipe.get("chunking") or {}).get("size"):
+        return []  # a service, or chunked documents: not the published protocol
+    if mode == "keyword_search":
+        fields = (recipe.get("bm25") or {}).get("fields", "flat")
+        return ["bm25-flat" if fields == "flat" else "bm25-multifield"]
+    if mode == "vector_search" and (recipe.get("dense") or {}).get("model") == "all-MiniLM-L6-v2":
+        return ["all-MiniLM-L6-v2"]
+    return []
+
+
+def _references(summary: RunSummary) -> str:
+    """Published numbers beside ours, or why there are none for this data."""
+    data = summary.data
+    if not data:
+        return ""
+    if data.get("differences"):
+        return (
+            f"No reference check: this is not the registered {data['name']} "
+            f"({'; '.join(data['differences'])})."
+        )
+    if not data.get("registered"):
+        return ""
+    rows: list[tuple[str, Any]] = []
+    for mode, mode_summary in summary.modes.items():
+        observed = {
+            data["name"]: {
+                name: {"value": m.value, "beir": m.beir, "strict": m.strict}
+                for name, m in mode_summary.metrics.items()
+                if m.kind == "retrieval"
+            }
+        }
+        for system in _reference_systems(summary, mode):
+            rows += [(mode, found) for found in check(observed, system)]
+    if not rows:
+        return ""
+    labels = reference_systems()
+    lines = ["Published reference numbers beside ours (`heta-eval check`):", "",
+             "| mode | metric | ours | reference | Δ | status |",
+             "|---|---|---:|---:|---:|---|"]  # fmt: skip
+    for mode, r in rows:
+        lines.append(
+            f"| {mode} | {r.metric} | {r.observed:.4f} ({r.aggregate}) | {r.expected:.4f} "
+            f"{labels.get(r.system, r.system)} | {round(r.delta, 4) + 0.0:+.4f} | {r.status} |"
+        )
+    lines.append("")
+    sources = dict.fromkeys((labels.get(r.system, r.system), r.source) for _, r in rows)
+    lines += [f"- {label}: {source}" for label, source in sources]
+    return "\n".join(lines)
+
+
+def _notes(summary: RunSummary) -> str:
+    notes = []
+    for mode, mode_summary in summary.modes.items():
+        timing = mode_summary.timings
+        notes.append(
+            f"- {mode}: {mode_summary.answered}/{mode_summary.cases} answered, "
+            f"{mode_summary.failed_queries} failed queries, "
+            f"{mode_summary.evaluator_failures} evaluator failures, "
+            f"p50 latency {_ms(timing.get('latency_p50_ms'))}"
+            + (" — PARTIAL" if mode_summary.partial else "")
+        )
+        for reason, count in list(mode_summary.failure_reasons.items())[:3]:
+            notes.append(f"  - {count} × {reason}")
+    if any(m.failed_queries for m in summary.modes.values()):
+        notes.append(
+            "- *: partial. Failed queries count as 0 in the headline (strict aggregate); "
+            "the mean over answered queries follows in parentheses"
+        )
+    return "\n".join(notes)
+
+
+def _cell(
+    summary: MetricSummary | None,
+    *,
+    strict: bool = True,
+    answered: dict[str, float | None] | None = None,
+) -> str:
+    if summary is None or summary.kind == "empty":
+        return "–"
+    if summary.kind == "categorical":
+        return ", ".join(f"{k}: {v}" for k, v in summary.counts.items())
+    text = f"{summary.value:.5f}" if summary.value is not None else "–"
+    if answered and summary.name in answered:
+        # Failed queries: the headline counts them as 0; the answered-only mean beside it.
+        if summary.partial:
+            text += "*"
+        only = answered[summary.name]
+        return text + (f" ({only:.5f})" if only is not None else " (–)")
+    if strict and summary.kind == "retrieval" and summary.strict != summary.beir:
+        text += f" (strict {summary.strict:.5f})" if summary.strict is not None else ""
+    if summary.partial:
+        text += "*"
+    return text
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f} ms"
