@@ -21,6 +21,8 @@ variable                               what it sets
 ``HETA_EVAL_LLM_API_KEY``              its API key (else ``OPENAI_API_KEY``)
 ``HETA_EVAL_RAY_LOST_AFTER``           seconds a Ray head may stay silent before a run stops
 ``HETA_EVAL_ANSERINI_CACHE``           the Anserini oracle's folder (else ``anserini/`` above)
+``HETA_EVAL_ENCODE_ROUTE``             the CPU encoding route ``precision="auto"`` takes
+                                       (a route name, or ``static``; default: measured)
 =====================================  ============================================
 
 >>> import os
@@ -42,6 +44,7 @@ __all__ = [
     "cache_dir",
     "cache_root",
     "data_dir",
+    "encode_route",
     "llm_api_key",
     "llm_base_url",
     "llm_model",
@@ -121,5 +124,23 @@ def ray_lost_after() -> float:
     if not value > 0:
         raise ValueError(
             f"HETA_EVAL_RAY_LOST_AFTER must be a positive number of seconds, got {text!r}"
+        )
+    return value
+
+
+def encode_route() -> str | None:
+    """``$HETA_EVAL_ENCODE_ROUTE``: the route the dense encoder's ``precision="auto"`` takes on
+    the CPU instead of measuring: a route name (``torch-float32``, ``torch-bfloat16``,
+    ``onnxruntime-int8``, ``openvino-int8``) or ``static`` (the CPU-flag rule); None (unset)
+    measures once per machine (:mod:`heta_eval.kb.routes`).
+
+    >>> encode_route() is None
+    True
+    """
+    value = _env("HETA_EVAL_ENCODE_ROUTE")
+    allowed = ("static", "torch-float32", "torch-bfloat16", "onnxruntime-int8", "openvino-int8")
+    if value is not None and value not in allowed:
+        raise ValueError(
+            f"HETA_EVAL_ENCODE_ROUTE must be one of {', '.join(allowed)}; got {value!r}"
         )
     return value
