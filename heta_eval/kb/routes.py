@@ -228,7 +228,8 @@ def calibrate(
     """Encode ``texts`` (default: the calibration passages, repeated) through each route,
     in batches through the encoder's own loop, rotated over a few rounds after a warm-up;
     per route the median seconds and the least cosine to ``torch-float32``'s vectors (which
-    is measured too, whether listed or not)."""
+    is measured too, whether listed or not). A route that fails to load or run here (a
+    library without kernels for this CPU) is left out of the result."""
     from heta_eval.kb.calibration_texts import CALIBRATION_TEXTS
     from heta_eval.kb.dense import DenseEncoder
 
@@ -238,8 +239,15 @@ def calibrate(
         name: DenseEncoder(model, precision=name, device=device, batch_size=_BATCH)  # type: ignore[arg-type]
         for name in names
     }
-    for encoder in encoders.values():  # load, export or quantize once; warm up
-        encoder.encode(passages[:_BATCH])
+    for name in names[1:]:  # load, export or quantize once; warm up
+        try:
+            encoders[name].encode(passages[:_BATCH])
+        except Exception as error:  # a route this machine cannot run is left out
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            log.warning("encoding route %s left out: %s", name, first)
+            del encoders[name]
+    encoders["torch-float32"].encode(passages[:_BATCH])
+    names = list(encoders)
     times: dict[str, list[float]] = {name: [] for name in names}
     vectors: dict[str, np.ndarray] = {}
     for turn in range(_ROUNDS):
