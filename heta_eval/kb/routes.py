@@ -164,6 +164,12 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _schemes() -> list[str]:
+    from heta_eval.kb import onnx_int8, openvino_int8
+
+    return [onnx_int8.SCHEME, openvino_int8.SCHEME]
+
+
 def _cpu_model() -> str:
     from heta_eval.kb.precision import _cpuinfo_field
 
@@ -187,7 +193,7 @@ def auto_route(model: str, device: str = "cpu") -> str:
         "cpu": _cpu_model(), "vendor": cpu_vendor(), "flags": sorted(cpu_flags()),
         "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
         "threads": torch.get_num_threads(), "versions": _versions(), "model": model,
-        "routes": routes, "bound": COSINE_BOUND,
+        "routes": routes, "bound": COSINE_BOUND, "schemes": _schemes(),
     }  # fmt: skip
     key = cache_key(identity, CALIBRATION_TEXTS, _REPEAT, _BATCH)
     path = config.cache_dir("kb") / f"routes-{key}.json"
