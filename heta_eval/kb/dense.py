@@ -183,9 +183,11 @@ class DenseEncoder:
     :meth:`encode` as often as needed (calls are serialized; the model is shared).
 
     ``device`` is ``"auto"`` (CUDA when visible, else the CPU), ``"cpu"`` or ``"cuda[:N]"``.
-    ``precision="auto"`` (the default) picks float16 on CUDA, bfloat16 on CPUs where it is
-    fast (AMX, or AVX512-BF16 on AMD), int8 on other x86 CPUs, else float32 (see
-    :mod:`heta_eval.kb.precision`); :attr:`precision` holds the choice. ``batch_size``
+    ``precision="auto"`` (the default) picks float16 on CUDA; on the CPU the fastest
+    encoding route measured once on this machine that keeps every vector within cosine 0.99
+    of float32's (torch float32/bfloat16, ONNX Runtime or OpenVINO int8; see
+    :mod:`heta_eval.kb.routes`); :attr:`route` and :attr:`precision` hold the choice. A route
+    name (``"openvino-int8"``, ``"onnxruntime-int8"``) may be given too. ``batch_size``
     defaults to 64 on the CPU and 512 on CUDA. ``tokenizer_workers`` threads tokenize that
     many batches ahead of the model (default on CUDA, where the host is the bottleneck: 3,
     or CPUs − 1 where the Rust tokenizer runs single-threaded; 0 on the CPU, where the cores
