@@ -10,17 +10,14 @@ Rows (JSON list on stdout or ``--output``), medians of ``--repeats`` alternated 
   tokenization included in both; JIT warm-ups timed apart and reported in notes).
 * ``keyword_search top-1000 per query``: the reference KB's path (``scores`` +
   ``top_indices`` per query) vs bm25s's default numpy backend ``retrieve``.
-* ``vector_search encoding``: ``DenseEncoder()`` (default precision ``auto``) vs
-  ``SentenceTransformer(all-MiniLM-L6-v2).encode`` in float32, on SciFact abstracts.
-* ``vector_search encoding without bfloat16``: where ``auto`` picks bfloat16, the precision it
-  picks on this CPU with its bfloat16 flags removed (int8 on x86), vs the same peer, in the
-  same rotation; ``vector_search encoding in bfloat16 (auto does not pick it here)``: where
-  the CPU has bfloat16 instructions but ``auto`` does not use them (Intel without AMX),
-  bfloat16 itself, to show why.
+* ``vector_search encoding <route>``: ``DenseEncoder`` through each encoding route this CPU
+  has (torch float32/bfloat16, ONNX Runtime int8, OpenVINO int8; the one ``auto`` picks is
+  marked) vs ``SentenceTransformer(all-MiniLM-L6-v2).encode`` in float32, all in one rotation,
+  on SciFact abstracts, with each route's cosine to float32 (``bench_encode.py``).
 * ``vector_search cached rebuild``: the same recipe on the same corpus, built twice.
-* ``vector_search nDCG@10 <precision> vs float32`` (full run only): SciFact nDCG@10 of the
-  default precision and of the no-bfloat16 one, each minus float32's (via ``heta-eval run``;
-  embeddings come from the recipe cache after the first run).
+* ``vector_search nDCG@10 <route> vs float32`` (full run only): SciFact nDCG@10 of each route
+  minus float32's (via ``heta-eval run``; embeddings come from the recipe cache after the
+  first run).
 
     python bench/bench_kb.py [--quick] [--repeats N] [--output FILE]
 """
@@ -30,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -222,88 +218,14 @@ def scifact_texts(n: int) -> tuple[list[str], str]:
     return corpus, f"{n} synthetic passages (SciFact not found at {path})"
 
 
-def rotated(fns: dict[str, Any], repeats: int) -> tuple[dict[str, float], dict[str, Any]]:
-    """Median seconds and last result of each function, run in a rotating order so that load
-    from other jobs on a shared machine hits all alike."""
-    names = list(fns)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    results: dict[str, Any] = {}
-    for i in range(max(1, repeats)):
-        for name in names[i % len(names) :] + names[: i % len(names)]:
-            seconds, results[name] = timed(fns[name])
-            times[name].append(seconds)
-    return {name: float(np.median(t)) for name, t in times.items()}, results
-
-
 def vector_rows(texts_n: int, repeats: int, ndcg: bool) -> list[dict[str, Any]]:
-    import torch
-    from sentence_transformers import SentenceTransformer
+    from bench_encode import encoding_rows, ndcg_row
 
     from heta_eval.kb import Recipe
-    from heta_eval.kb.dense import DenseEncoder, default_model_path
-    from heta_eval.kb.precision import choose_precision, cpu_flags, cpu_vendor
     from heta_eval.models.records import Document
 
     texts, what = scifact_texts(texts_n)
-    log(f"vector_search: encoding {what}")
-    ours = DenseEncoder(device="cpu")  # default precision "auto"
-    # The other side of auto's bfloat16 rule: where auto picks bfloat16, what it picks on a
-    # CPU like this one where bfloat16 is not fast (int8 on x86); where it does not pick
-    # bfloat16 but the CPU has the instructions (an Intel CPU without AMX), bfloat16 itself.
-    no_bf16 = choose_precision("cpu", cpu_flags() - {"avx512_bf16", "amx_bf16"}, cpu_vendor())
-    has_bf16 = bool(cpu_flags() & {"avx512_bf16", "amx_bf16"})
-    alternative = no_bf16 if ours.precision == "bfloat16" or not has_bf16 else "bfloat16"
-    other = DenseEncoder(device="cpu", precision=alternative)
-    batch = ours.batch_size
-    # BEIR's path: SentenceTransformer(model).encode(texts, batch_size=...) in float32.
-    peer = SentenceTransformer(default_model_path(), device="cpu")
-    for encoder in (ours, other):  # load (int8: export once per machine) + warm up
-        encoder.encode(texts[:8])
-    peer.encode(texts[:8], batch_size=batch, show_progress_bar=False)
-
-    def peer_encode() -> np.ndarray:
-        with torch.inference_mode():
-            return peer.encode(
-                texts, batch_size=batch, convert_to_numpy=True, show_progress_bar=False
-            )
-
-    fns = {"peer": peer_encode, "auto": lambda: ours.encode(texts)}
-    if other.precision != ours.precision:
-        fns["other"] = lambda: other.encode(texts)
-    seconds, results = rotated(fns, repeats)
-    theirs = results["peer"] / np.linalg.norm(results["peer"], axis=1, keepdims=True)
-    flags = sorted(cpu_flags() & {"avx512_bf16", "amx_bf16", "avx512_vnni", "avx2"})
-    rows = []
-    if other.precision == "bfloat16":
-        other_label = "vector_search encoding in bfloat16 (auto does not pick it here)"
-        other_how = "bfloat16, which this CPU has but auto does not pick on it"
-    else:
-        other_label = f"vector_search encoding without bfloat16 ({other.precision})"
-        other_how = f"the precision auto picks without bfloat16: {other.precision}"
-    for name, encoder, label in [
-        ("auto", ours, "vector_search encoding"),
-        ("other", other, other_label),
-    ]:
-        if name not in seconds:
-            continue
-        cosines = np.sum(results[name] * theirs, axis=1)
-        how = f"precision auto -> {encoder.precision}" if name == "auto" else other_how
-        rows.append(
-            row(
-                label,
-                ours_s=seconds[name],
-                peer="sentence-transformers float32",
-                peer_s=seconds["peer"],
-                units=len(texts),
-                goal=">= 1.8",
-                identical=None,
-                notes=(
-                    f"texts/s, {what}, all-MiniLM-L6-v2, batch {batch}, "
-                    f"{torch.get_num_threads()} threads, CPU flags {flags}; ours: {how}; "
-                    f"cosine to float32 min {cosines.min():.4f} mean {cosines.mean():.5f}"
-                ),
-            )
-        )
+    rows, routes = encoding_rows(texts, what, repeats)
 
     # Cache: the same recipe on the same documents, built twice into one fresh cache.
     docs = [Document(id=str(i), text=t) for i, t in enumerate(texts[:64])]
@@ -328,62 +250,8 @@ def vector_rows(texts_n: int, repeats: int, ndcg: bool) -> list[dict[str, Any]]:
         )
     )
     if ndcg:
-        for precision in dict.fromkeys([ours.precision, other.precision]):
-            if precision != "float32":
-                rows.append(ndcg_row(precision))
+        rows += [ndcg_row(route, data_dir()) for route in routes if route != "torch-float32"]
     return rows
-
-
-def ndcg_row(precision: str) -> dict[str, Any]:
-    """SciFact nDCG@10 of vector_search in ``precision`` and in float32, through the CLI with
-    the default (persistent) recipe cache, so only a machine's first bench encodes SciFact."""
-    target = f"vector_search nDCG@10 {precision} vs float32"
-    if not (data_dir() / "scifact" / "corpus.jsonl").is_file():
-        return row(target, peer=None, goal="abs(delta) <= 0.002",
-                   notes=f"SciFact not found under {data_dir()}")  # fmt: skip
-    values: dict[str, float] = {}
-    seconds: dict[str, float] = {}
-    cli = str(Path(sys.executable).with_name("heta-eval"))
-    with tempfile.TemporaryDirectory() as tmp:
-        for p in dict.fromkeys(["float32", precision]):
-            log(f"vector_search: SciFact nDCG@10 in {p} (encodes only on a cold cache)")
-            recipe = Path(tmp) / f"{p}.json"
-            dense = {"precision": p, "device": "cpu"}
-            recipe.write_text(json.dumps({"modes": ["vector_search"], "dense": dense}))
-            out = Path(tmp) / p
-            cmd = [cli, "run", "--dataset", "scifact", "--data-dir", str(data_dir()),
-                   "--recipe", str(recipe), "--modes", "vector_search", "--output", str(out),
-                   "--quiet"]  # fmt: skip
-            seconds[p], proc = timed(
-                lambda c=cmd: subprocess.run(c, capture_output=True, text=True)
-            )
-            if proc.returncode != 0:
-                return row(
-                    target,
-                    peer="float32",
-                    goal="abs(delta) <= 0.002",
-                    met=False,
-                    notes=f"heta-eval run failed: {proc.stderr[-300:]}",
-                )
-            summary = json.loads((out / "summary.json").read_text())
-            metric = summary["modes"]["vector_search"]["metrics"]["ndcg@10"]
-            values[p] = float(metric.get("beir_unrounded", metric["value"]))
-    delta = values[precision] - values["float32"]
-    runs = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
-    out = row(
-        target,
-        peer="float32",
-        goal="abs(delta) <= 0.002",
-        met=abs(delta) <= 0.002,
-        identical=None,
-        notes=(
-            f"SciFact test: {precision} {values[precision]:.5f}, float32 {values['float32']:.5f},"
-            f" delta {delta:+.5f}; heta-eval run times {runs}"
-        ),
-    )
-    # Scores, not times: shown as they are in the table.
-    out["ours_value"], out["peer_value"] = round(values[precision], 5), round(values["float32"], 5)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,8 @@ variable                               what it sets
 ``HETA_EVAL_KB_TOKEN``                 a bearer token sent to ``--kb-url`` (``Authorization``)
 ``HETA_EVAL_RAY_LOST_AFTER``           seconds a Ray head may stay silent before a run stops
 ``HETA_EVAL_ANSERINI_CACHE``           the Anserini oracle's folder (else ``anserini/`` above)
+``HETA_EVAL_ENCODE_ROUTE``             the CPU encoding route ``precision="auto"`` takes
+                                       (a route name, or ``measure``; default: the CPU-flag rule)
 =====================================  ============================================
 
 >>> import os
@@ -43,6 +45,7 @@ __all__ = [
     "cache_dir",
     "cache_root",
     "data_dir",
+    "encode_route",
     "kb_token",
     "llm_api_key",
     "llm_base_url",
@@ -131,5 +134,31 @@ def ray_lost_after() -> float:
     if not value > 0:
         raise ValueError(
             f"HETA_EVAL_RAY_LOST_AFTER must be a positive number of seconds, got {text!r}"
+        )
+    return value
+
+
+def encode_route() -> str | None:
+    """``$HETA_EVAL_ENCODE_ROUTE``: the route the dense encoder's ``precision="auto"`` takes on
+    the CPU: a route name (``torch-float32``, ``torch-bfloat16``, ``onnxruntime-int8``,
+    ``openvino-int8``), ``measure`` (time every available route once per machine and take the
+    fastest that keeps the quality bound: :mod:`heta_eval.kb.routes`), or ``static``; None
+    (unset) is ``static``, the CPU-flag rule.
+
+    >>> encode_route() in (None, "static", "measure", "torch-float32", "torch-bfloat16")
+    True
+    """
+    value = _env("HETA_EVAL_ENCODE_ROUTE")
+    allowed = (
+        "static",
+        "measure",
+        "torch-float32",
+        "torch-bfloat16",
+        "onnxruntime-int8",
+        "openvino-int8",
+    )
+    if value is not None and value not in allowed:
+        raise ValueError(
+            f"HETA_EVAL_ENCODE_ROUTE must be one of {', '.join(allowed)}; got {value!r}"
         )
     return value

@@ -14,6 +14,10 @@ SHARED = REPO.parent / "shared"
 # between runs of this checkout, never in the user's ~/.cache/heta-eval. Subprocesses
 # started by tests inherit it.
 os.environ["HETA_EVAL_CACHE_DIR"] = str(REPO / ".test-cache")
+# The encoder's automatic route is measured once per machine (heta_eval.kb.routes); the suite
+# takes the CPU-flag rule instead, so its results do not depend on a timing. The measurement
+# itself is tested with injected timings (tests/test_encode_routes.py).
+os.environ.setdefault("HETA_EVAL_ENCODE_ROUTE", "static")  # never measure routes in the suite
 
 
 def shared_path(*parts: str) -> Path:

@@ -25,6 +25,7 @@ LAZY_TARGETS = {
     "heta_eval.models.query_result": "pydantic (0.4 s): scoring a run file builds no records",
     "heta_eval.kb": "bm25s and the Lucene analyzer (about 1 s): only a run that builds a kb",
     "heta_eval.kb.onnx_int8": "onnxruntime: only the int8 precision",
+    "heta_eval.kb.openvino_int8": "openvino and nncf, an optional extra",
     "heta_eval.scale.executor": "ray, an optional extra",
     "heta_eval.scale.encode": "ray, an optional extra",
     "heta_eval.scale.shards": "ray, an optional extra",

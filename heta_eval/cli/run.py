@@ -78,8 +78,17 @@ def add_parser(subparsers: Any) -> None:
     )
     system.add_argument(
         "--precision",
-        choices=["auto", "float32", "bfloat16", "float16", "int8"],
-        help="dense encoder precision (default: the recipe's, auto)",
+        choices=[
+            "auto",
+            "float32",
+            "bfloat16",
+            "float16",
+            "int8",
+            "onnxruntime-int8",
+            "openvino-int8",
+        ],
+        help="dense encoder precision or int8 route (default: the recipe's, auto: on the CPU, "
+        "the fastest route measured on this machine that keeps cosine >= 0.99 to float32)",
     )
     run = parser.add_argument_group("the run")
     run.add_argument("--k", help="k values of the retrieval metrics, e.g. 1,3,5,10,100")

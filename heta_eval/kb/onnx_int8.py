@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OnnxInt8Transformer", "onnxruntime_available"]
+__all__ = ["OnnxInt8Transformer", "float_onnx", "onnxruntime_available"]
 
 #: Part of the cache key of the quantized model: bump when the export or quantization changes.
 SCHEME = "ort-dynamic-int8-per-channel-v1"
@@ -125,11 +125,29 @@ class _Wrapper:  # built lazily: torch is imported only when an export happens
         return Wrapper()
 
 
-def _export_and_quantize(model: Any, folder: Path) -> None:
+def float_onnx(model: Any) -> Path:
+    """The model's transformer exported to ONNX in float32 (``model.onnx`` in a cached folder;
+    inputs as the tokenizer names them, output ``hidden``, the token embeddings). The int8
+    routes of ONNX Runtime and OpenVINO both start from it, so it is exported once per machine.
+    """
+    import torch
+
+    from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
+
+    key = cache_key("onnx-float32-v1", _model_digest(model), torch.__version__)
+    try:
+        cache = ArtifactCache(default_cache_dir())
+        path, _ = cache.get_or_build("onnx-float32", key, lambda d: _export(model, d))
+    except OSError:  # an unwritable cache: export into a temporary folder for this process
+        path = Path(tempfile.mkdtemp(prefix="heta-eval-onnx-"))
+        _export(model, path)
+    return path / "model.onnx"
+
+
+def _export(model: Any, folder: Path) -> None:
     import copy
 
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     transformer = copy.deepcopy(model[0].auto_model).float().eval()
     # The eager attention exports to plain ONNX ops that ONNX Runtime fuses.
@@ -138,16 +156,21 @@ def _export_and_quantize(model: Any, folder: Path) -> None:
     sample = model.tokenizer(["a b c", "a b c d e"], padding=True, return_tensors="pt")
     args = tuple(sample[name] for name in names)
     dynamic = {name: {0: "batch", 1: "tokens"} for name in [*names, "hidden"]}
-    float_path, int8_path = folder / "model_float32.onnx", folder / "model_int8.onnx"
     # The tracer's warnings (data-dependent branches of the attention mask code) do not apply
     # to an encoder whose masks come from the tokenizer.
     with torch.inference_mode(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            _Wrapper.build(transformer, names), args, str(float_path),
+            _Wrapper.build(transformer, names), args, str(folder / "model.onnx"),
             input_names=names, output_names=["hidden"], dynamic_axes=dynamic,
             opset_version=17, dynamo=False,
         )  # fmt: skip
+
+
+def _export_and_quantize(model: Any, folder: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    float_path, int8_path = float_onnx(model), folder / "model_int8.onnx"
     keep_float = []
     if FLOAT_FFN_OUTPUT:
         import onnx
@@ -168,4 +191,3 @@ def _export_and_quantize(model: Any, folder: Path) -> None:
         )  # fmt: skip
     finally:
         root.setLevel(level)
-    float_path.unlink()

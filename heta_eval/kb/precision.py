@@ -31,9 +31,15 @@ __all__ = [
     "resolve_precision",
 ]
 
-Precision = Literal["auto", "float32", "bfloat16", "float16", "int8"]
-#: Every precision a caller may name; "auto" resolves to one of the others.
-PRECISIONS: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16", "int8")
+Precision = Literal[
+    "auto", "float32", "bfloat16", "float16", "int8", "onnxruntime-int8", "openvino-int8"
+]
+#: Every precision a caller may name; "auto" resolves to one of the others. The last two name
+#: an int8 route (engine and precision, see :mod:`heta_eval.kb.routes`); plain "int8" is
+#: ONNX Runtime's.
+PRECISIONS: tuple[str, ...] = (
+    "auto", "float32", "bfloat16", "float16", "int8", "onnxruntime-int8", "openvino-int8"
+)  # fmt: skip
 
 _AMD = "AuthenticAMD"
 _INT8_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx_vnni"})
@@ -131,7 +137,9 @@ def choose_precision(
 
 
 def resolve_precision(precision: str, device: str = "cpu") -> str:
-    """``"auto"`` becomes :func:`choose_precision` for ``device``; others are checked.
+    """``"auto"`` becomes :func:`choose_precision` for ``device`` (the flag rule; the encoder
+    itself measures, see :mod:`heta_eval.kb.routes`); a route name becomes its precision;
+    others are checked.
 
     >>> resolve_precision("float32")
     'float32'
@@ -143,6 +151,15 @@ def resolve_precision(precision: str, device: str = "cpu") -> str:
     from heta_eval.kb.onnx_int8 import onnxruntime_available
 
     kind = device_kind(device)
+    if precision == "openvino-int8":
+        from heta_eval.kb.openvino_int8 import openvino_available
+
+        if kind != "cpu":
+            raise ValueError(f"precision 'openvino-int8' runs on the CPU only, not on {device!r}")
+        if not openvino_available():
+            raise ValueError("precision 'openvino-int8' needs openvino, nncf and onnx")
+        return "int8"
+    precision = "int8" if precision == "onnxruntime-int8" else precision
     if precision == "auto":
         chosen = choose_precision(kind)
         # Without ONNX Runtime (a light install) int8 is not there: float32, as before.

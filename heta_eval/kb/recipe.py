@@ -231,6 +231,7 @@ class Recipe(_Spec):
                 info["embeddings_path"] = str(path)
             info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
             info["precision"] = encoder.precision
+            info["route"] = encoder.route
             info["device"] = encoder.device
 
         info["seconds"] = round(time.perf_counter() - started, 3)

@@ -1,0 +1,158 @@
+"""Dense encoding speed and agreement per route on this CPU, against plain
+sentence-transformers float32 (the peer), for ``bench_kb.py``.
+
+One row per route available here (``heta_eval.kb.routes.candidate_routes``: torch float32 and
+bfloat16, ONNX Runtime int8, OpenVINO int8), each encoding the same SciFact abstracts in the
+same rotation as the peer (the order rotates every round, so load from other jobs hits all
+alike); the route ``precision="auto"`` picks is marked. Beside the speed: the least and mean
+cosine of the route's vectors to the peer's, and (full run) SciFact nDCG@10 of the route minus
+float32's through ``heta-eval run``. The notes name the CPU, its flags, the load average and
+``ONEDNN_MAX_CPU_ISA`` when set (an emulated CPU kind).
+
+    python bench/bench_kb.py --only vector [--texts N] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _rows import log, row, timed
+
+
+def rotated(fns: dict[str, Any], repeats: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """Median seconds and last result of each function, run in a rotating order so that load
+    from other jobs on a shared machine hits all alike."""
+    names = list(fns)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    results: dict[str, Any] = {}
+    for i in range(max(1, repeats)):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            seconds, results[name] = timed(fns[name])
+            times[name].append(seconds)
+    return {name: float(np.median(t)) for name, t in times.items()}, results
+
+
+def cpu_label() -> str:
+    """The CPU model, the flags that decide the routes, the load and any oneDNN ISA cap."""
+    from heta_eval.kb.precision import _cpuinfo_field, cpu_flags
+
+    keys = {"avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8"}
+    flags = ",".join(sorted(cpu_flags() & keys))
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    emulated = f"; EMULATED: ONEDNN_MAX_CPU_ISA={cap}" if cap else ""
+    return f"{_cpuinfo_field('model name')} [{flags}], {os.cpu_count()} CPUs, load {load}{emulated}"
+
+
+def encoding_rows(texts: list[str], what: str, repeats: int) -> tuple[list[dict], list[str]]:
+    """The encoding rows, and the routes measured (for the nDCG rows)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from heta_eval.kb.dense import DenseEncoder, default_model_path
+    from heta_eval.kb.precision import cpu_flags
+    from heta_eval.kb.routes import _available, candidate_routes
+
+    auto = DenseEncoder(device="cpu")  # measures the routes once per machine
+    onnxruntime, openvino = _available()
+    names = candidate_routes(cpu_flags(), onnxruntime=onnxruntime, openvino=openvino)
+    encoders = {name: DenseEncoder(device="cpu", precision=name) for name in names}  # type: ignore[arg-type]
+    batch = auto.batch_size
+    peer = SentenceTransformer(default_model_path(), device="cpu")
+    for name in list(encoders):  # load (int8: export and quantize once) + warm up
+        try:
+            encoders[name].encode(texts[:8])
+        except Exception as error:  # a library without kernels for this (emulated) CPU
+            log(f"vector_search: route {name} cannot run here: {str(error).strip()[:200]}")
+            del encoders[name]
+    names = list(encoders)
+    peer.encode(texts[:8], batch_size=batch, show_progress_bar=False)
+
+    def peer_encode() -> np.ndarray:
+        with torch.inference_mode():
+            return peer.encode(
+                texts, batch_size=batch, convert_to_numpy=True, show_progress_bar=False
+            )
+
+    fns: dict[str, Any] = {"peer": peer_encode}
+    fns.update({name: (lambda e=encoder: e.encode(texts)) for name, encoder in encoders.items()})
+    log(f"vector_search: encoding {what}, routes {', '.join(names)}, auto -> {auto.route}")
+    seconds, results = rotated(fns, repeats)
+    theirs = results["peer"] / np.linalg.norm(results["peer"], axis=1, keepdims=True)
+    label = cpu_label()
+    rows = []
+    for name in names:
+        cosines = np.sum(results[name] * theirs, axis=1)
+        marker = " (auto)" if name == auto.route else ""
+        rows.append(
+            row(
+                f"vector_search encoding {name}{marker}",
+                ours_s=seconds[name],
+                peer="sentence-transformers float32",
+                peer_s=seconds["peer"],
+                units=len(texts),
+                goal=">= 1.8",
+                identical=None,
+                notes=(
+                    f"texts/s, {what}, all-MiniLM-L6-v2, batch {batch}, "
+                    f"{torch.get_num_threads()} threads; CPU {label}; cosine to float32 "
+                    f"min {cosines.min():.4f} mean {cosines.mean():.5f}"
+                ),
+            )
+        )
+    return rows, names
+
+
+def ndcg_row(route: str, data: Path) -> dict[str, Any]:
+    """SciFact nDCG@10 of vector_search through ``route`` and in float32, through the CLI with
+    the default (persistent) recipe cache, so only a machine's first bench encodes SciFact."""
+    target = f"vector_search nDCG@10 {route} vs float32"
+    if not (data / "scifact" / "corpus.jsonl").is_file():
+        return row(target, peer=None, goal="abs(delta) <= 0.002",
+                   notes=f"SciFact not found under {data}")  # fmt: skip
+    values: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    cli = str(Path(sys.executable).with_name("heta-eval"))
+    precision = route.removeprefix("torch-")  # the recipe names torch's routes by precision
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in dict.fromkeys(["float32", precision]):
+            log(f"vector_search: SciFact nDCG@10 in {p} (encodes only on a cold cache)")
+            recipe = Path(tmp) / f"{p}.json"
+            recipe.write_text(json.dumps({"modes": ["vector_search"],
+                                          "dense": {"precision": p, "device": "cpu"}}))  # fmt: skip
+            out = Path(tmp) / p
+            cmd = [cli, "run", "--dataset", "scifact", "--data-dir", str(data),
+                   "--recipe", str(recipe), "--modes", "vector_search", "--output", str(out),
+                   "--quiet"]  # fmt: skip
+            seconds[p], proc = timed(
+                lambda c=cmd: subprocess.run(c, capture_output=True, text=True)
+            )
+            if proc.returncode != 0:
+                return row(target, peer="float32", goal="abs(delta) <= 0.002", met=False,
+                           notes=f"heta-eval run failed: {proc.stderr[-300:]}")  # fmt: skip
+            summary = json.loads((out / "summary.json").read_text())
+            metric = summary["modes"]["vector_search"]["metrics"]["ndcg@10"]
+            values[p] = float(metric.get("beir_unrounded", metric["value"]))
+    delta = values[precision] - values["float32"]
+    runs = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
+    out = row(
+        target,
+        peer="float32",
+        goal="abs(delta) <= 0.002",
+        met=abs(delta) <= 0.002,
+        identical=None,
+        notes=(
+            f"SciFact test: {route} {values[precision]:.5f}, float32 {values['float32']:.5f},"
+            f" delta {delta:+.5f}; heta-eval run times {runs}"
+        ),
+    )
+    # Scores, not times: shown as they are in the table.
+    out["ours_value"], out["peer_value"] = round(values[precision], 5), round(values["float32"], 5)
+    return out
