@@ -21,6 +21,8 @@ variable                               what it sets
 ``HETA_EVAL_LLM_API_KEY``              its API key (else ``OPENAI_API_KEY``)
 ``HETA_EVAL_RAY_LOST_AFTER``           seconds a Ray head may stay silent before a run stops
 ``HETA_EVAL_ANSERINI_CACHE``           the Anserini oracle's folder (else ``anserini/`` above)
+``HETA_EVAL_ENCODE_BATCH_PAUSE``       seconds to pause after each encoded batch (tests and
+                                       demonstrations of an interrupted encode; default 0)
 =====================================  ============================================
 
 >>> import os
@@ -42,6 +44,7 @@ __all__ = [
     "cache_dir",
     "cache_root",
     "data_dir",
+    "encode_batch_pause",
     "llm_api_key",
     "llm_base_url",
     "llm_model",
@@ -121,5 +124,27 @@ def ray_lost_after() -> float:
     if not value > 0:
         raise ValueError(
             f"HETA_EVAL_RAY_LOST_AFTER must be a positive number of seconds, got {text!r}"
+        )
+    return value
+
+
+def encode_batch_pause() -> float:
+    """``$HETA_EVAL_ENCODE_BATCH_PAUSE``: seconds the dense encoder sleeps after each batch
+    (0 when unset). It makes an encode slow on purpose, so that a test or a demonstration can
+    interrupt it midway and watch the rerun reuse the finished batches.
+
+    >>> encode_batch_pause()
+    0.0
+    """
+    text = _env("HETA_EVAL_ENCODE_BATCH_PAUSE")
+    if text is None:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ValueError(
+            f"HETA_EVAL_ENCODE_BATCH_PAUSE must be a number of seconds >= 0, got {text!r}"
         )
     return value

@@ -10,14 +10,16 @@ L2-normalized in float32. See ``docs/encoding.md``.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from .. import config
 from .._cpus import usable_cpus
 from .bm25 import top_indices
 from .precision import (
@@ -104,6 +106,9 @@ def embedding_identity(*, model: str, precision: str, device: str) -> dict[str, 
 
 
 _LOAD_LOCK = threading.Lock()
+
+#: ``on_batch(rows, vectors)``: a finished batch's row numbers and their vectors.
+OnBatch = Callable[[np.ndarray, np.ndarray], None]
 
 
 class ModelLoadError(RuntimeError):
@@ -239,20 +244,30 @@ class DenseEncoder:
             model=self.model_name, precision=self.precision, device=self.device
         )
 
-    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, progress: bool = False, on_batch: OnBatch | None = None
+    ) -> np.ndarray:
         """Normalized embeddings of ``texts``, shape ``(len(texts), dim)``, float32.
 
         ``progress=True`` shows a bar over passages with rate and ETA (on stderr).
+        ``on_batch(rows, vectors)`` is called after each batch with its row numbers into
+        ``texts`` and their vectors: a caller keeps finished batches there, so that an
+        interrupted encode loses at most the batch it was in.
         """
         texts = list(texts)
         # Longest first (as sentence-transformers): padding stops at each batch's longest
         # text, and an out-of-memory batch shows up at once.
         order = np.argsort([-len(t) for t in texts], kind="stable")
         batches = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
-        return self.encode_batches(texts, batches, progress=progress)
+        return self.encode_batches(texts, batches, progress=progress, on_batch=on_batch)
 
     def encode_batches(
-        self, texts: Sequence[str], batches: Sequence[np.ndarray], *, progress: bool = False
+        self,
+        texts: Sequence[str],
+        batches: Sequence[np.ndarray],
+        *,
+        progress: bool = False,
+        on_batch: OnBatch | None = None,
     ) -> np.ndarray:
         """Like :meth:`encode`, with the batches given: ``batches`` are arrays of row
         numbers into ``texts`` that cover each row once. The next batches are tokenized
@@ -278,7 +293,19 @@ class DenseEncoder:
             ) as bar,
         ):  # fmt: skip
             self.calls += 1
+            pause = config.encode_batch_pause()
+
+            def finish(rows: np.ndarray, vectors: Any) -> None:
+                out[rows] = vectors.cpu().numpy()
+                bar.update(len(rows))
+                if on_batch is not None:
+                    on_batch(rows, out[rows])
+                if pause:
+                    time.sleep(pause)
+
             pending: tuple[np.ndarray, Any] | None = None
+            # One batch per step: a signal is acted on between two batches (a batch's forward
+            # pass runs in native code, which Python does not interrupt).
             for rows, features in self._tokenized(texts, batches):
                 vectors = runner(features)
                 # Normalized in float32: a bfloat16 norm is off by up to ~0.2%. For a float32
@@ -286,12 +313,10 @@ class DenseEncoder:
                 vectors = torch.nn.functional.normalize(vectors.float(), p=2, dim=-1)
                 # Copy the previous batch back only now, so the GPU already has the next one.
                 if pending is not None:
-                    out[pending[0]] = pending[1].cpu().numpy()
-                    bar.update(len(pending[0]))
+                    finish(*pending)
                 pending = (rows, vectors)
             if pending is not None:
-                out[pending[0]] = pending[1].cpu().numpy()
-                bar.update(len(pending[0]))
+                finish(*pending)
         return out
 
     def _tokenized(

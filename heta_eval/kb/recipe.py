@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .. import interrupts
 from ..evaluation.models import Document
 from .cache import (
     ArtifactCache,
@@ -188,12 +190,19 @@ class Recipe(_Spec):
 
             t = time.perf_counter()
             if cache is None:
+                _say(progress, f"building the BM25 index over {len(texts):,} passages")
                 bm25, info["bm25"] = build_bm25(), "built"
             else:
                 # The Lucene index's format version: a fix to its analysis rebuilds old entries.
                 version = [LUCENE_INDEX_VERSION] if b.analyzer == "lucene" else []
                 key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint, *version)
-                path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
+
+                def build_bm25_into(folder: Path) -> None:
+                    _say(progress, f"building the BM25 index over {len(texts):,} passages")
+                    with interrupts.phase("building the BM25 index"):
+                        build_bm25().save(folder)
+
+                path, reused = cache.get_or_build("bm25", key, build_bm25_into)
                 bm25, info["bm25"] = (
                     LuceneBM25Index.load(path)
                     if b.analyzer == "lucene"
@@ -211,14 +220,17 @@ class Recipe(_Spec):
             )
             root = cache.root if cache is not None else None
 
-            def encode_texts(batch: list[str]) -> Any:
+            def encode_texts(batch: list[str], keep: Any = None) -> Any:
                 if executor is None:
-                    return encoder.encode(batch, progress=progress)
+                    _load_model(encoder, progress)
+                    return encoder.encode(batch, progress=progress, on_batch=keep)
+                # Ray's encode keeps its finished shards itself.
                 return executor.encode_corpus(encoder, batch, progress=progress, cache_root=root)
 
             t = time.perf_counter()
             if cache is None:
-                embeddings, info["embeddings"] = encode_texts(texts), "built"
+                with interrupts.phase(f"encoding {len(texts):,} passages"):
+                    embeddings, info["embeddings"] = encode_texts(texts), "built"
             else:
                 # Keyed by the texts encoded (not the corpus or chunking that made them) and the
                 # encoder's identity: model, resolved precision, device kind ("auto" shares
@@ -247,3 +259,18 @@ class Recipe(_Spec):
             build_info=info,
         )
         return executor.attach(kb) if executor is not None else kb
+
+
+def _say(progress: bool, line: str) -> None:
+    """A status line on stderr for a step that shows no bar of its own."""
+    if progress:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _load_model(encoder: Any, progress: bool) -> None:
+    """Load the encoder's model now, saying so: loading takes seconds, silent otherwise."""
+    if progress:
+        _say(progress, f"loading the embedding model {encoder.model_name} "
+                       f"({encoder.precision}, {encoder.device})")  # fmt: skip
+    with interrupts.phase("loading the embedding model"):
+        encoder.runner  # noqa: B018 (loads and caches it)
