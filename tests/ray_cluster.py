@@ -21,6 +21,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RAY = str(Path(sys.executable).with_name("ray"))
+#: Seconds a test waits for a command, a shard or a cluster before failing: generous, since
+#: the suite must pass on a 2-core machine with six CPU-bound processes beside it (a local
+#: run of the slice took over 300 s there).
+PATIENCE = 900.0
 
 
 def free_port() -> int:
@@ -74,7 +78,7 @@ class LoopbackNamespace:
 NETNS = LoopbackNamespace()
 
 
-def _ray(*args: str, timeout: float = 120) -> None:
+def _ray(*args: str, timeout: float = PATIENCE) -> None:
     result = subprocess.run(NETNS.wrap([RAY, *args]), env=cluster_env(), timeout=timeout,
                             capture_output=True, text=True)  # fmt: skip
     if result.returncode != 0:
@@ -109,7 +113,7 @@ class TwoNodeCluster:
 
     @staticmethod
     def stop() -> None:
-        subprocess.run(NETNS.wrap([RAY, "stop", "--force"]), env=cluster_env(), timeout=120,
+        subprocess.run(NETNS.wrap([RAY, "stop", "--force"]), env=cluster_env(), timeout=PATIENCE,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         NETNS.__exit__()
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import interrupts
 from ..evaluation.models import Document
 from ..kb.dense import DenseEncoder
 from ..kb.reference import Ranker, ReferenceKnowledgeBase
@@ -113,8 +114,10 @@ class RayExecutor:
         kept = kept or self._kept
         before = self._doing, self._kept_now
         self._doing, self._kept_now = doing, kept
+        # Ctrl-C says the same: what Ray was doing, what is kept.
+        interrupts.keep("ray", kept)
         try:
-            with ray_failures(self.address, doing, kept):
+            with interrupts.phase(f"{doing} on Ray"), ray_failures(self.address, doing, kept):
                 yield
         finally:
             self._doing, self._kept_now = before
