@@ -159,3 +159,46 @@ def test_the_message_names_the_phase_of_the_signal_and_what_each_phase_keeps():
     assert interrupts.Interrupted(signal.SIGTERM).status == 143
     assert interrupts.Interrupted().status == 130
     assert isinstance(interrupts.Interrupted(), KeyboardInterrupt)  # caught where that is
+
+
+STUCK = """
+import sys, time
+from heta_eval import interrupts
+with interrupts.handled(program="prog"):
+    with interrupts.phase("doing something slow"):
+        interrupts.keep("demo", lambda: "12 things, in /tmp/x")
+        print("ready", flush=True)
+        with interrupts.deferred():  # as native code that does not return for a while
+            time.sleep(30)
+print("not ended", flush=True)
+"""
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_the_watchdog_and_a_second_signal_end_a_process_stuck_in_native_code(signals):
+    process = subprocess.Popen([sys.executable, "-c", STUCK], cwd=REPO, text=True,
+                               env={**os.environ, "PYTHONPATH": str(REPO)},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert process.stdout.readline() == "ready\n"
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        if signals == 2:
+            time.sleep(0.2)
+            sent = time.monotonic()
+            process.send_signal(signal.SIGINT)  # the second: at once
+        out, err = process.communicate(timeout=60)
+        seconds = time.monotonic() - sent
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert out == ""
+    assert err.splitlines() == [
+        "prog: interrupted (Ctrl-C) while doing something slow",
+        "prog: kept: 12 things, in /tmp/x",
+        "prog: to resume: run the same command again; it continues from what is kept",
+    ]
+    if signals == 1:
+        assert interrupts.GRACE - 0.1 < seconds < 2.0  # the watchdog
+    else:
+        assert seconds < 1.0  # before the watchdog (1.3 s after the second signal)

@@ -106,6 +106,7 @@ def embedding_identity(*, model: str, precision: str, device: str) -> dict[str, 
 
 
 _LOAD_LOCK = threading.Lock()
+_LOADED: set[tuple[str, str, str]] = set()
 
 #: ``on_batch(rows, vectors)``: a finished batch's row numbers and their vectors.
 OnBatch = Callable[[np.ndarray, np.ndarray], None]
@@ -222,7 +223,15 @@ class DenseEncoder:
         # switches torch's default dtype while it builds a model, so two loads at once can
         # leave a half-float32 model behind ("mat1 and mat2 must have the same dtype").
         with _LOAD_LOCK:
-            return _load(self.model_name, self.precision, self.device)
+            runner = _load(self.model_name, self.precision, self.device)
+            _LOADED.add((self.model_name, self.precision, self.device))
+            return runner
+
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has loaded the model already (asking :attr:`runner` is then
+        instant)."""
+        return (self.model_name, self.precision, self.device) in _LOADED
 
     @property
     def model(self) -> Any:
