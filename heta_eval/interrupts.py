@@ -43,6 +43,7 @@ __all__ = [
     "keep",
     "message",
     "phase",
+    "reclaim",
     "report",
 ]
 
@@ -77,6 +78,7 @@ class _State:
         self.doing: str | None = None  # the phase running when the signal came
         self.kept: dict[str, Callable[[], str | None]] = {}
         self.reported = False
+        self.handler: Callable[[int, Any], None] | None = None
 
 
 _STATE = _State()
@@ -174,6 +176,7 @@ def handled(*, hard: bool = True, program: str = "heta-eval") -> Iterator[None]:
 
     for number in previous:
         signal.signal(number, handler)
+    _STATE.handler = handler
     _STATE.installed, _STATE.hard = 1, hard
     _STATE.signum, _STATE.doing, _STATE.reported = None, None, False
     try:
@@ -185,7 +188,16 @@ def handled(*, hard: bool = True, program: str = "heta-eval") -> Iterator[None]:
     finally:
         for number, old in previous.items():
             signal.signal(number, old)
-        _STATE.installed = 0
+        _STATE.installed, _STATE.handler = 0, None
+
+
+def reclaim() -> None:
+    """Take SIGINT and SIGTERM back from a library that set its own handlers (``ray.init``
+    makes SIGTERM a plain ``sys.exit``); nothing happens outside :func:`handled`."""
+    main = threading.current_thread() is threading.main_thread()
+    if _STATE.installed and _STATE.handler is not None and main:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, _STATE.handler)
 
 
 def _on_signal(signum: int, program: str) -> None:

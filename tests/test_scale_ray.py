@@ -8,7 +8,8 @@
   exactly with its matrix gone;
 * an encoder actor's process SIGKILLed mid-encode is replaced, the run completes with the
   local run's results and re-encodes no finished shard;
-* a run killed mid-encode resumes from its finished shards;
+* a run killed mid-encode resumes from its finished shards, and so does one stopped by
+  Ctrl-C, which ends within 2 s (exit 130) saying what is kept;
 * a sweep (3 modes × 2 chunk sizes) resumes after being killed and prints its leaderboard.
 * a model the encoder actors cannot load, and the cluster stopped mid-encode, end the run
   with a one-line error (exit 2) that names the cause and what is kept; the rerun on the
@@ -354,6 +355,53 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
     assert (out / "leaderboard.md").read_text().strip() == "\n".join(
         line for line in resumed.stdout.splitlines() if line.startswith("|")
     )
+
+
+def test_ctrl_c_mid_encode_on_the_cluster_ends_the_run_in_2s_and_the_rerun_resumes(
+    cluster, data, local_run, tmp_path
+):
+    cache = tmp_path / "cache"
+    env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
+    args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+                                   env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
+                                   start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + PATIENCE
+        while time.monotonic() < deadline and process.poll() is None:
+            if list(cache.glob("shards-*/shard-*.npy")):
+                break
+            time.sleep(0.05)
+        assert list(cache.glob("shards-*/shard-*.npy")), "no shard was written in time"
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=PATIENCE)
+        seconds = time.monotonic() - sent
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=PATIENCE)
+    kept = sorted(cache.glob("shards-*/shard-*.npy"))
+    stderr = log.read_text()
+    assert status == 130, stderr
+    assert seconds < 2.0, f"{seconds:.2f} s from Ctrl-C to the exit"
+    assert not list(cache.glob("dense-*/COMPLETE")), "the encode finished before Ctrl-C"
+    lines = stderr.splitlines()
+    assert "heta-eval: interrupted (Ctrl-C) while encoding the corpus on Ray" in lines, stderr
+    assert f"finished shard{'' if len(kept) == 1 else 's'}" in stderr
+    assert f"kept in {kept[0].parent}; rerunning the same command encodes only the rest" in stderr
+
+    rerun = heta_eval(*args, cache=cache)
+    assert rerun.returncode == 0, rerun.stderr
+    encoding = summary(tmp_path / "out")["executor"]["encoding"]
+    assert encoding["shards_reused"] == len(kept)
+    assert encoding["shards_encoded"] == encoding["shards"] - len(kept)
+    for mode in MODES.split(","):
+        assert (tmp_path / "out" / "runs" / f"{mode}.trec").read_text() == (
+            local_run / "runs" / f"{mode}.trec"
+        ).read_text()
 
 
 def test_a_model_the_encoder_actors_cannot_load_ends_the_run_in_one_line(cluster, data, tmp_path):

@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from .. import interrupts
 from .errors import probe
 
 __all__ = ["RayUnavailableError", "cluster_resources", "connect", "parse_address"]
@@ -76,6 +77,7 @@ def connect(address: str) -> Any:
         ray.init(address=target or "local", **options)
     except (ConnectionError, RuntimeError) as error:
         raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
+    interrupts.reclaim()  # ray.init turns SIGTERM into a bare sys.exit
     return ray
 
 
