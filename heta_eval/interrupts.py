@@ -108,7 +108,7 @@ def keep(key: str, note: Callable[[], str | None] | None) -> None:
 
 def check() -> None:
     """Raise :class:`Interrupted` if a signal arrived (for loops outside the main thread)."""
-    if _STATE.signum is not None:
+    if _STATE.installed and _STATE.signum is not None:
         raise Interrupted(_STATE.signum)
 
 
@@ -179,6 +179,7 @@ def handled(*, hard: bool = True, program: str = "heta-eval") -> Iterator[None]:
     _STATE.handler = handler
     _STATE.installed, _STATE.hard = 1, hard
     _STATE.signum, _STATE.doing, _STATE.reported = None, None, False
+    _STATE.kept.clear()  # notes an earlier interrupted block left behind
     try:
         yield
     except KeyboardInterrupt as error:
@@ -188,7 +189,8 @@ def handled(*, hard: bool = True, program: str = "heta-eval") -> Iterator[None]:
     finally:
         for number, old in previous.items():
             signal.signal(number, old)
-        _STATE.installed, _STATE.handler = 0, None
+        # The signal is spent: code run after the block (a notebook's next cell) starts clean.
+        _STATE.installed, _STATE.handler, _STATE.signum = 0, None, None
 
 
 def reclaim() -> None:

@@ -14,6 +14,7 @@ actor to take (so the nodes need no shared file system for a run).
 from __future__ import annotations
 
 import contextlib
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -86,7 +87,15 @@ class RayExecutor:
 
     def start(self) -> RayExecutor:
         if self._ray is None:
-            self._ray = connect(self.address)
+            # Joining takes seconds (starting one, more): say so rather than sit silent.
+            doing = (
+                "starting a Ray cluster in this process"
+                if parse_address(self.address) is None
+                else f"joining {where(self.address)}"
+            )
+            print(doing, file=sys.stderr, flush=True)
+            with interrupts.phase(doing):
+                self._ray = connect(self.address)
             if parse_address(self.address) is not None:  # a cluster that can die without us
                 self.watch = ClusterWatch(
                     self._ray.get_runtime_context().gcs_address, message=self._lost,
