@@ -47,8 +47,9 @@ __all__ = [
     "report",
 ]
 
-#: Seconds between the first signal and the watchdog ending the process (the promise is 2 s).
-GRACE = 1.5
+#: Seconds between the first signal and the watchdog ending the process (the promise is 2 s;
+#: the rest is for a loaded machine to schedule the exit).
+GRACE = 1.0
 
 _NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
@@ -79,6 +80,7 @@ class _State:
         self.kept: dict[str, Callable[[], str | None]] = {}
         self.reported = False
         self.handler: Callable[[int, Any], None] | None = None
+        self.watching = False  # the watchdog runs
 
 
 _STATE = _State()
@@ -179,7 +181,9 @@ def handled(*, hard: bool = True, program: str = "heta-eval") -> Iterator[None]:
     _STATE.handler = handler
     _STATE.installed, _STATE.hard = 1, hard
     _STATE.signum, _STATE.doing, _STATE.reported = None, None, False
+    _STATE.watching = False
     _STATE.kept.clear()  # notes an earlier interrupted block left behind
+    stop_listening = _listen_natively(program) if hard else None
     try:
         yield
     except KeyboardInterrupt as error:
@@ -187,6 +191,8 @@ def handled(*, hard: bool = True, program: str = "heta-eval") -> Iterator[None]:
             _exit(error if isinstance(error, Interrupted) else Interrupted(), program)
         raise
     finally:
+        if stop_listening is not None:
+            stop_listening()
         for number, old in previous.items():
             signal.signal(number, old)
         # The signal is spent: code run after the block (a notebook's next cell) starts clean.
@@ -210,10 +216,62 @@ def _on_signal(signum: int, program: str) -> None:
     if first:
         _STATE.doing = _STATE.phases[-1] if _STATE.phases else None
     if first and _STATE.hard:
-        threading.Thread(target=_watchdog, args=(signum, program), daemon=True,
-                         name="heta-interrupt").start()  # fmt: skip
+        _watch(signum, program)
     if _STATE.deferring == 0:
         raise Interrupted(signum)
+
+
+def _listen_natively(program: str) -> Callable[[], None] | None:
+    """Hear SIGINT and SIGTERM while the main thread sits in native code. Python runs a
+    handler only between two steps of Python code, but the interpreter's C-level handler
+    writes each signal's number to the wakeup descriptor at once: a thread reading it arms
+    the watchdog (first signal) or ends the process (second). Returns the undo."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+        previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        os.close(read)
+        os.close(write)
+        return None
+
+    def listen() -> None:
+        heard = 0
+        while data := _read(read):
+            for signum in data:
+                if signum in _NAMES:
+                    heard += 1
+                    if heard > 1:
+                        _exit(Interrupted(signum), program, hooks=False)
+                    _watch(signum, program)
+        os.close(read)
+
+    threading.Thread(target=listen, daemon=True, name="heta-signals").start()
+
+    def stop() -> None:
+        signal.set_wakeup_fd(previous)
+        os.close(write)  # the listener reads the end and stops
+
+    return stop
+
+
+def _read(descriptor: int) -> bytes:
+    try:
+        return os.read(descriptor, 64)
+    except OSError:
+        return b""
+
+
+def _watch(signum: int, program: str) -> None:
+    """Start the watchdog once per block, from the handler or the native listener."""
+    with _STATE.lock:
+        if _STATE.watching:
+            return
+        _STATE.watching = True
+        if _STATE.doing is None and _STATE.phases:
+            _STATE.doing = _STATE.phases[-1]
+    threading.Thread(target=_watchdog, args=(signum, program), daemon=True,
+                     name="heta-interrupt").start()  # fmt: skip
 
 
 def _watchdog(signum: int, program: str) -> None:
