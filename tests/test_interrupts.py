@@ -55,7 +55,8 @@ def start(dataset: Path, output: Path, cache: Path, *, pause: float) -> subproce
     env = {**os.environ, "HETA_EVAL_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO),
            "HETA_EVAL_ENCODE_BATCH_PAUSE": str(pause)}  # fmt: skip
     args = ["run", "--dataset", "scifact", "--data-dir", str(dataset), "--modes", "vector_search",
-            "--recipe", str(dataset.parent / "recipe.json"), "--output", str(output)]  # fmt: skip
+            "--recipe", str(dataset.parent / "recipe.json"), "--output", str(output),
+            "--timeout", "900"]  # fmt: skip
     log = (output.parent / f"{output.name}.err").open("w")
     return subprocess.Popen([sys.executable, "-m", "heta_eval", *args], env=env, cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=log, text=True)  # fmt: skip

@@ -275,6 +275,9 @@ class Recipe(_Spec):
                 cache, encoder.identity(), texts, encode_texts, mapped=executor is not None
             )
             info["embeddings_path"] = str(path)
+        # Loaded now, not by the first query: on a loaded machine loading takes minutes,
+        # which would count against that query's timeout.
+        _load_model(encoder, progress)
         info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
         info["precision"] = encoder.precision
         info["device"] = encoder.device
