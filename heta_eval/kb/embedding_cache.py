@@ -69,7 +69,7 @@ def _encode_reusing(
     digests: np.ndarray,
     encode: Encode,
     target: Path,
-    key: str,
+    entry_key: str,
 ) -> int:
     """Write the vectors of ``texts`` to ``target`` (``.npy``): copied where an entry (or an
     unfinished encode's kept batches) holds the same text, encoded otherwise. Returns how
@@ -79,7 +79,7 @@ def _encode_reusing(
     known = _reusable(root, meta)
     keys = digests.tolist()
     missing = [i for i, key in enumerate(keys) if key not in known]
-    partial = PartialEmbeddings(root, key, meta, digests[missing], len(keys) - len(missing))
+    partial = PartialEmbeddings(root, entry_key, meta, digests[missing], len(keys) - len(missing))
     interrupts.keep("embeddings", partial.note)
     try:
         with interrupts.phase(f"encoding {len(missing):,} passages"):
@@ -153,8 +153,7 @@ def cached_embeddings(
         (folder / "meta.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
 
     path, reused = cache.get_or_build("dense", key, build)
-    if not reused:
-        PartialEmbeddings(cache.root, key, meta, digests[:0]).discard()  # the entry holds it
+    PartialEmbeddings(cache.root, key, meta, digests[:0]).discard()  # the entry holds it all
     if reused:
         how = "cache"
     elif encoded < len(texts):
