@@ -13,13 +13,12 @@ the process :data:`GRACE` seconds after the signal with the same message and sta
 second signal ends it at once. Writes that must not be cut halfway run inside
 :func:`deferred`: a signal arriving there is raised when the block ends.
 
->>> with phase("encoding 3 passages"):
+>>> with handled(hard=False), phase("encoding 3 passages"):
 ...     keep("demo", lambda: "2 of 3 passages encoded")
 ...     print(message(Interrupted(2)))
 interrupted (Ctrl-C) while encoding 3 passages
 kept: 2 of 3 passages encoded
 to resume: run the same command again; it continues from what is kept
->>> keep("demo", None)
 """
 
 from __future__ import annotations
