@@ -24,6 +24,8 @@ variable                               what it sets
 ``HETA_EVAL_ANSERINI_CACHE``           the Anserini oracle's folder (else ``anserini/`` above)
 ``HETA_EVAL_ENCODE_ROUTE``             the CPU encoding route ``precision="auto"`` takes
                                        (a route name, or ``measure``; default: the CPU-flag rule)
+``HETA_EVAL_ENCODE_BATCH_PAUSE``       seconds to pause after each encoded batch (tests and
+                                       demonstrations of an interrupted encode; default 0)
 =====================================  ============================================
 
 >>> import os
@@ -45,6 +47,7 @@ __all__ = [
     "cache_dir",
     "cache_root",
     "data_dir",
+    "encode_batch_pause",
     "encode_route",
     "kb_token",
     "llm_api_key",
@@ -160,5 +163,27 @@ def encode_route() -> str | None:
     if value is not None and value not in allowed:
         raise ValueError(
             f"HETA_EVAL_ENCODE_ROUTE must be one of {', '.join(allowed)}; got {value!r}"
+        )
+    return value
+
+
+def encode_batch_pause() -> float:
+    """``$HETA_EVAL_ENCODE_BATCH_PAUSE``: seconds the dense encoder sleeps after each batch
+    (0 when unset). It makes an encode slow on purpose, so that a test or a demonstration can
+    interrupt it midway and watch the rerun reuse the finished batches.
+
+    >>> encode_batch_pause()
+    0.0
+    """
+    text = _env("HETA_EVAL_ENCODE_BATCH_PAUSE")
+    if text is None:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ValueError(
+            f"HETA_EVAL_ENCODE_BATCH_PAUSE must be a number of seconds >= 0, got {text!r}"
         )
     return value

@@ -6,14 +6,27 @@ mid-encode) are in tests/test_scale_ray.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 from ray_cluster import REPO, cluster_env
 
-from heta_eval.scale.errors import RayRunError, explain, is_ray_error, lost_after, ray_failures
+from heta_eval.scale.errors import (
+    SLOW_FACTOR,
+    ClusterWatch,
+    RayRunError,
+    explain,
+    is_ray_error,
+    listening,
+    lost_after,
+    probe,
+    ray_failures,
+)
 
 exceptions = pytest.importorskip("ray.exceptions")
 
@@ -132,3 +145,61 @@ def test_cluster_watch_ends_the_process_in_one_line_once_the_head_is_silent():
     assert result.returncode == 2
     assert result.stdout == "alive\n"
     assert result.stderr == "prog: error: gone\nkept\n"
+
+
+def _full_backlog_head() -> tuple[socket.socket, list[socket.socket], int]:
+    """A head that is alive but does not take connections now: it listens, never accepts,
+    and its accept queue is full, as a head starved of CPU looks from outside."""
+    head = socket.socket()
+    head.bind(("127.0.0.1", 0))
+    head.listen(0)
+    port = head.getsockname()[1]
+    queued = []
+    for _ in range(8):  # fill the queue: later connects get no answer
+        client = socket.socket()
+        client.setblocking(False)
+        client.connect_ex(("127.0.0.1", port))
+        queued.append(client)
+    time.sleep(0.2)
+    return head, queued, port
+
+
+def test_probe_tells_a_slow_head_from_a_gone_one():
+    head, queued, port = _full_backlog_head()
+    try:
+        assert probe("127.0.0.1", port, timeout=0.5) == "slow"
+        assert listening("127.0.0.1", port)
+    finally:
+        for client in queued:
+            client.close()
+        head.close()
+    assert not listening("127.0.0.1", port)
+    assert probe("127.0.0.1", port, timeout=0.5) == "refused"
+
+
+def test_a_slow_head_is_given_longer_and_an_answer_starts_the_count_again():
+    head, queued, port = _full_backlog_head()
+    ended: list[str] = []
+    watch = ClusterWatch(f"127.0.0.1:{port}", message=lambda: "gone", grace=0.5, every=0.05,
+                         probe_timeout=0.2)  # fmt: skip
+    watch._end = lambda: ended.append("ended")  # type: ignore[method-assign]
+    try:
+        watch.start()
+        time.sleep(0.5 * SLOW_FACTOR * 0.6)  # slow past grace, within the slow bound
+        assert not ended, "a slow head was declared lost after grace"
+        for client in queued:  # the head catches up: its answers reset the count
+            client.close()
+        accepted = []
+        head.setblocking(False)
+        deadline = time.monotonic() + 0.5 * SLOW_FACTOR
+        while time.monotonic() < deadline:
+            with contextlib.suppress(BlockingIOError):
+                accepted.append(head.accept()[0])
+            time.sleep(0.01)
+        assert not ended, "a head answering again was declared lost"
+    finally:
+        head.close()
+    deadline = time.monotonic() + 10
+    while not ended and time.monotonic() < deadline:  # closed: refused, lost after grace
+        time.sleep(0.05)
+    assert ended

@@ -8,14 +8,16 @@
   exactly with its matrix gone;
 * an encoder actor's process SIGKILLed mid-encode is replaced, the run completes with the
   local run's results and re-encodes no finished shard;
-* a run killed mid-encode resumes from its finished shards;
+* a run killed mid-encode resumes from its finished shards, and so does one stopped by
+  Ctrl-C, which ends within 2 s (exit 130) saying what is kept;
 * a sweep (3 modes × 2 chunk sizes) resumes after being killed and prints its leaderboard.
 * a model the encoder actors cannot load, and the cluster stopped mid-encode, end the run
   with a one-line error (exit 2) that names the cause and what is kept; the rerun on the
   cluster started again encodes only the shards that had not finished (last: it restarts
   the cluster).
 
-Every command runs as a subprocess with a timeout; the cluster is always stopped.
+Every command runs as a subprocess with a timeout (generous: the suite passes on a 2-core
+machine with six CPU-bound processes beside it); the cluster is always stopped.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 import pytest
 from ray_cluster import (
     NETNS,
+    PATIENCE,
     REPO,
     LoopbackNamespace,
     TwoNodeCluster,
@@ -87,7 +90,7 @@ def local_run(cluster, data, tmp_path_factory) -> Path:
     return out / "results"
 
 
-def heta_eval(*args: str, cache: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+def heta_eval(*args: str, cache: Path, timeout: float = PATIENCE) -> subprocess.CompletedProcess:
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
     return subprocess.run(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)  # fmt: skip
@@ -107,7 +110,7 @@ def cluster_nodes(address: str) -> dict[str, str]:
         " for n in ray.nodes() if n['Alive']}))\n"
     )
     result = subprocess.run(NETNS.wrap([sys.executable, "-c", code]), env=cluster_env(),
-                            capture_output=True, text=True, timeout=120)  # fmt: skip
+                            capture_output=True, text=True, timeout=PATIENCE)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -189,7 +192,7 @@ def test_sharded_index_driver_holds_one_shard_at_a_time_and_searches_without_its
 ):
     result = subprocess.run(NETNS.wrap([sys.executable, "-c", SHARDED_INDEX, cluster,
                                         str(tmp_path)]), env=cluster_env(), cwd=REPO,
-                            capture_output=True, text=True, timeout=240)  # fmt: skip
+                            capture_output=True, text=True, timeout=PATIENCE)  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     shard = max(report["shard_bytes"])
@@ -218,7 +221,7 @@ def test_encoder_process_killed_mid_encode_is_replaced_and_no_finished_shard_is_
     try:
         # Once a shard is on disk, SIGKILL the encoder actor on the worker node (the driver's
         # node keeps running): a real Ray worker process, mid-encode.
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline and process.poll() is None and victim is None:
             finished = {p: (p.stat().st_ino, p.stat().st_mtime_ns)
                         for p in cache.glob("shards-*/shard-*.npy")}  # fmt: skip
@@ -237,11 +240,11 @@ def test_encoder_process_killed_mid_encode_is_replaced_and_no_finished_shard_is_
                 with contextlib.suppress(FileNotFoundError):  # removed once assembled
                     assert (path.stat().st_ino, path.stat().st_mtime_ns) == identity, path
             time.sleep(0.05)
-        process.wait(timeout=60)
+        process.wait(timeout=PATIENCE)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=60)
+        process.wait(timeout=PATIENCE)
 
     # Ray restarted the actor in a new process and retried its shard: the run recovered.
     assert process.returncode == 0, log.read_text()[-3000:]
@@ -274,7 +277,7 @@ def test_run_killed_mid_encode_resumes_from_finished_shards(cluster, data, local
                                start_new_session=True)  # fmt: skip
     finished: list[Path] = []
     try:
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline and process.poll() is None:
             finished = list(cache.glob("shards-*/shard-*.npy"))
             if finished:
@@ -284,7 +287,7 @@ def test_run_killed_mid_encode_resumes_from_finished_shards(cluster, data, local
     finally:
         with contextlib.suppress(ProcessLookupError):  # the run and everything it started
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=60)
+        process.wait(timeout=PATIENCE)
     kept = len(list(cache.glob("shards-*/shard-*.npy")))
     assert not list(cache.glob("dense-*/COMPLETE")), "the encode finished before the kill"
 
@@ -316,7 +319,7 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
                                start_new_session=True)  # fmt: skip
     done_before: dict[str, dict] = {}
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline and process.poll() is None:
             try:
                 cells = json.loads((out / "sweep.json").read_text())["cells"]
@@ -330,11 +333,11 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=60)
+        process.wait(timeout=PATIENCE)
     cells = json.loads((out / "sweep.json").read_text())["cells"]
     assert len([c for c in cells.values() if c["status"] == "done"]) < 6, "nothing left to resume"
 
-    resumed = heta_eval(*args, cache=tmp_path / "cache", timeout=400)
+    resumed = heta_eval(*args, cache=tmp_path / "cache", timeout=PATIENCE)
     assert resumed.returncode == 0, resumed.stderr
     done_then = len([c for c in cells.values() if c["status"] == "done"])
     assert f"{done_then} of 6 cells done before; {6 - done_then} to run" in resumed.stderr
@@ -354,13 +357,60 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
     )
 
 
+def test_ctrl_c_mid_encode_on_the_cluster_ends_the_run_in_2s_and_the_rerun_resumes(
+    cluster, data, local_run, tmp_path
+):
+    cache = tmp_path / "cache"
+    env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
+    args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+                                   env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
+                                   start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + PATIENCE
+        while time.monotonic() < deadline and process.poll() is None:
+            if list(cache.glob("shards-*/shard-*.npy")):
+                break
+            time.sleep(0.05)
+        assert list(cache.glob("shards-*/shard-*.npy")), "no shard was written in time"
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=PATIENCE)
+        seconds = time.monotonic() - sent
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=PATIENCE)
+    kept = sorted(cache.glob("shards-*/shard-*.npy"))
+    stderr = log.read_text()
+    assert status == 130, stderr
+    assert seconds < 2.0, f"{seconds:.2f} s from Ctrl-C to the exit"
+    assert not list(cache.glob("dense-*/COMPLETE")), "the encode finished before Ctrl-C"
+    lines = stderr.splitlines()
+    assert "heta-eval: interrupted (Ctrl-C) while encoding the corpus on Ray" in lines, stderr
+    assert f"finished shard{'' if len(kept) == 1 else 's'}" in stderr
+    assert f"kept in {kept[0].parent}; rerunning the same command encodes only the rest" in stderr
+
+    rerun = heta_eval(*args, cache=cache)
+    assert rerun.returncode == 0, rerun.stderr
+    encoding = summary(tmp_path / "out")["executor"]["encoding"]
+    assert encoding["shards_reused"] == len(kept)
+    assert encoding["shards_encoded"] == encoding["shards"] - len(kept)
+    for mode in MODES.split(","):
+        assert (tmp_path / "out" / "runs" / f"{mode}.trec").read_text() == (
+            local_run / "runs" / f"{mode}.trec"
+        ).read_text()
+
+
 def test_a_model_the_encoder_actors_cannot_load_ends_the_run_in_one_line(cluster, data, tmp_path):
     missing = tmp_path / "no-such-model"
     recipe = tmp_path / "recipe.json"
     recipe.write_text(json.dumps({**RECIPE, "dense": {"batch_size": 8, "model": str(missing)}}))
     args = run_args(data, tmp_path / "out", "--ray", cluster)
     args[args.index(str(data["recipe"]))] = str(recipe)
-    result = heta_eval(*args, cache=tmp_path / "cache", timeout=240)
+    result = heta_eval(*args, cache=tmp_path / "cache")
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-2:] == [
@@ -382,18 +432,18 @@ def test_cluster_stopped_mid_encode_ends_the_run_in_one_line_and_the_rerun_resum
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)  # fmt: skip
     try:
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline and process.poll() is None:
             if list(cache.glob("shards-*/shard-*.npy")):
                 break
             time.sleep(0.05)
         assert list(cache.glob("shards-*/shard-*.npy")), "no shard was written in time"
         TwoNodeCluster.stop()
-        _, stderr = process.communicate(timeout=60)
+        _, stderr = process.communicate(timeout=PATIENCE)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=60)
+        process.wait(timeout=PATIENCE)
     kept = sorted(cache.glob("shards-*/shard-*.npy"))
     assert not list(cache.glob("dense-*/COMPLETE")), "the encode finished before the stop"
     assert process.returncode == 2, stderr

@@ -107,8 +107,11 @@ def _run(argv: Sequence[str] | None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    from heta_eval import interrupts
+
     try:
-        return int(args.handler(args) or 0)
+        with interrupts.handled():  # Ctrl-C and SIGTERM: stop within 2 s, say what is kept
+            return int(args.handler(args) or 0)
     except CliError as error:
         print(f"heta-eval {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -122,9 +125,8 @@ def _run(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return 2
-    except KeyboardInterrupt:
-        print("interrupted; finished work is kept", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:
+        return interrupts.report(error)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from filelock import FileLock
 
 from heta_eval import config
+from heta_eval.kb.cache_lock import CacheLock
 from heta_eval.models.corpus import corpus_fingerprint
 
 __all__ = [
@@ -32,6 +32,12 @@ __all__ = [
 ]
 
 _DONE = "COMPLETE"
+# What a process waiting for another's build is told it waits for.
+_WHAT = {
+    "bm25": "the BM25 index",
+    "dense": "the passage embeddings",
+    "onnx-int8": "the int8 model",
+}
 
 
 def default_cache_dir() -> Path:
@@ -76,13 +82,20 @@ class ArtifactCache:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
 
-    def get_or_build(self, kind: str, key: str, build: Callable[[Path], Any]) -> tuple[Path, bool]:
-        """The entry's directory and whether it was reused; ``build(tmpdir)`` fills a new one."""
+    def get_or_build(
+        self, kind: str, key: str, build: Callable[[Path], Any], *, what: str | None = None
+    ) -> tuple[Path, bool]:
+        """The entry's directory and whether it was reused; ``build(tmpdir)`` fills a new one.
+
+        A process that finds another building the same entry waits for it, and says so:
+        what it waits for (``what``, else a name for ``kind``), who builds it, how far it got.
+        """
         final = self.root / f"{kind}-{key}"
         if (final / _DONE).exists():
             return final, True
         self.root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.root / f"{kind}-{key}.lock")):
+        what = what or _WHAT.get(kind, f"the cache entry {kind}-{key}")
+        with CacheLock(self.root / f"{kind}-{key}.lock", what):
             # Another process may have finished it while we waited for the lock.
             if (final / _DONE).exists():
                 return final, True

@@ -10,16 +10,17 @@ L2-normalized in float32. See ``docs/encoding.md``.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from heta_eval import config
 from heta_eval._runtime import usable_cpus
-from heta_eval.kb.bm25 import top_indices
 from heta_eval.kb.precision import (
     Precision,
     choose_precision,
@@ -37,7 +38,6 @@ __all__ = [
     "ModelLoadError",
     "default_model_path",
     "embedding_identity",
-    "inner_product_search",
     "native_bfloat16",
     "resolve_precision",
 ]
@@ -111,6 +111,10 @@ def embedding_identity(
 
 
 _LOAD_LOCK = threading.Lock()
+_LOADED: set[tuple[str, str, str]] = set()
+
+#: ``on_batch(rows, vectors)``: a finished batch's row numbers and their vectors.
+OnBatch = Callable[[np.ndarray, np.ndarray], None]
 
 
 class ModelLoadError(RuntimeError):
@@ -232,8 +236,21 @@ class DenseEncoder:
         # switches torch's default dtype while it builds a model, so two loads at once can
         # leave a half-float32 model behind ("mat1 and mat2 must have the same dtype").
         with _LOAD_LOCK:
-            key = self.route if self.route == "openvino-int8" else self.precision
-            return _load(self.model_name, key, self.device)
+            runner = _load(*self._load_key)
+            _LOADED.add(self._load_key)
+            return runner
+
+    @property
+    def _load_key(self) -> tuple[str, str, str]:
+        # OpenVINO's int8 model is its own load; every other route loads by its precision.
+        kind = self.route if self.route == "openvino-int8" else self.precision
+        return self.model_name, kind, self.device
+
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has loaded the model already (asking :attr:`runner` is then
+        instant)."""
+        return self._load_key in _LOADED
 
     @property
     def model(self) -> Any:
@@ -255,20 +272,30 @@ class DenseEncoder:
             model=self.model_name, precision=self.precision, device=self.device, route=self.route
         )
 
-    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, progress: bool = False, on_batch: OnBatch | None = None
+    ) -> np.ndarray:
         """Normalized embeddings of ``texts``, shape ``(len(texts), dim)``, float32.
 
         ``progress=True`` shows a bar over passages with rate and ETA (on stderr).
+        ``on_batch(rows, vectors)`` is called after each batch with its row numbers into
+        ``texts`` and their vectors: a caller keeps finished batches there, so that an
+        interrupted encode loses at most the batch it was in.
         """
         texts = list(texts)
         # Longest first (as sentence-transformers): padding stops at each batch's longest
         # text, and an out-of-memory batch shows up at once.
         order = np.argsort([-len(t) for t in texts], kind="stable")
         batches = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
-        return self.encode_batches(texts, batches, progress=progress)
+        return self.encode_batches(texts, batches, progress=progress, on_batch=on_batch)
 
     def encode_batches(
-        self, texts: Sequence[str], batches: Sequence[np.ndarray], *, progress: bool = False
+        self,
+        texts: Sequence[str],
+        batches: Sequence[np.ndarray],
+        *,
+        progress: bool = False,
+        on_batch: OnBatch | None = None,
     ) -> np.ndarray:
         """Like :meth:`encode`, with the batches given: ``batches`` are arrays of row
         numbers into ``texts`` that cover each row once. The next batches are tokenized
@@ -295,7 +322,19 @@ class DenseEncoder:
             ) as bar,
         ):  # fmt: skip
             self.calls += 1
+            pause = config.encode_batch_pause()
+
+            def finish(rows: np.ndarray, vectors: Any) -> None:
+                out[rows] = vectors.cpu().numpy()
+                bar.update(len(rows))
+                if on_batch is not None:
+                    on_batch(rows, out[rows])
+                if pause:
+                    time.sleep(pause)
+
             pending: tuple[np.ndarray, Any] | None = None
+            # One batch per step: a signal is acted on between two batches (a batch's forward
+            # pass runs in native code, which Python does not interrupt).
             for rows, features in self._tokenized(texts, batches):
                 vectors = runner(features)
                 # Normalized in float32: a bfloat16 norm is off by up to ~0.2%. For a float32
@@ -303,12 +342,10 @@ class DenseEncoder:
                 vectors = torch.nn.functional.normalize(vectors.float(), p=2, dim=-1)
                 # Copy the previous batch back only now, so the GPU already has the next one.
                 if pending is not None:
-                    out[pending[0]] = pending[1].cpu().numpy()
-                    bar.update(len(pending[0]))
+                    finish(*pending)
                 pending = (rows, vectors)
             if pending is not None:
-                out[pending[0]] = pending[1].cpu().numpy()
-                bar.update(len(pending[0]))
+                finish(*pending)
         return out
 
     def _tokenized(
@@ -350,17 +387,3 @@ class DenseEncoder:
     def close(self) -> None:
         """Nothing to release any more (tokenizer threads end with each :meth:`encode`); kept
         so that callers written for the worker processes of earlier versions keep working."""
-
-
-def inner_product_search(
-    matrix: np.ndarray, query: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Exact top-``k`` rows of ``matrix`` by inner product with ``query``: (indices, scores).
-
-    >>> m = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32)
-    >>> inner_product_search(m, np.array([0.0, 1.0], dtype=np.float32), 1)[0].tolist()
-    [1]
-    """
-    scores = matrix @ query
-    idx = top_indices(scores, k)
-    return idx, scores[idx]

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from heta_eval import interrupts
 from heta_eval.kb.cache import ArtifactCache, cache_key, load_array, save_array
+from heta_eval.kb.partial_embeddings import PartialEmbeddings, kept_rows
 
-__all__ = ["cached_embeddings", "text_digests"]
+__all__ = ["Encode", "cached_embeddings", "text_digests"]
+
+#: ``encode(texts, keep)``: the vectors of ``texts``; ``keep(rows, vectors)`` is called with
+#: each finished batch where the encoder can (rows index ``texts``), to keep it for a rerun.
+Encode = Callable[[list[str], Callable[[np.ndarray, np.ndarray], None]], Any]
 
 _DIGEST_BYTES = 16
 
@@ -38,8 +44,8 @@ def text_digests(texts: Sequence[str]) -> np.ndarray:
 
 
 def _reusable(root: Path, meta: dict[str, Any]) -> dict[bytes, tuple[Path, int]]:
-    """``{digest: (entry, row)}`` over the complete entries made with the same model and
-    precision."""
+    """``{digest: (vectors file, row)}`` over the complete entries made with the same model
+    and precision, then the kept batches of unfinished encodes (:mod:`.partial_embeddings`)."""
     found: dict[bytes, tuple[Path, int]] = {}
     for entry in sorted(root.glob("dense-*/meta.json")):
         folder = entry.parent
@@ -50,7 +56,9 @@ def _reusable(root: Path, meta: dict[str, Any]) -> dict[bytes, tuple[Path, int]]
         except (OSError, ValueError):
             continue  # unreadable entry: ignore it, never trust it
         for row, digest in enumerate(digests.tolist()):
-            found.setdefault(digest, (folder, row))
+            found.setdefault(digest, (folder / "embeddings.npy", row))
+    for digest, place in kept_rows(root, meta).items():
+        found.setdefault(digest, place)
     return found
 
 
@@ -59,26 +67,37 @@ def _encode_reusing(
     meta: dict[str, Any],
     texts: Sequence[str],
     digests: np.ndarray,
-    encode: Any,
+    encode: Encode,
     target: Path,
+    entry_key: str,
 ) -> int:
-    """Write the vectors of ``texts`` to ``target`` (``.npy``): copied where an entry holds
-    the same text, encoded otherwise. Returns how many texts were encoded. The matrix is
-    assembled on disk, never whole in memory (``encode`` may return a memory map)."""
+    """Write the vectors of ``texts`` to ``target`` (``.npy``): copied where an entry (or an
+    unfinished encode's kept batches) holds the same text, encoded otherwise. Returns how
+    many texts were encoded. The matrix is assembled on disk, never whole in memory
+    (``encode`` may return a memory map). Finished batches are kept as they come (see
+    :mod:`.partial_embeddings`), so an interrupted encode loses at most its last seconds."""
     known = _reusable(root, meta)
     keys = digests.tolist()
     missing = [i for i, key in enumerate(keys) if key not in known]
+    partial = PartialEmbeddings(root, entry_key, meta, digests[missing], len(keys) - len(missing))
+    interrupts.keep("embeddings", partial.note)
+    try:
+        with interrupts.phase(f"encoding {len(missing):,} passages"):
+            fresh = _encode_keeping(encode, [texts[i] for i in missing], partial)
+    finally:
+        partial.flush()  # what finished, also when interrupted or failed
     if len(missing) == len(texts):
-        save_array(target, np.asarray(encode(list(texts))))
+        assert fresh is not None
+        save_array(target, fresh)
+        interrupts.keep("embeddings", None)
         return len(texts)
-    fresh = np.asarray(encode([texts[i] for i in missing])) if missing else None
     sources: dict[Path, np.ndarray] = {}
 
     def stored(key: bytes) -> np.ndarray:
-        folder, row = known[key]
-        if folder not in sources:
-            sources[folder] = np.load(folder / "embeddings.npy", mmap_mode="r")
-        return sources[folder][row]
+        file, row = known[key]
+        if file not in sources:
+            sources[file] = np.load(file, mmap_mode="r")
+        return sources[file][row]
 
     sample = fresh[0] if fresh is not None else stored(keys[0])
     out = np.lib.format.open_memmap(
@@ -91,14 +110,21 @@ def _encode_reusing(
         out[missing] = fresh
     out.flush()
     del out
+    interrupts.keep("embeddings", None)
     return len(missing)
+
+
+def _encode_keeping(encode: Encode, texts: list[str], partial: PartialEmbeddings) -> Any:
+    """``encode(texts, partial.add)``: each finished batch is kept as it comes; None when
+    there is nothing to encode."""
+    return np.asarray(encode(texts, partial.add)) if texts else None
 
 
 def cached_embeddings(
     cache: ArtifactCache,
     identity: Mapping[str, Any],
     texts: Sequence[str],
-    encode: Any,
+    encode: Encode,
     *,
     mapped: bool = False,
 ) -> tuple[np.ndarray, str, Path]:
@@ -106,7 +132,8 @@ def cached_embeddings(
 
     Returns the vectors (a read-only memory map of the entry with ``mapped=True``: the
     caller never holds the whole matrix), how they were obtained (``"cache"``, ``"built"``
-    or ``"built (reused N of M)"``) and the entry's folder.
+    or ``"built (reused N of M)"``) and the entry's folder. An encode that stops early
+    (Ctrl-C, a crash) keeps its finished batches; the next call encodes only the rest.
     """
     digests = text_digests(texts)
     # What shapes the vectors besides the texts (kb.dense.embedding_identity: model, resolved
@@ -120,12 +147,13 @@ def cached_embeddings(
     def build(folder: Path) -> None:
         nonlocal encoded
         encoded = _encode_reusing(
-            cache.root, meta, texts, digests, encode, folder / "embeddings.npy"
+            cache.root, meta, texts, digests, encode, folder / "embeddings.npy", key
         )
         save_array(folder / "digests.npy", digests)
         (folder / "meta.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
 
     path, reused = cache.get_or_build("dense", key, build)
+    PartialEmbeddings(cache.root, key, meta, digests[:0]).discard()  # the entry holds it all
     if reused:
         how = "cache"
     elif encoded < len(texts):

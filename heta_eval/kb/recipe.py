@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from heta_eval import interrupts
 from heta_eval.kb.answerers import make_answerer
 from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
@@ -164,9 +166,40 @@ class Recipe(_Spec):
 
         bm25 = None
         if "keyword_search" in self.modes or "hybrid_search" in self.modes:
-            b = self.bm25
+            bm25 = self._bm25(chunks, texts, cache, fingerprint, info, progress)
+        encoder = embeddings = None
+        if "vector_search" in self.modes or "hybrid_search" in self.modes:
+            encoder, embeddings = self._dense(texts, cache, info, progress, executor)
 
-            def build_bm25() -> BM25Index | LuceneBM25Index:
+        info["seconds"] = round(time.perf_counter() - started, 3)
+        kb = ReferenceKnowledgeBase(
+            name,
+            recipe=self,
+            documents=documents,
+            chunks=chunks,
+            bm25=bm25,
+            embeddings=embeddings,
+            encoder=encoder,
+            answerer=make_answerer(self.answerer),
+            build_info=info,
+        )
+        return executor.attach(kb) if executor is not None else kb
+
+    def _bm25(
+        self,
+        chunks: Sequence[Any],
+        texts: list[str],
+        cache: ArtifactCache | None,
+        fingerprint: str,
+        info: dict,
+        progress: bool,
+    ) -> Any:
+        """The BM25 index over ``texts``, built or from the cache (``info`` says which)."""
+        b, c = self.bm25, self.chunking
+
+        def build_bm25() -> BM25Index | LuceneBM25Index:
+            _say(progress, f"building the BM25 index over {len(texts):,} passages")
+            with interrupts.phase("building the BM25 index"):
                 if b.analyzer == "lucene":
                     fields = (
                         {
@@ -183,67 +216,83 @@ class Recipe(_Spec):
                     texts, k1=b.k1, b=b.b, method=b.method, language=b.language, progress=progress
                 )
 
-            t = time.perf_counter()
-            if cache is None:
-                bm25, info["bm25"] = build_bm25(), "built"
-            else:
-                # The Lucene index's format version: a fix to its analysis rebuilds old entries.
-                version = [LUCENE_INDEX_VERSION] if b.analyzer == "lucene" else []
-                key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint, *version)
-                path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
-                bm25, info["bm25"] = (
-                    LuceneBM25Index.load(path)
-                    if b.analyzer == "lucene"
-                    else BM25Index.load(path, language=b.language),
-                    ("cache" if reused else "built"),
-                )
-                info["bm25_path"] = str(path)
-            info["bm25_seconds"] = round(time.perf_counter() - t, 3)
-            # Chunks Anserini would not index (blank contents), for the run summary.
-            info["bm25_skipped"] = getattr(bm25, "skipped", 0)
-
-        encoder = embeddings = None
-        if "vector_search" in self.modes or "hybrid_search" in self.modes:
-            d = self.dense
-            encoder = DenseEncoder(
-                d.model, precision=d.precision, batch_size=d.batch_size, device=d.device
+        t = time.perf_counter()
+        if cache is None:
+            bm25, info["bm25"] = build_bm25(), "built"
+        else:
+            # The Lucene index's format version: a fix to its analysis rebuilds old entries.
+            version = [LUCENE_INDEX_VERSION] if b.analyzer == "lucene" else []
+            key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint, *version)
+            path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
+            bm25, info["bm25"] = (
+                LuceneBM25Index.load(path)
+                if b.analyzer == "lucene"
+                else BM25Index.load(path, language=b.language),
+                ("cache" if reused else "built"),
             )
-            root = cache.root if cache is not None else None
+            info["bm25_path"] = str(path)
+        info["bm25_seconds"] = round(time.perf_counter() - t, 3)
+        # Chunks Anserini would not index (blank contents), for the run summary.
+        info["bm25_skipped"] = getattr(bm25, "skipped", 0)
+        return bm25
 
-            def encode_texts(batch: list[str]) -> Any:
-                if executor is None:
-                    return encoder.encode(batch, progress=progress)
-                return executor.encode_corpus(encoder, batch, progress=progress, cache_root=root)
+    def _dense(
+        self,
+        texts: list[str],
+        cache: ArtifactCache | None,
+        info: dict,
+        progress: bool,
+        executor: Any,
+    ) -> tuple[Any, Any]:
+        """The encoder and the vectors of ``texts``, encoded or from the cache."""
+        d = self.dense
+        encoder = DenseEncoder(d.model, precision=d.precision, batch_size=d.batch_size,
+                               device=d.device)  # fmt: skip
+        root = cache.root if cache is not None else None
 
-            t = time.perf_counter()
-            if cache is None:
+        def encode_texts(batch: list[str], keep: Any = None) -> Any:
+            if executor is None:
+                _load_model(encoder, progress)
+                return encoder.encode(batch, progress=progress, on_batch=keep)
+            # Ray's encode keeps its finished shards itself.
+            return executor.encode_corpus(encoder, batch, progress=progress, cache_root=root)
+
+        t = time.perf_counter()
+        if cache is None:
+            with interrupts.phase(f"encoding {len(texts):,} passages"):
                 embeddings, info["embeddings"] = encode_texts(texts), "built"
-            else:
-                # Keyed by the texts encoded (not the corpus or chunking that made them) and the
-                # encoder's identity: model, resolved precision, device kind ("auto" shares
-                # entries with what it resolves to; vectors of one precision or device kind are
-                # never served for another). Local and Ray encodes share entries; only texts no
-                # entry holds are encoded.
-                # An executor serves the vectors from its own shards: mapped, never loaded.
-                embeddings, info["embeddings"], path = cached_embeddings(
-                    cache, encoder.identity(), texts, encode_texts, mapped=executor is not None
-                )
-                info["embeddings_path"] = str(path)
-            info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
-            info["precision"] = encoder.precision
-            info["route"] = encoder.route
-            info["device"] = encoder.device
+        else:
+            # Keyed by the texts encoded (not the corpus or chunking that made them) and the
+            # encoder's identity: model, resolved precision, device kind ("auto" shares
+            # entries with what it resolves to; vectors of one precision or device kind are
+            # never served for another). Local and Ray encodes share entries; only texts no
+            # entry holds are encoded.
+            # An executor serves the vectors from its own shards: mapped, never loaded.
+            embeddings, info["embeddings"], path = cached_embeddings(
+                cache, encoder.identity(), texts, encode_texts, mapped=executor is not None
+            )
+            info["embeddings_path"] = str(path)
+        # Loaded now, not by the first query: on a loaded machine loading takes minutes,
+        # which would count against that query's timeout.
+        _load_model(encoder, progress)
+        info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
+        info["precision"] = encoder.precision
+        info["route"] = encoder.route
+        info["device"] = encoder.device
+        return encoder, embeddings
 
-        info["seconds"] = round(time.perf_counter() - started, 3)
-        kb = ReferenceKnowledgeBase(
-            name,
-            recipe=self,
-            documents=documents,
-            chunks=chunks,
-            bm25=bm25,
-            embeddings=embeddings,
-            encoder=encoder,
-            answerer=make_answerer(self.answerer),
-            build_info=info,
-        )
-        return executor.attach(kb) if executor is not None else kb
+
+def _say(progress: bool, line: str) -> None:
+    """A status line on stderr for a step that shows no bar of its own."""
+    if progress:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _load_model(encoder: Any, progress: bool) -> None:
+    """Load the encoder's model now, saying so: loading takes seconds, silent otherwise."""
+    if encoder.loaded:
+        return
+    _say(progress, f"loading the embedding model {encoder.model_name} "
+                   f"({encoder.precision}, {encoder.device})")  # fmt: skip
+    with interrupts.phase("loading the embedding model"):
+        encoder.runner  # noqa: B018 (loads and caches it)

@@ -16,6 +16,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from heta_eval import interrupts
 from heta_eval._runtime import run_sync
 from heta_eval.evaluation import (
     AnswerContains,
@@ -116,19 +117,22 @@ class BenchmarkRunner:
         ``recipe`` (the knowledge base is built, or reused from the cache) or a ready
         ``knowledge_base`` (e.g. an ``HttpKnowledgeBase``). With ``output_dir`` every
         finished case is kept on disk and a rerun continues where the last one stopped.
+        Ctrl-C stops it at once (:mod:`heta_eval.interrupts`), also mid-encode.
         """
-        return run_sync(
-            self.arun(
-                benchmark=benchmark,
-                recipe=recipe,
-                knowledge_base_name=knowledge_base_name,
-                query_modes=query_modes,
-                evaluators=evaluators,
-                knowledge_base=knowledge_base,
-                output_dir=output_dir,
-                cache_dir=cache_dir,
-            )
+        coroutine = self.arun(
+            benchmark=benchmark,
+            recipe=recipe,
+            knowledge_base_name=knowledge_base_name,
+            query_modes=query_modes,
+            evaluators=evaluators,
+            knowledge_base=knowledge_base,
+            output_dir=output_dir,
+            cache_dir=cache_dir,
         )
+        # Our handler, not asyncio's: asyncio's only cancels the task at its next await,
+        # which a knowledge base being built (seconds to hours) never reaches.
+        with interrupts.handled(hard=False):
+            return run_sync(coroutine)
 
     async def arun(
         self,
@@ -166,6 +170,7 @@ class BenchmarkRunner:
 
         # One pass over the documents: their content fingerprint (a rerun resumes only on
         # the same documents) and their ids (judgments and replies naming none are reported).
+        self._say(f"reading the documents of {benchmark.name}")
         scan = scan_documents(benchmark.documents())
         warnings = _input_warnings(benchmark, cases, scan)
         for line in warnings:
@@ -248,13 +253,17 @@ class BenchmarkRunner:
 
         records = dict(done)
         mode_seconds: dict[str, float] = {}
+        if journal is not None:
+            interrupts.keep("journal", lambda: _journal_note(journal))
         try:
             for mode in modes:
                 started = time.perf_counter()
-                for record in await self._run_mode(
-                    kb, mode, cases, pending[mode], len(cases) - len(pending[mode]), chosen,
-                    retrieval, top_k, journal, scan.ids,
-                ):  # fmt: skip
+                with interrupts.phase(f"running the {mode} queries"):
+                    finished = await self._run_mode(
+                        kb, mode, cases, pending[mode], len(cases) - len(pending[mode]), chosen,
+                        retrieval, top_k, journal, scan.ids,
+                    )  # fmt: skip
+                for record in finished:
                     records[(record.case_id, mode)] = record
                 earlier = (
                     previous.modes[mode].timings.get("wall_s")
@@ -266,6 +275,7 @@ class BenchmarkRunner:
         finally:
             if journal is not None:
                 journal.close()
+        interrupts.keep("journal", None)
 
         # A folder extended with more modes reports all of them.
         summarized = [m for m in all_modes if m in modes or any(k[1] == m for k in records)]
@@ -713,3 +723,9 @@ def _version() -> str:
     from heta_eval import __version__
 
     return __version__
+
+
+def _journal_note(journal: Journal) -> str | None:
+    """What an interrupted run keeps of its queries (for :mod:`heta_eval.interrupts`)."""
+    answered = sum(1 for record in journal.read().values() if record.ok)
+    return f"{answered:,} answered queries, in {journal.path}" if answered else None

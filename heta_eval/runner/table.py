@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from heta_eval.data.references import check, reference_systems
 
 if TYPE_CHECKING:
-    from heta_eval.evaluation import MetricSummary
+    from heta_eval.models.report import MetricSummary
     from heta_eval.runner.results import RunSummary
 
 __all__ = ["results_table"]

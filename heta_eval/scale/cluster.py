@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
+import sys
+import time
 from typing import Any
 
+from heta_eval import interrupts
+from heta_eval.scale.errors import probe
+
 __all__ = ["RayUnavailableError", "cluster_resources", "connect", "parse_address"]
+
+
+#: Seconds ``--ray HOST:PORT`` waits for a head that is there but slow to answer.
+CONNECT_PATIENCE = 60.0
 
 
 class RayUnavailableError(RuntimeError):
@@ -46,7 +54,7 @@ def connect(address: str) -> Any:
         # An in-process cluster is this machine only: keep it on the loopback interface
         # (Ray would otherwise use the machine's outward address). Read when ray imports.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    if host and port.isdigit() and not _reachable(host, int(port)):
+    if host and port.isdigit() and not _reachable(address, host, int(port)):
         raise RayUnavailableError(
             f"no Ray cluster answers at {address} (start one with `ray start --head`)"
         )
@@ -69,16 +77,22 @@ def connect(address: str) -> Any:
         ray.init(address=target or "local", **options)
     except (ConnectionError, RuntimeError) as error:
         raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
+    interrupts.reclaim()  # ray.init turns SIGTERM into a bare sys.exit
     return ray
 
 
-def _reachable(host: str, port: int, timeout: float = 5.0) -> bool:
-    # Ray retries an unreachable address for minutes; a plain TCP connect says it at once.
-    try:
-        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
-            return True
-    except OSError:
-        return False
+def _reachable(address: str, host: str, port: int, patience: float = CONNECT_PATIENCE) -> bool:
+    """Whether a head answers at ``host:port``. Ray retries an unreachable address for
+    minutes; a plain TCP connect says at once when nothing listens, and a head that is only
+    slow (a loaded machine) is waited for, out loud, up to ``patience`` seconds."""
+    deadline = time.monotonic() + patience
+    state = probe(host.strip("[]"), port)
+    if state == "slow":
+        print(f"waiting for the Ray cluster at {address} to answer (up to {patience:.0f} s)",
+              file=sys.stderr, flush=True)  # fmt: skip
+    while state == "slow" and time.monotonic() < deadline:
+        state = probe(host.strip("[]"), port)
+    return state == "answers"
 
 
 def cluster_resources() -> dict[str, Any]:

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from typing import Literal
 
 from heta_eval import config
 
@@ -25,7 +26,9 @@ __all__ = [
     "RayRunError",
     "explain",
     "is_ray_error",
+    "listening",
     "lost_after",
+    "probe",
     "quiet_ray_data_console",
     "ray_failures",
     "where",
@@ -155,15 +158,62 @@ def lost_after() -> float:
     return config.ray_lost_after()
 
 
+#: How many times ``grace`` a head that is alive but slow may take to answer: a loaded
+#: machine (a CPU-bound neighbour, a swapping node) delays its answers, it does not end the run.
+SLOW_FACTOR = 6.0
+#: Seconds one connection attempt may take before the head counts as slow this time.
+PROBE_TIMEOUT = 5.0
+
+Probe = Literal["answers", "refused", "slow"]
+
+
+def probe(host: str, port: int, timeout: float = PROBE_TIMEOUT) -> Probe:
+    """How the head at ``host:port`` takes a connection now: ``"answers"``; ``"refused"``
+    (nothing listens there: the head is gone); ``"slow"`` (no answer in ``timeout``: a
+    loaded machine or network, or a lost route; a head on this machine whose port still
+    listens is alive, merely slow).
+
+    >>> probe("127.0.0.1", 1)
+    'refused'
+    """
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return "answers"
+    except ConnectionRefusedError:
+        return "slow" if listening(host, port) else "refused"
+    except OSError:
+        return "slow"
+
+
+def listening(host: str, port: int) -> bool:
+    """Whether a process on this machine listens on ``port`` (for a loopback ``host``; False
+    elsewhere, or where ``/proc`` cannot tell)."""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return False
+    wanted = f":{port:04X}"
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table, encoding="ascii").read().splitlines()[1:]  # noqa: SIM115
+        except OSError:
+            continue
+        # local_address is field 1 ("0100007F:1F90"), state field 3 ("0A" is LISTEN).
+        if any(f[1].endswith(wanted) and f[3] == "0A" for f in (ln.split() for ln in lines)):
+            return True
+    return False
+
+
 class ClusterWatch:
-    """Ends the process in one line when the cluster's head stops answering.
+    """Ends the process in one line when the cluster's head is gone.
 
     Ray's driver, once the head's control store (the GCS) is gone, keeps waiting for it and
     after 60 s ends the whole process from C++: exit status 1, a page of C++ log lines, no
-    word on what was kept. This daemon thread connects to the head every ``every`` seconds;
-    after ``grace`` seconds without an answer it writes ``"<program>: error: <message()>"``
-    to stderr and ends the process with exit status 2 itself. Finished work is already on
-    disk by then (encoded shards, the per-query journal), so a rerun resumes.
+    word on what was kept. This daemon thread connects to the head every ``every`` seconds.
+    A head that refuses connections (nothing listens: it stopped) for ``grace`` seconds ends
+    the run: ``"<program>: error: <message()>"`` on stderr, exit status 2. A head that is
+    slow to answer (a loaded machine) is given :data:`SLOW_FACTOR` times longer, and every
+    answer starts the count again, so a run under load is never declared lost while its head
+    lives. Finished work is already on disk by then (encoded shards, the per-query journal),
+    so a rerun resumes.
 
     >>> watch = ClusterWatch("127.0.0.1:1", message=lambda: "gone", grace=60)
     >>> watch.host, watch.port
@@ -178,11 +228,12 @@ class ClusterWatch:
         program: str = "heta-eval",
         grace: float = 10.0,
         every: float = 1.0,
+        probe_timeout: float = PROBE_TIMEOUT,
     ) -> None:
         host, _, port = gcs_address.rpartition(":")
         self.host, self.port = host.strip("[]"), int(port)
         self.message, self.program = message, program
-        self.grace, self.every = grace, every
+        self.grace, self.every, self.probe_timeout = grace, every, probe_timeout
         self._thread: threading.Thread | None = None
 
     def start(self) -> ClusterWatch:
@@ -194,21 +245,24 @@ class ClusterWatch:
 
     def answers(self) -> bool:
         """Whether the head accepts a connection now."""
-        try:
-            with socket.create_connection((self.host, self.port), timeout=self.every):
-                return True
-        except OSError:
-            return False
+        return probe(self.host, self.port, self.probe_timeout) == "answers"
 
     def _watch(self) -> None:
-        silent_since: float | None = None
+        gone_since: float | None = None  # refused since
+        silent_since: float | None = None  # no answer (refused or slow) since
         while True:
-            if self.answers():
-                silent_since = None
+            state = probe(self.host, self.port, self.probe_timeout)
+            now = time.monotonic()
+            if state == "answers":
+                gone_since = silent_since = None
             else:
-                now = time.monotonic()
                 silent_since = now if silent_since is None else silent_since
-                if now - silent_since >= self.grace:
+                gone_since = (
+                    (now if gone_since is None else gone_since) if state == "refused" else None
+                )
+                if gone_since is not None and now - gone_since >= self.grace:
+                    self._end()
+                if now - silent_since >= self.grace * SLOW_FACTOR:
                     self._end()
             time.sleep(self.every)
 

@@ -14,6 +14,7 @@ actor to take (so the nodes need no shared file system for a run).
 from __future__ import annotations
 
 import contextlib
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from heta_eval import interrupts
 from heta_eval.kb.dense import DenseEncoder
 from heta_eval.kb.reference import Ranker, ReferenceKnowledgeBase
 from heta_eval.models.records import Document
@@ -76,7 +78,15 @@ class RayExecutor:
 
     def start(self) -> RayExecutor:
         if self._ray is None:
-            self._ray = connect(self.address)
+            # Joining takes seconds (starting one, more): say so rather than sit silent.
+            doing = (
+                "starting a Ray cluster in this process"
+                if parse_address(self.address) is None
+                else f"joining {where(self.address)}"
+            )
+            print(doing, file=sys.stderr, flush=True)
+            with interrupts.phase(doing):
+                self._ray = connect(self.address)
             if parse_address(self.address) is not None:  # a cluster that can die without us
                 self.watch = ClusterWatch(
                     self._ray.get_runtime_context().gcs_address, message=self._lost,
@@ -104,8 +114,10 @@ class RayExecutor:
         kept = kept or self._kept
         before = self._doing, self._kept_now
         self._doing, self._kept_now = doing, kept
+        # Ctrl-C says the same: what Ray was doing, what is kept.
+        interrupts.keep("ray", kept)
         try:
-            with ray_failures(self.address, doing, kept):
+            with interrupts.phase(f"{doing} on Ray"), ray_failures(self.address, doing, kept):
                 yield
         finally:
             self._doing, self._kept_now = before

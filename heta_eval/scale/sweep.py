@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from heta_eval import config
+from heta_eval import config, interrupts
 from heta_eval.kb.cache import default_cache_dir
 from heta_eval.kb.recipe import Recipe
 from heta_eval.scale.errors import explain
@@ -192,11 +192,20 @@ class Sweep:
             log(f"{cell.id}: {state['status']}" + (f" ({state['error']})"
                                                    if state.get("error") else ""))  # fmt: skip
 
+        def done() -> str | None:  # what Ctrl-C keeps
+            count = sum(1 for state in cells.values() if state.get("status") == "done")
+            path = self.output / MANIFEST
+            return f"{count} of {len(self.cells)} cells done, in {path}" if count else None
+
+        interrupts.keep("sweep", done)
         if executor is None:
             for cell in pending:
-                finished(cell, self._attempt(cell))
+                with interrupts.phase(f"running the sweep's cell {cell.id}"):
+                    state = self._attempt(cell)
+                finished(cell, state)
         else:
             self._run_on_ray(pending, executor, finished, log)
+        interrupts.keep("sweep", None)
         return manifest
 
     def _arguments(self, cell: Cell) -> tuple[tuple[Any, ...], dict[str, Any]]:
