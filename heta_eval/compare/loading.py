@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.evaluation import evaluate_run
+from heta_eval.io.trec import read_run
 from heta_eval.measures.measure import (
     canonical_metric,
     legacy_measure,
     measure_key,
     parse_measure,
 )
+from heta_eval.runner.results import load_results
 
 __all__ = [
     "SystemScores",
@@ -73,8 +75,6 @@ def is_result_folder(path: PathLike) -> bool:
 def read_result_folder(path: PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``summary.json`` and ``per_query.jsonl`` records of a result folder, as plain dicts,
     read (and validated) by the runner's own :func:`heta_eval.runner.load_results`."""
-    from heta_eval.runner.results import load_results
-
     folder = Path(path)
     if not (folder / "summary.json").is_file():
         raise FileNotFoundError(f"{folder} is not a result folder: no summary.json")
@@ -228,8 +228,6 @@ def load_systems(
 
     ``metrics`` are the ones computed for TREC runs; result folders carry their own.
     """
-    from heta_eval.io.trec import read_run
-
     systems: list[SystemScores] = []
     mode_list = list(modes) if modes else None
     for raw in paths:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from heta_eval.io.trec import TrecFormatError, iter_qrels
+
 if TYPE_CHECKING:
     from heta_eval.models.records import Document
 
@@ -69,8 +71,6 @@ def load_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     >>> load_qrels(f)
     {'q1': {'d1': 2, 'd2': 0}}
     """
-    from heta_eval.io.trec import TrecFormatError, iter_qrels
-
     qrels: dict[str, dict[str, int]] = {}
     try:
         # The project's one qrels reader, with BEIR's rule: the first line is the header.

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from heta_eval import config
+from heta_eval.data.registry import RegistryError, get_dataset
 
 __all__ = [
     "ENV_VAR",
@@ -118,8 +119,6 @@ def how_to_get(
 ) -> str:
     """The instructions printed when ``name`` is missing (``archive``: where a download that
     just failed would have put the file; the advice is then what to do without network)."""
-    from heta_eval.data.registry import RegistryError, get_dataset
-
     try:
         url = get_dataset(name).url
     except RegistryError:

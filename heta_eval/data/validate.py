@@ -27,6 +27,8 @@ from typing import Literal
 
 import numpy as np
 
+from heta_eval.io.trec import TrecFormatError, iter_qrels
+
 __all__ = ["Issue", "ValidationReport", "validate_dataset"]
 
 #: At most this many issues of one kind are listed; the rest are counted.
@@ -143,8 +145,6 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
 def _read_qrels(path: Path, report: ValidationReport) -> dict[str, dict[str, tuple[int, int]]]:
     """``{qid: {docid: (label, line)}}``, reporting malformed lines and duplicates; read by
     the project's one qrels reader with BEIR's first-line rule."""
-    from heta_eval.io.trec import TrecFormatError, iter_qrels
-
     qrels: dict[str, dict[str, tuple[int, int]]] = {}
     try:
         _warn_if_first_line_is_data(path, report)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from heta_eval._runtime import compile_parallel
+
 __all__ = ["BM25Index", "top_indices"]
 
 # bm25s's default token pattern (scikit-learn's CountVectorizer): words of 2+ characters.
@@ -247,6 +249,4 @@ def _search_kernel(data, indices, indptr, num_docs, flat, pointers, out_idx, out
 
 @lru_cache(maxsize=1)
 def _numba_kernel() -> Any:
-    from heta_eval._runtime import compile_parallel
-
     return compile_parallel(_search_kernel)

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
+
 __all__ = ["OnnxInt8Transformer", "float_onnx", "onnxruntime_available"]
 
 #: Part of the cache key of the quantized model: bump when the export or quantization changes.
@@ -96,8 +98,6 @@ def _quantized_model(model: Any) -> Path:
     import onnxruntime
     import torch
 
-    from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
-
     scheme = (SCHEME, FLOAT_FFN_OUTPUT)
     key = cache_key(scheme, _model_digest(model), torch.__version__, onnxruntime.__version__)
     try:
@@ -131,8 +131,6 @@ def float_onnx(model: Any) -> Path:
     routes of ONNX Runtime and OpenVINO both start from it, so it is exported once per machine.
     """
     import torch
-
-    from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
 
     key = cache_key("onnx-float32-v1", _model_digest(model), torch.__version__)
     try:

@@ -25,6 +25,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+from heta_eval.io.source import input_size
 from heta_eval.measures.averaging import empty_ranking_values
 from heta_eval.measures.measure import BEIR_FAMILIES, Measure
 
@@ -49,8 +50,6 @@ def compiled_run_file(path: str | os.PathLike[str] | object) -> bool:
     """Whether a run file (or an opened input, :func:`heta_eval.io.source.open_input`) is
     large enough (:data:`COMPILED_MIN_BYTES`) to be read for the compiled engine; False
     when it cannot be sized without reading it (its reader then reports it)."""
-    from heta_eval.io.source import input_size
-
     size = input_size(path)
     return size is not None and size >= COMPILED_MIN_BYTES
 

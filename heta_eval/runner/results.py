@@ -25,7 +25,10 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from heta_eval.evaluation import EvaluationScore
+from heta_eval.extras import require
+from heta_eval.io.trec import write_run
 from heta_eval.models.report import EvaluationFailure, MetricSummary
+from heta_eval.runner.table import results_table
 
 __all__ = [
     "BenchmarkResults",
@@ -274,14 +277,10 @@ class BenchmarkResults:
         system, dense precision and device), retrieval metrics as a grid (mode and metric ×
         k; BEIR values, ``*`` when partial), other evaluators one row each, the published
         reference numbers beside ours, then per-mode counts."""
-        from heta_eval.runner.table import results_table
-
         return results_table(self.summary)
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame, one row per case, mode and evaluator."""
-        from heta_eval.extras import require
-
         pd = require("pandas")  # the 'compare' extra; its absence is one line naming it
 
         rows = []
@@ -298,8 +297,6 @@ class BenchmarkResults:
     def write(self, folder: Path) -> None:
         """Write ``summary.json``, ``runs/<mode>.trec`` and ``table.md`` (the journal is
         written as the run goes)."""
-        from heta_eval.io.trec import write_run
-
         folder.mkdir(parents=True, exist_ok=True)
         _atomic_write(folder / "summary.json", self.summary.model_dump_json(indent=2) + "\n")
         (folder / "runs").mkdir(exist_ok=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from heta_eval import interrupts
+from heta_eval import __version__, interrupts
 from heta_eval._runtime import run_sync
 from heta_eval.evaluation import (
     AnswerContains,
@@ -720,8 +720,6 @@ def _fingerprint(items: Sequence[str]) -> str:
 
 
 def _version() -> str:
-    from heta_eval import __version__
-
     return __version__
 
 

@@ -23,8 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval import config, interrupts
+from heta_eval.adapters import load_benchmark
+from heta_eval.compare.leaderboard import leaderboard
+from heta_eval.data.folders import dataset_label
 from heta_eval.kb.cache import default_cache_dir
 from heta_eval.kb.recipe import Recipe
+from heta_eval.runner import BenchmarkRunner
 from heta_eval.scale.errors import explain
 
 __all__ = ["Cell", "Sweep", "SweepError", "run_cell"]
@@ -45,8 +49,6 @@ class Cell:
     @property
     def name(self) -> str:
         """The dataset's name (a dataset given as a folder is named after the folder)."""
-        from heta_eval.data.folders import dataset_label
-
         return dataset_label(self.dataset)
 
     @property
@@ -66,9 +68,6 @@ def run_cell(
 ) -> dict[str, Any]:
     """Run one cell into ``folder`` (resuming what an earlier attempt finished) and return
     its state for the manifest. Plain arguments: it runs as a Ray task as well."""
-    from heta_eval.adapters import load_benchmark
-    from heta_eval.runner import BenchmarkRunner
-
     started = time.perf_counter()
     benchmark = load_benchmark(dataset, data_dir=data_dir)
     if getattr(benchmark, "sub_benchmarks", None) and benchmark.sub_benchmarks():
@@ -230,8 +229,6 @@ class Sweep:
     ) -> None:
         import ray
 
-        from heta_eval.adapters import load_benchmark
-
         # Encode each dataset × recipe once on the executor's encoder pool; the cells of
         # every mode then find the vectors in the cache.
         for dataset in dict.fromkeys(c.dataset for c in pending):
@@ -270,8 +267,6 @@ class Sweep:
     # -- the leaderboard -------------------------------------------------------------------
     def leaderboard(self, manifest: dict[str, Any], metric: str = "ndcg@10") -> str:
         """Markdown: rows ``recipe/mode``, columns datasets (and their average)."""
-        from heta_eval.compare.leaderboard import leaderboard
-
         scores: dict[str, dict[str, float | None]] = {}
         for cell in self.cells:
             state = manifest["cells"].get(cell.id, {})

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from heta_eval._runtime import compile_parallel
 from heta_eval.kb.lucene.analyzer import analyze
 from heta_eval.kb.lucene.similarity import encode_lengths, idf, norm_factors
 
@@ -282,6 +283,4 @@ def _search_kernel(indptr, docs, freqs, term_field, norms, factors, tie_ranks, t
 
 @lru_cache(maxsize=1)
 def _numba_kernel() -> Any:
-    from heta_eval._runtime import compile_parallel
-
     return compile_parallel(_search_kernel)
