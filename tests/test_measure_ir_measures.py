@@ -92,7 +92,7 @@ def test_engine_measures_equal_ir_measures_above_the_row_threshold(monkeypatch_m
     qrels, run = case
     rows = sum(map(len, run.values()))
     monkeypatch_module.setattr(backends, "ENGINE_MIN_ROWS", 1)
-    assert backends.choose_backend("auto", rows, ENGINE_SHARED) == "fast"
+    assert backends.choose_backend("auto", ENGINE_SHARED, large=backends.large_run(rows)) == "fast"
     compare(qrels, run, ENGINE_SHARED, "auto")
 
 
@@ -107,7 +107,7 @@ def test_a_run_above_the_real_threshold_equals_ir_measures():
     }
     rows = sum(map(len, run.values()))
     assert rows >= backends.ENGINE_MIN_ROWS
-    assert backends.choose_backend("auto", rows, ENGINE_SHARED) == "fast"
+    assert backends.choose_backend("auto", ENGINE_SHARED, large=backends.large_run(rows)) == "fast"
     compare(qrels, run, ENGINE_SHARED, "auto")
 
 

@@ -65,15 +65,23 @@ def engine_can(measures: Iterable[Measure]) -> bool:
     return all(m.family in ENGINE_FAMILIES and m.param is not None for m in measures)
 
 
-def choose_backend(engine: str, rows: int, measures: Sequence[Measure]) -> str:
-    """``"pytrec"`` or ``"fast"`` (the compiled engine) for ``engine`` = auto/pytrec/fast."""
+def large_run(rows: int) -> bool:
+    """Whether a run of ``rows`` results is large enough for the compiled engine
+    (:data:`ENGINE_MIN_ROWS`); a run file is sized by :func:`compiled_run_file` instead."""
+    return rows >= ENGINE_MIN_ROWS
+
+
+def choose_backend(engine: str, measures: Sequence[Measure], *, large: bool) -> str:
+    """``"pytrec"`` or ``"fast"`` (the compiled engine) for ``engine`` = auto/pytrec/fast;
+    ``auto`` takes the engine for a ``large`` input (:func:`large_run`,
+    :func:`compiled_run_file`) whose measures it computes."""
     if engine not in ("auto", "pytrec", "fast"):
         raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
     if engine == "fast" and not engine_can(measures):
         others = [str(m) for m in measures if m.family not in ENGINE_FAMILIES or m.param is None]
         raise ValueError(f"the compiled engine has no {', '.join(others)}; use engine='pytrec'")
     if engine == "auto":
-        if rows < ENGINE_MIN_ROWS or not engine_can(measures):
+        if not large or not engine_can(measures):
             return "pytrec"
         from heta_eval.providers.engine import HAVE_NUMBA  # numba loads only for input large enough
 

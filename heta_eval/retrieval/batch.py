@@ -14,7 +14,7 @@ from heta_eval.measures.averaging import beir_denominator, summarise
 from heta_eval.measures.measure import METRICS
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import MetricSummary
-from heta_eval.providers.backends import choose_backend
+from heta_eval.providers.backends import choose_backend, large_run
 from heta_eval.retrieval.collapse import DocumentRanking, collapse_batch
 from heta_eval.retrieval.columnar_run import validate_columnar
 from heta_eval.retrieval.metric import BeirRetrievalMetric
@@ -73,7 +73,7 @@ def _score_retrieval(
     judged = [case for case in cases if case.expected.relevance]
     qrels = validate_qrels({case.id: case.expected.relevance for case in judged})
     total = sum(len(response.results) for response in responses.values())
-    engine = choose_backend(engine, total, [metric.measure for metric in metrics])
+    engine = choose_backend(engine, [metric.measure for metric in metrics], large=large_run(total))
     out = _RetrievalScores()
     groups: dict[tuple[Any, ...], list[BeirRetrievalMetric]] = defaultdict(list)
     for metric in metrics:

@@ -44,7 +44,7 @@ def evaluate_columnar_run(
     {'MRR@1': 0.0, 'MRR@10': 0.5}
     """
     ks, chosen, named = plan_measures(k_values, metrics, measures)
-    choose_backend("fast", run.rows, list(named.values()))
+    choose_backend("fast", list(named.values()), large=True)  # refuses what it cannot compute
     validate_columnar(run)
     return score_columnar(
         validate_qrels(qrels), run, ks, chosen, named, reject_duplicates=reject_duplicates

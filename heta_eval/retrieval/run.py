@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from heta_eval.io.interop import as_qrels, as_run
 from heta_eval.io.validate import validate_qrels, validate_run
 from heta_eval.measures.measure import BEIR_K_VALUES, METRICS, Measure
-from heta_eval.providers.backends import choose_backend, pytrec_values
+from heta_eval.providers.backends import choose_backend, large_run, pytrec_values
 from heta_eval.retrieval.columnar_run import score_columnar
 from heta_eval.retrieval.plan import plan_measures
 from heta_eval.retrieval.result import RunEvaluation, assemble
@@ -75,7 +75,7 @@ def evaluate_run(
     qrels = validate_qrels(as_qrels(qrels))  # a pandas DataFrame or ranx Qrels works too
     run = validate_run(as_run(run))
     rows = sum(map(len, run.values()))
-    if choose_backend(engine, rows, list(named.values())) == "fast":
+    if choose_backend(engine, list(named.values()), large=large_run(rows)) == "fast":
         # Heavy (numba): loaded only once a run is large enough for the engine.
         from heta_eval.io.columnar import columnar_run_from_dict
 

@@ -11,7 +11,7 @@ from typing import Any
 from heta_eval.io.run import read_run, read_run_columnar
 from heta_eval.io.source import open_input
 from heta_eval.measures.measure import BEIR_K_VALUES, METRICS, Measure
-from heta_eval.providers.backends import choose_backend, compiled_run_file
+from heta_eval.providers.backends import choose_backend, compiled_run_file, large_run
 from heta_eval.retrieval.columnar_run import DuplicateRowsError, evaluate_columnar_run
 from heta_eval.retrieval.plan import plan_measures
 from heta_eval.retrieval.result import RunEvaluation
@@ -41,10 +41,11 @@ def evaluate_run_file(
     named = plan_measures(k_values, metrics, measures)[2]
     # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
     large = compiled_run_file(path)
-    rows = 1 << 62 if large or engine == "fast" else 0
-    if choose_backend(engine, rows, list(named.values())) == "fast":
+    if choose_backend(engine, list(named.values()), large=large) == "fast":
         columnar = _read_while_kernel_loads(path, ignore_identical_ids)
-        if columnar is not None and choose_backend(engine, columnar.rows, []) == "fast":
+        if columnar is not None and (
+            choose_backend(engine, [], large=large_run(columnar.rows)) == "fast"
+        ):
             try:
                 return evaluate_columnar_run(
                     qrels, columnar, k_values, metrics=metrics, measures=measures,
