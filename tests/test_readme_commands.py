@@ -78,6 +78,24 @@ ILLUSTRATIONS = {
     ".venv/bin/heta-eval run --dataset scifact --modes keyword_search --output results/scifact": (
         "running.md: make's echo of what `$ make eval` (run just above it) runs: output"
     ),
+    "make lucene-oracle                                   # all three below, on SciFact": (
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+    ),
+    "python -m heta_eval.kb.lucene.oracle tokens PATH...  # text files, folders, BEIR corpus/queries .jsonl": (
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+    ),
+    "python -m heta_eval.kb.lucene.oracle codepoints      # every code point in 7 contexts, 200,000": (
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+    ),
+    "python -m heta_eval.kb.lucene.oracle bm25 BEIR_DIR   # Anserini's flat and multifield runs vs": (
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+    ),
+    "python -m heta_eval.kb.lucene.oracle classes         # regenerate the class table from the jar": (
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+    ),
+    "python -m heta_eval.kb.lucene.oracle pins            # regenerate tests/data/lucene_tokens.json": (
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+    ),
 }
 COMMAND_LINE = re.compile(r"^(heta-eval|make|python|\.venv/bin/\S+) (?!\S*: (error|warning|note))")
 
