@@ -166,8 +166,8 @@ from heta_eval import interrupts
 with interrupts.handled(program="prog"):
     with interrupts.phase("doing something slow"):
         interrupts.keep("demo", lambda: "12 things, in /tmp/x")
-        print("ready", flush=True)
         with interrupts.deferred():  # as native code that does not return for a while
+            print("ready", flush=True)  # inside: a signal before this line is not deferred
             time.sleep(30)
 print("not ended", flush=True)
 """
