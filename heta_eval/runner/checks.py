@@ -6,7 +6,8 @@
 * :func:`dangling_judgments`: relevance judgments and gold evidence naming a document the
   benchmark does not have (a typo scores 0 without a word otherwise);
 * :func:`name_documents`: replies whose results name their document in another common
-  field (``id``, ``reference_id``) are mapped when that field names a known document.
+  field (``id``, ``reference_id``) are mapped when that field names a known document;
+* :func:`system_identity`: what the system under test is (recipe, service, object).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heta_eval.models.corpus import corpus_fingerprint
+from heta_eval.models.document_id import known_document_id, source_document_id
 from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, QueryResult
 
 __all__ = [
@@ -112,13 +114,10 @@ def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tu
     return found
 
 
-#: Result fields (besides ``source.document_id``) that may name a document.
-ID_FIELDS = ("id", "reference_id")
-
-
 def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
-    """Map results without ``source.document_id`` whose ``id`` or ``reference_id`` names a
-    known document to that document; everything else is left as it is.
+    """Map results whose ``source`` names no document but whose ``id`` or ``reference_id``
+    names a known one to that document (the rule: :mod:`heta_eval.models.document_id`);
+    everything else is left as it is.
 
     >>> reply = QueryResponse(query="q", results=[{"reference_id": "d1", "score": 1.0}])
     >>> name_documents(reply, {"d1"}).results[0].source
@@ -130,14 +129,12 @@ def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
     changed = False
     mapped: list[QueryResult] = []
     for result in results:
-        if "document_id" not in result.source:
-            extra = result.model_extra or {}
-            for name in ID_FIELDS:
-                value = extra.get(name) if name == "id" else getattr(result, name)
-                if value is not None and str(value) in ids:
-                    source = {**result.source, "document_id": str(value)}
-                    result = result.model_copy(update={"source": source})
-                    changed = True
-                    break
+        if source_document_id(result.source) is None:
+            fields = {**(result.model_extra or {}), "reference_id": result.reference_id}
+            value = known_document_id(fields, ids)
+            if value is not None:
+                source = {**result.source, "document_id": value}
+                result = result.model_copy(update={"source": source})
+                changed = True
         mapped.append(result)
     return response.model_copy(update={"results": mapped}) if changed else response
