@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
+from heta_eval.kb.optional import importable
 
 __all__ = ["OnnxInt8Transformer", "float_onnx", "onnxruntime_available"]
 
@@ -37,12 +38,7 @@ def onnxruntime_available() -> bool:
     >>> isinstance(onnxruntime_available(), bool)
     True
     """
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("onnx", "onnxruntime")
 
 
 class OnnxInt8Transformer:

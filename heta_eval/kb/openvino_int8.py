@@ -25,6 +25,7 @@ import numpy as np
 
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
 from heta_eval.kb.calibration_texts import CALIBRATION_TEXTS
+from heta_eval.kb.optional import importable
 from heta_eval.kb.tokenization import BatchTokenizer
 
 __all__ = ["SCHEME", "OpenVinoInt8Transformer", "openvino_available"]
@@ -41,13 +42,7 @@ def openvino_available() -> bool:
     >>> isinstance(openvino_available(), bool)
     True
     """
-    try:
-        import nncf  # noqa: F401
-        import onnx  # noqa: F401
-        import openvino  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("nncf", "onnx", "openvino")
 
 
 class OpenVinoInt8Transformer:
