@@ -3,6 +3,7 @@
 * :func:`scan_documents`: one pass over the benchmark's documents that fingerprints their
   content (a results folder resumes only on the same documents) and collects their ids,
   so judgments and replies that name no document are reported instead of scored as 0;
+  :func:`cases_fingerprint`: the same for the cases;
 * :func:`dangling_judgments`: relevance judgments and gold evidence naming a document the
   benchmark does not have (a typo scores 0 without a word otherwise);
 * :func:`name_documents`: replies whose results name their document in another common
@@ -24,6 +25,7 @@ from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, Que
 
 __all__ = [
     "DocumentScan",
+    "cases_fingerprint",
     "dangling_judgments",
     "name_documents",
     "scan_documents",
@@ -55,7 +57,26 @@ def scan_documents(documents: Iterable[Document]) -> DocumentScan:
     """
     ids: set[str] = set()
     corpus = corpus_fingerprint(documents, ids=ids)
-    return DocumentScan(f"{len(ids)}:{corpus[:16]}", ids, corpus)
+    return DocumentScan(_counted(len(ids), corpus), ids, corpus)
+
+
+def cases_fingerprint(cases: Sequence[BenchmarkCase]) -> str:
+    """The cases' fingerprint a results folder records (``count:sha256-prefix``): a rerun
+    resumes only on the same cases.
+
+    >>> cases_fingerprint([BenchmarkCase(id="q1", query="?")]).startswith("1:")
+    True
+    """
+    digest = hashlib.sha256()
+    for case in cases:
+        digest.update(case.model_dump_json().encode("utf-8"))
+        digest.update(b"\0")
+    return _counted(len(cases), digest.hexdigest())
+
+
+def _counted(count: int, hexdigest: str) -> str:
+    # What a results folder records of its inputs: how many, and a digest short enough to read.
+    return f"{count}:{hexdigest[:16]}"
 
 
 def content_fingerprint(value: Any) -> str:

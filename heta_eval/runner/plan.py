@@ -5,7 +5,6 @@ folder may take the run (the same run resumes, a new mode extends it, another ru
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
 from heta_eval.runner.benchmark import Benchmark
-from heta_eval.runner.checks import system_identity
+from heta_eval.runner.checks import cases_fingerprint, system_identity
 
 __all__ = ["RunConfigurationError", "RunPlan", "check_knowledge_base", "claim_folder", "plan_run"]
 
@@ -65,7 +64,7 @@ class RunPlan:
             "evaluators": self.names,
             "top_k": self.top_k,
             "top_k_requested": self.top_k_requested,
-            "cases": _fingerprint([case.model_dump_json() for case in self.cases]),
+            "cases": cases_fingerprint(self.cases),
             "documents": documents,
         }
 
@@ -161,11 +160,3 @@ def _change(key: str, before: Any, after: Any) -> str:
     if isinstance(before, (str, int, float)) and isinstance(after, (str, int, float)):
         return f"{key} ({before!r} -> {after!r})"
     return key
-
-
-def _fingerprint(items: Sequence[str]) -> str:
-    digest = hashlib.sha256()
-    for item in items:
-        digest.update(item.encode("utf-8"))
-        digest.update(b"\0")
-    return f"{len(items)}:{digest.hexdigest()[:16]}"

@@ -151,9 +151,9 @@ class BenchmarkRunner:
         kb = knowledge_base
         if any(pending.values()):
             kb, build = await self._open(plan, kb, cache_dir, scan, build)
-        records = await self._query(plan, kb, pending, done, journal, scan.ids, previous)
+        records, seconds = await self._query(plan, kb, pending, done, journal, scan.ids, previous)
         summary, ordered = assemble_summary(
-            plan, scan, all_modes, *records, previous, build, warnings
+            plan, scan, all_modes, records, seconds, previous, build, warnings
         )
         results = BenchmarkResults(summary, ordered, folder)
         if folder is not None and journal is not None:
