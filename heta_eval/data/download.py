@@ -21,7 +21,6 @@ Layout under the data root::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -37,7 +36,7 @@ import filelock
 import pooch
 
 from heta_eval.data.locate import candidate_dirs, how_to_get, looks_like_beir, resolve_data_root
-from heta_eval.data.registry import DatasetInfo, get_dataset
+from heta_eval.data.registry import DatasetInfo, file_sha256, get_dataset
 
 __all__ = [
     "ChecksumMismatchError",
@@ -69,14 +68,6 @@ class UnsafeArchiveError(ValueError):
 
 
 # --------------------------------------------------------------------------- fetching
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fetch_file(
@@ -305,7 +296,7 @@ def download_dataset(
             advice = how_to_get(name, wanted, archive=downloads / top.archive_name)
             raise DownloadError(f"{error}\n{advice}") from error
         if known_hash is None:
-            digest = _sha256(archive)
+            digest = file_sha256(archive)
             _write_pin(root, top.archive_name, source, digest)
             warnings.warn(
                 f"{top.name}: the registry has no checksum for {source}; recorded sha256 "
@@ -314,7 +305,7 @@ def download_dataset(
             )
         safe_extract(archive, folder)
         (folder / COMPLETE_MARKER).write_text(
-            json.dumps({"url": source, "checksum": known_hash or f"sha256:{_sha256(archive)}"})
+            json.dumps({"url": source, "checksum": known_hash or f"sha256:{file_sha256(archive)}"})
             + "\n",
             encoding="utf-8",
         )

@@ -16,7 +16,6 @@ check against that dataset's published numbers.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 from heta_eval.data.beir_loader import count_lines, load_qrels
 from heta_eval.data.locate import DatasetNotFoundError, find_dataset, looks_like_beir
-from heta_eval.data.registry import DatasetInfo, RegistryError, get_dataset
+from heta_eval.data.registry import DatasetInfo, RegistryError, file_sha256, get_dataset
 
 __all__ = [
     "ResolvedDataset",
@@ -97,14 +96,6 @@ def folder_info(folder: Path, split: str | None = None) -> DatasetInfo:
     )  # fmt: skip
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def registry_differences(
     info: DatasetInfo, folder: Path, split: str, *, qrels_only: bool = False
 ) -> list[str]:
@@ -128,7 +119,7 @@ def registry_differences(
         if qrels_only and name != f"qrels/{split}.tsv":
             continue
         path = folder / name
-        if path.is_file() and _sha256(path) != expected:
+        if path.is_file() and file_sha256(path) != expected:
             found.append(f"{name} is not the published file (sha256 differs)")
     return found
 

@@ -13,6 +13,7 @@ expected size and its scoring policy. ``"md5": null`` means the checksum is unkn
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ __all__ = [
     "REGISTRY_PATH",
     "DatasetInfo",
     "RegistryError",
+    "file_sha256",
     "get_dataset",
     "list_datasets",
     "load_registry",
@@ -197,3 +199,18 @@ def list_datasets(*, include_subsets: bool = False) -> list[DatasetInfo]:
     True
     """
     return [e for e in load_registry().values() if include_subsets or e.parent is None]
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file (hex), read in blocks: what the registry's checksums pin.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as handle:
+    ...     file_sha256(Path(handle.name))[:12]
+    'e3b0c44298fc'
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -34,6 +34,9 @@ __all__ = ["Issue", "ValidationReport", "validate_dataset"]
 #: At most this many issues of one kind are listed; the rest are counted.
 MAX_PER_KIND = 20
 
+#: ``{qid: {docid: (label, line)}}``: the judgments read, with their lines.
+Qrels = dict[str, dict[str, tuple[int, int]]]
+
 
 @dataclass(frozen=True)
 class Issue:
@@ -142,10 +145,10 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
             yield number, doc_id
 
 
-def _read_qrels(path: Path, report: ValidationReport) -> dict[str, dict[str, tuple[int, int]]]:
+def _read_qrels(path: Path, report: ValidationReport) -> Qrels:
     """``{qid: {docid: (label, line)}}``, reporting malformed lines and duplicates; read by
     the project's one qrels reader with BEIR's first-line rule."""
-    qrels: dict[str, dict[str, tuple[int, int]]] = {}
+    qrels: Qrels = {}
     try:
         _warn_if_first_line_is_data(path, report)
         for record in iter_qrels(path, layout="beir", skip_first_line=True, errors="yield"):
@@ -204,60 +207,8 @@ def validate_dataset(
     known_missing = set((known_defects or {}).get("qrels_docs_missing_from_corpus", []))
 
     qrels = _read_qrels(qrels_path, report)
-    judged_docs = {d for docs in qrels.values() for d in docs}
-
-    # Queries: small enough for a dict of first lines.
-    query_lines: dict[str, int] = {}
-    for number, qid in _scan_jsonl(queries_path, report, "query"):
-        if qid in query_lines:
-            report.add(
-                "warning",
-                "duplicate_query_id",
-                queries_path,
-                number,
-                f"query id {qid!r} already on line {query_lines[qid]}; last line wins",
-            )
-        else:
-            query_lines[qid] = number
-    for qid, docs in qrels.items():
-        if qid not in query_lines:
-            first_line = min(line for _, line in docs.values())
-            report.add(
-                "error",
-                "judged_query_missing",
-                qrels_path,
-                first_line,
-                f"judged query {qid!r} is not in {queries_path.name} "
-                "(BEIR's loader raises KeyError)",
-            )
-
-    # Corpus: streamed; only ids that qrels judge and 8-byte id hashes are kept.
-    hashes = array("q")
-    found: set[str] = set()
-    n_docs = 0
-    for _, doc_id in _scan_jsonl(corpus_path, report, "corpus"):
-        n_docs += 1
-        hashes.append(hash(doc_id))
-        if doc_id in judged_docs:
-            found.add(doc_id)
-    values = np.frombuffer(hashes, dtype=np.int64) if len(hashes) else np.zeros(0, np.int64)
-    ordered = np.sort(values)
-    dup_hashes = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
-    if dup_hashes:  # second pass only when there is something to report
-        first: dict[str, int] = {}
-        for number, doc_id in _scan_jsonl(corpus_path, ValidationReport(folder, split), "corpus"):
-            if hash(doc_id) in dup_hashes:
-                if doc_id in first:
-                    report.add(
-                        "warning",
-                        "duplicate_corpus_id",
-                        corpus_path,
-                        number,
-                        f"document id {doc_id!r} already on line {first[doc_id]}; "
-                        "BEIR keeps the last line",
-                    )
-                else:
-                    first[doc_id] = number
+    query_lines = _check_queries(queries_path, qrels, qrels_path, report)
+    n_docs, found = _check_corpus(corpus_path, qrels, report)
     for qid, docs in qrels.items():
         for docid, (_, line) in docs.items():
             if docid not in found:
@@ -282,3 +233,73 @@ def validate_dataset(
         ),
     }
     return report
+
+
+def _check_queries(
+    queries_path: Path, qrels: Qrels, qrels_path: Path, report: ValidationReport
+) -> dict[str, int]:
+    """``{qid: first line}`` of the queries file (small enough for a dict), reporting
+    duplicated ids and judged queries it lacks."""
+    query_lines: dict[str, int] = {}
+    for number, qid in _scan_jsonl(queries_path, report, "query"):
+        if qid in query_lines:
+            report.add(
+                "warning",
+                "duplicate_query_id",
+                queries_path,
+                number,
+                f"query id {qid!r} already on line {query_lines[qid]}; last line wins",
+            )
+        else:
+            query_lines[qid] = number
+    for qid, docs in qrels.items():
+        if qid not in query_lines:
+            first_line = min(line for _, line in docs.values())
+            report.add(
+                "error",
+                "judged_query_missing",
+                qrels_path,
+                first_line,
+                f"judged query {qid!r} is not in {queries_path.name} "
+                "(BEIR's loader raises KeyError)",
+            )
+    return query_lines
+
+
+def _check_corpus(
+    corpus_path: Path, qrels: Qrels, report: ValidationReport
+) -> tuple[int, set[str]]:
+    """The number of documents and the judged ones among them, reporting duplicated ids.
+
+    Streamed: only the ids that qrels judge and 8-byte hashes of the others are kept; the
+    file is read a second time only when two hashes are equal.
+    """
+    judged_docs = {d for docs in qrels.values() for d in docs}
+    hashes = array("q")
+    found: set[str] = set()
+    n_docs = 0
+    for _, doc_id in _scan_jsonl(corpus_path, report, "corpus"):
+        n_docs += 1
+        hashes.append(hash(doc_id))
+        if doc_id in judged_docs:
+            found.add(doc_id)
+    values = np.frombuffer(hashes, dtype=np.int64) if len(hashes) else np.zeros(0, np.int64)
+    ordered = np.sort(values)
+    dup_hashes = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+    if dup_hashes:  # second pass only when there is something to report
+        quiet = ValidationReport(report.folder, report.split)  # its issues are reported above
+        first: dict[str, int] = {}
+        for number, doc_id in _scan_jsonl(corpus_path, quiet, "corpus"):
+            if hash(doc_id) in dup_hashes:
+                if doc_id in first:
+                    report.add(
+                        "warning",
+                        "duplicate_corpus_id",
+                        corpus_path,
+                        number,
+                        f"document id {doc_id!r} already on line {first[doc_id]}; "
+                        "BEIR keeps the last line",
+                    )
+                else:
+                    first[doc_id] = number
+    return n_docs, found

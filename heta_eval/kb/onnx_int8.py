@@ -15,14 +15,26 @@ import hashlib
 import logging
 import tempfile
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
+from heta_eval.kb.optional import importable
 
-__all__ = ["OnnxInt8Transformer", "float_onnx", "onnxruntime_available"]
+__all__ = [
+    "Int8Transformer",
+    "OnnxInt8Transformer",
+    "cached_folder",
+    "float_onnx",
+    "is_ffn_output",
+    "model_digest",
+    "onnxruntime_available",
+    "quieted",
+]
 
 #: Part of the cache key of the quantized model: bump when the export or quantization changes.
 SCHEME = "ort-dynamic-int8-per-channel-v1"
@@ -37,15 +49,39 @@ def onnxruntime_available() -> bool:
     >>> isinstance(onnxruntime_available(), bool)
     True
     """
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("onnx", "onnxruntime")
 
 
-class OnnxInt8Transformer:
+class Int8Transformer:
+    """What the int8 routes share: the model's transformer run by an int8 runtime
+    (:meth:`hidden`: the token embeddings), then the model's own torch modules after it
+    (pooling, normalization); ``__call__(features) -> sentence embeddings`` (float32 torch)."""
+
+    def __init__(self, model: Any, input_names: list[str]) -> None:
+        self.input_names = input_names
+        self.model = model  # the SentenceTransformer: tokenizer and modules
+        self.after = list(model)[1:]  # pooling, normalization...
+
+    def prepare(self, features: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Host-side preparation ahead of :meth:`__call__`: none (the runtimes read numpy)."""
+        return features
+
+    def hidden(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The transformer's output for ``feeds`` (int64 inputs, as the runtime names them)."""
+        raise NotImplementedError
+
+    def __call__(self, features: dict[str, np.ndarray]) -> Any:
+        import torch
+
+        feeds = {name: features[name].astype(np.int64, copy=False) for name in self.input_names}
+        state = {key: torch.from_numpy(value) for key, value in features.items()}
+        state["token_embeddings"] = torch.from_numpy(self.hidden(feeds))
+        for module in self.after:
+            state = module(state)
+        return state["sentence_embedding"]
+
+
+class OnnxInt8Transformer(Int8Transformer):
     """Runs a sentence-transformers model with its first (transformer) module in int8 under
     ONNX Runtime: ``__call__(features) -> sentence embeddings`` (a float32 torch tensor).
 
@@ -65,28 +101,43 @@ class OnnxInt8Transformer:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.input_names = [i.name for i in self.session.get_inputs()]
-        self.model = model  # the SentenceTransformer: tokenizer and modules
-        self.after = list(model)[1:]  # pooling, normalization...
+        super().__init__(model, [i.name for i in self.session.get_inputs()])
 
-    def prepare(self, features: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Host-side preparation ahead of :meth:`__call__`: none (ONNX Runtime reads numpy)."""
-        return features
-
-    def __call__(self, features: dict[str, np.ndarray]) -> Any:
-        import torch
-
-        feeds = {name: features[name].astype(np.int64, copy=False) for name in self.input_names}
-        hidden = self.session.run(None, feeds)[0]
-        state = {key: torch.from_numpy(value) for key, value in features.items()}
-        state["token_embeddings"] = torch.from_numpy(hidden)
-        for module in self.after:
-            state = module(state)
-        return state["sentence_embedding"]
+    def hidden(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        return self.session.run(None, feeds)[0]
 
 
-def _model_digest(model: Any) -> str:
-    # The weights themselves, so an edited model folder never reuses another's export.
+def is_ffn_output(name: str) -> bool:
+    """Whether a graph node (by name) is a layer's FFN output projection, which stays in
+    float32: its input (GELU outputs, 4x wider) quantizes worst."""
+    return "/output/dense/" in name and "/attention/" not in name
+
+
+@contextmanager
+def quieted(logger: logging.Logger) -> Iterator[None]:
+    """``logger`` at ERROR for the block (the quantizers log progress and hints at INFO)."""
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def cached_folder(kind: str, key: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``build`` fills, cached as ``kind`` under ``key`` (built on first use); with
+    an unwritable cache, built into a temporary folder for this process."""
+    try:
+        path, _ = ArtifactCache(default_cache_dir()).get_or_build(kind, key, build)
+    except OSError:
+        path = Path(tempfile.mkdtemp(prefix=f"heta-eval-{kind}-"))
+        build(path)
+    return path
+
+
+def model_digest(model: Any) -> str:
+    """A digest of the model's weights (part of the cache keys of its exports): the weights
+    themselves, so an edited model folder never reuses another's export."""
     digest = hashlib.sha256()
     for name, tensor in model[0].auto_model.state_dict().items():
         digest.update(name.encode())
@@ -99,13 +150,8 @@ def _quantized_model(model: Any) -> Path:
     import torch
 
     scheme = (SCHEME, FLOAT_FFN_OUTPUT)
-    key = cache_key(scheme, _model_digest(model), torch.__version__, onnxruntime.__version__)
-    try:
-        cache = ArtifactCache(default_cache_dir())
-        path, _ = cache.get_or_build("onnx-int8", key, lambda d: _export_and_quantize(model, d))
-    except OSError:  # an unwritable cache: export into a temporary folder for this process
-        path = Path(tempfile.mkdtemp(prefix="heta-eval-onnx-"))
-        _export_and_quantize(model, path)
+    key = cache_key(scheme, model_digest(model), torch.__version__, onnxruntime.__version__)
+    path = cached_folder("onnx-int8", key, lambda folder: _export_and_quantize(model, folder))
     return path / "model_int8.onnx"
 
 
@@ -132,14 +178,8 @@ def float_onnx(model: Any) -> Path:
     """
     import torch
 
-    key = cache_key("onnx-float32-v1", _model_digest(model), torch.__version__)
-    try:
-        cache = ArtifactCache(default_cache_dir())
-        path, _ = cache.get_or_build("onnx-float32", key, lambda d: _export(model, d))
-    except OSError:  # an unwritable cache: export into a temporary folder for this process
-        path = Path(tempfile.mkdtemp(prefix="heta-eval-onnx-"))
-        _export(model, path)
-    return path / "model.onnx"
+    key = cache_key("onnx-float32-v1", model_digest(model), torch.__version__)
+    return cached_folder("onnx-float32", key, lambda folder: _export(model, folder)) / "model.onnx"
 
 
 def _export(model: Any, folder: Path) -> None:
@@ -175,17 +215,13 @@ def _export_and_quantize(model: Any, folder: Path) -> None:
 
         graph = onnx.load(str(float_path)).graph
         keep_float = [
-            node.name for node in graph.node
-            if node.op_type == "MatMul" and "/output/dense/" in node.name
-            and "/attention/" not in node.name
-        ]  # fmt: skip
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the quantizer logs a pre-processing hint on the root logger
-    try:
+            node.name
+            for node in graph.node
+            if node.op_type == "MatMul" and is_ffn_output(node.name)
+        ]
+    # The quantizer logs a pre-processing hint on the root logger.
+    with quieted(logging.getLogger()):
         quantize_dynamic(
             str(float_path), str(int8_path), per_channel=True, weight_type=QuantType.QInt8,
             nodes_to_exclude=keep_float,
         )  # fmt: skip
-    finally:
-        root.setLevel(level)

@@ -17,14 +17,22 @@ passages, so only the first use on a machine quantizes it (tens of seconds on 2 
 from __future__ import annotations
 
 import logging
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
+from heta_eval.kb.cache import cache_key
 from heta_eval.kb.calibration_texts import CALIBRATION_TEXTS
+from heta_eval.kb.onnx_int8 import (
+    Int8Transformer,
+    cached_folder,
+    float_onnx,
+    is_ffn_output,
+    model_digest,
+    quieted,
+)
+from heta_eval.kb.optional import importable
 from heta_eval.kb.tokenization import BatchTokenizer
 
 __all__ = ["SCHEME", "OpenVinoInt8Transformer", "openvino_available"]
@@ -41,16 +49,10 @@ def openvino_available() -> bool:
     >>> isinstance(openvino_available(), bool)
     True
     """
-    try:
-        import nncf  # noqa: F401
-        import onnx  # noqa: F401
-        import openvino  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("nncf", "onnx", "openvino")
 
 
-class OpenVinoInt8Transformer:
+class OpenVinoInt8Transformer(Int8Transformer):
     """Runs a sentence-transformers model with its transformer in int8 under OpenVINO:
     ``__call__(features) -> sentence embeddings`` (a float32 torch tensor), on ``threads``
     CPU threads, one inference at a time (the encoder's batches are its parallelism).
@@ -68,43 +70,22 @@ class OpenVinoInt8Transformer:
         }
         compiled = core.compile_model(core.read_model(str(_quantized_model(model))), "CPU", config)
         self.request = compiled.create_infer_request()
-        self.input_names = [port.get_any_name() for port in compiled.inputs]
-        self.model = model  # the SentenceTransformer: tokenizer and modules
-        self.after = list(model)[1:]  # pooling, normalization...
+        super().__init__(model, [port.get_any_name() for port in compiled.inputs])
 
-    def prepare(self, features: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Host-side preparation ahead of :meth:`__call__`: none (OpenVINO reads numpy)."""
-        return features
-
-    def __call__(self, features: dict[str, np.ndarray]) -> Any:
-        import torch
-
-        feeds = {name: features[name].astype(np.int64, copy=False) for name in self.input_names}
+    def hidden(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         # The output tensor is reused by the next inference: copy it out.
-        hidden = np.array(self.request.infer(feeds)[0], dtype=np.float32, copy=True)
-        state = {key: torch.from_numpy(value) for key, value in features.items()}
-        state["token_embeddings"] = torch.from_numpy(hidden)
-        for module in self.after:
-            state = module(state)
-        return state["sentence_embedding"]
+        return np.array(self.request.infer(feeds)[0], dtype=np.float32, copy=True)
 
 
 def _quantized_model(model: Any) -> Path:
     import nncf
     import openvino
 
-    from heta_eval.kb.onnx_int8 import _model_digest  # onnxruntime: loaded with the route
-
     key = cache_key(
-        SCHEME, _model_digest(model), openvino.__version__, nncf.__version__, CALIBRATION_TEXTS
+        SCHEME, model_digest(model), openvino.__version__, nncf.__version__, CALIBRATION_TEXTS
     )
-    try:
-        cache = ArtifactCache(default_cache_dir())
-        path, _ = cache.get_or_build("openvino-int8", key, lambda d: _quantize(model, d))
-    except OSError:  # an unwritable cache: quantize into a temporary folder for this process
-        path = Path(tempfile.mkdtemp(prefix="heta-eval-openvino-"))
-        _quantize(model, path)
-    return path / "model_int8.xml"
+    folder = cached_folder("openvino-int8", key, lambda path: _quantize(model, path))
+    return folder / "model_int8.xml"
 
 
 def _calibration_batches(model: Any) -> list[dict[str, np.ndarray]]:
@@ -119,19 +100,13 @@ def _quantize(model: Any, folder: Path) -> None:
     import nncf
     import openvino as ov
 
-    from heta_eval.kb.onnx_int8 import float_onnx
-
     float_model = ov.Core().read_model(str(float_onnx(model)))
     batches = _calibration_batches(model)
     ffn_output = [
         op.get_friendly_name() for op in float_model.get_ops()
-        if op.get_type_name() == "MatMul" and "/output/dense/" in op.get_friendly_name()
-        and "/attention/" not in op.get_friendly_name()
+        if op.get_type_name() == "MatMul" and is_ffn_output(op.get_friendly_name())
     ]  # fmt: skip
-    nncf_logger = logging.getLogger("nncf")
-    level = nncf_logger.level
-    nncf_logger.setLevel(logging.ERROR)  # NNCF logs its progress bars and hints at INFO
-    try:
+    with quieted(logging.getLogger("nncf")):  # NNCF logs its progress bars and hints at INFO
         quantized = nncf.quantize(
             float_model,
             nncf.Dataset(batches),
@@ -139,6 +114,4 @@ def _quantize(model: Any, folder: Path) -> None:
             subset_size=len(batches),
             ignored_scope=nncf.IgnoredScope(names=ffn_output),
         )
-    finally:
-        nncf_logger.setLevel(level)
     ov.save_model(quantized, str(folder / "model_int8.xml"))

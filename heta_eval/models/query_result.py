@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from heta_eval.models.document_id import alias_document_id
+
 __all__ = ["QueryResult", "Record"]
 
 
@@ -23,7 +25,7 @@ class QueryResult(Record):
 
     ``source`` is an open locator dict; ``document_id`` in it maps the chunk to a benchmark
     document (``doc_id`` / ``document_id`` on the result itself, or ``source.doc_id``, are
-    read as ``source.document_id``).
+    read as ``source.document_id``; :mod:`heta_eval.models.document_id` has the whole rule).
 
     >>> QueryResult(text="Paris is the capital of France.", score=12.5,
     ...             source={"document_id": "d1", "chunk_id": "d1#0"}).source["document_id"]
@@ -52,12 +54,9 @@ class QueryResult(Record):
         if not isinstance(data, dict):
             return data
         source = data.get("source")
-        source = dict(source) if isinstance(source, dict) else source
-        if source is None:
-            source = {}
-        if not isinstance(source, dict) or source.get("document_id") is not None:
+        if source is not None and not isinstance(source, dict):
+            return data  # refused by the field's own validation
+        value = alias_document_id(data)
+        if value is None:
             return data
-        for value in (source.get("doc_id"), data.get("document_id"), data.get("doc_id")):
-            if value is not None:
-                return {**data, "source": {**source, "document_id": str(value)}}
-        return data
+        return {**data, "source": {**(source or {}), "document_id": value}}

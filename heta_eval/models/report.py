@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from heta_eval._runtime import paused_gc
+from heta_eval.models.cells import counts_cell, value_cell
 from heta_eval.models.records import EvaluationScore
 
 __all__ = ["EvaluationFailure", "EvaluationReport", "MetricSummary", "ScoreTable"]
@@ -135,17 +136,9 @@ class EvaluationReport(BaseModel):
             "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for s in self.metrics.values():
-            value = _fmt(s.value) if s.kind != "categorical" else _fmt_counts(s.counts)
+            value = value_cell(s.value) if s.kind != "categorical" else counts_cell(s.counts)
             lines.append(
-                f"| {s.name}{' (partial)' if s.partial else ''} | {value} | {_fmt(s.beir)} | "
-                f"{_fmt(s.strict)} | {s.scored} | {s.skipped} | {s.failed} | {s.missing} |"
+                f"| {s.name}{' (partial)' if s.partial else ''} | {value} | {value_cell(s.beir)} | "
+                f"{value_cell(s.strict)} | {s.scored} | {s.skipped} | {s.failed} | {s.missing} |"
             )
         return "\n".join(lines)
-
-
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.5f}"
-
-
-def _fmt_counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{key}: {count}" for key, count in counts.items()) or "–"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from heta_eval.models.columns import ResultColumns
+from heta_eval.models.document_id import source_document_id
 
 if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
     from heta_eval.models.records import QueryResponse, QueryResult
@@ -48,12 +49,7 @@ def default_document_resolver(result: QueryResult) -> str | None:
     >>> default_document_resolver(QueryResult(source={"source_key": "doc-7", "chunk_id": 2}))
     'doc-7'
     """
-    source = result.source
-    for key in ("document_id", "source_key", "object_key"):
-        value = source.get(key)
-        if value is not None and value != "":
-            return str(value)
-    return None
+    return source_document_id(result.source)
 
 
 @dataclass(frozen=True)

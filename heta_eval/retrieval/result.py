@@ -15,6 +15,7 @@ from heta_eval.measures.averaging import (
     summarise,
 )
 from heta_eval.measures.measure import Measure, legacy_measure, measure_key
+from heta_eval.models.cells import value_cell
 
 __all__ = ["RunEvaluation", "assemble"]
 
@@ -79,14 +80,9 @@ class RunEvaluation:
         """A markdown table with one row per measure and BEIR / strict columns."""
         lines = ["| measure | BEIR | strict (trec_eval -c) |", "|---|---:|---:|"]
         for aggregate in self.aggregates.values():
-            lines.append(
-                f"| {aggregate.name} | {_fmt(aggregate.beir)} | {_fmt(aggregate.strict)} |"
-            )
+            beir, strict = value_cell(aggregate.beir), value_cell(aggregate.strict)
+            lines.append(f"| {aggregate.name} | {beir} | {strict} |")
         return "\n".join(lines)
-
-
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.5f}"
 
 
 def assemble(

@@ -3,10 +3,12 @@
 * :func:`scan_documents`: one pass over the benchmark's documents that fingerprints their
   content (a results folder resumes only on the same documents) and collects their ids,
   so judgments and replies that name no document are reported instead of scored as 0;
+  :func:`cases_fingerprint`: the same for the cases;
 * :func:`dangling_judgments`: relevance judgments and gold evidence naming a document the
   benchmark does not have (a typo scores 0 without a word otherwise);
 * :func:`name_documents`: replies whose results name their document in another common
-  field (``id``, ``reference_id``) are mapped when that field names a known document.
+  field (``id``, ``reference_id``) are mapped when that field names a known document;
+* :func:`system_identity`: what the system under test is (recipe, service, object).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heta_eval.models.corpus import corpus_fingerprint
+from heta_eval.models.document_id import known_document_id, source_document_id
 from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, QueryResult
 
 __all__ = [
     "DocumentScan",
+    "cases_fingerprint",
     "dangling_judgments",
     "name_documents",
     "scan_documents",
@@ -53,7 +57,26 @@ def scan_documents(documents: Iterable[Document]) -> DocumentScan:
     """
     ids: set[str] = set()
     corpus = corpus_fingerprint(documents, ids=ids)
-    return DocumentScan(f"{len(ids)}:{corpus[:16]}", ids, corpus)
+    return DocumentScan(_counted(len(ids), corpus), ids, corpus)
+
+
+def cases_fingerprint(cases: Sequence[BenchmarkCase]) -> str:
+    """The cases' fingerprint a results folder records (``count:sha256-prefix``): a rerun
+    resumes only on the same cases.
+
+    >>> cases_fingerprint([BenchmarkCase(id="q1", query="?")]).startswith("1:")
+    True
+    """
+    digest = hashlib.sha256()
+    for case in cases:
+        digest.update(case.model_dump_json().encode("utf-8"))
+        digest.update(b"\0")
+    return _counted(len(cases), digest.hexdigest())
+
+
+def _counted(count: int, hexdigest: str) -> str:
+    # What a results folder records of its inputs: how many, and a digest short enough to read.
+    return f"{count}:{hexdigest[:16]}"
 
 
 def content_fingerprint(value: Any) -> str:
@@ -112,13 +135,10 @@ def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tu
     return found
 
 
-#: Result fields (besides ``source.document_id``) that may name a document.
-ID_FIELDS = ("id", "reference_id")
-
-
 def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
-    """Map results without ``source.document_id`` whose ``id`` or ``reference_id`` names a
-    known document to that document; everything else is left as it is.
+    """Map results whose ``source`` names no document but whose ``id`` or ``reference_id``
+    names a known one to that document (the rule: :mod:`heta_eval.models.document_id`);
+    everything else is left as it is.
 
     >>> reply = QueryResponse(query="q", results=[{"reference_id": "d1", "score": 1.0}])
     >>> name_documents(reply, {"d1"}).results[0].source
@@ -130,14 +150,12 @@ def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
     changed = False
     mapped: list[QueryResult] = []
     for result in results:
-        if "document_id" not in result.source:
-            extra = result.model_extra or {}
-            for name in ID_FIELDS:
-                value = extra.get(name) if name == "id" else getattr(result, name)
-                if value is not None and str(value) in ids:
-                    source = {**result.source, "document_id": str(value)}
-                    result = result.model_copy(update={"source": source})
-                    changed = True
-                    break
+        if source_document_id(result.source) is None:
+            fields = {**(result.model_extra or {}), "reference_id": result.reference_id}
+            value = known_document_id(fields, ids)
+            if value is not None:
+                source = {**result.source, "document_id": value}
+                result = result.model_copy(update={"source": source})
+                changed = True
         mapped.append(result)
     return response.model_copy(update={"results": mapped}) if changed else response

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from heta_eval.data.references import check, reference_systems
+from heta_eval.models.cells import EMPTY_CELL, counts_cell, value_cell
 
 if TYPE_CHECKING:
     from heta_eval.models.report import MetricSummary
@@ -101,7 +102,7 @@ def _grid(
         cells = [_cell(row.get(k), strict=False, answered=only) for k in ks]
         lines.append(f"| {mode} | {metric} | " + " | ".join(cells) + " |")
     differs = [
-        f"{s.name} ({mode}) strict {s.strict:.5f}"
+        f"{s.name} ({mode}) strict {value_cell(s.strict)}"
         for (mode, _), row in grid.items()
         for s in row.values()
         if s.strict is not None and s.strict != s.beir
@@ -193,22 +194,21 @@ def _cell(
     answered: dict[str, float | None] | None = None,
 ) -> str:
     if summary is None or summary.kind == "empty":
-        return "–"
+        return EMPTY_CELL
     if summary.kind == "categorical":
-        return ", ".join(f"{k}: {v}" for k, v in summary.counts.items())
-    text = f"{summary.value:.5f}" if summary.value is not None else "–"
+        return counts_cell(summary.counts)
+    text = value_cell(summary.value)
     if answered and summary.name in answered:
         # Failed queries: the headline counts them as 0; the answered-only mean beside it.
         if summary.partial:
             text += "*"
-        only = answered[summary.name]
-        return text + (f" ({only:.5f})" if only is not None else " (–)")
+        return text + f" ({value_cell(answered[summary.name])})"
     if strict and summary.kind == "retrieval" and summary.strict != summary.beir:
-        text += f" (strict {summary.strict:.5f})" if summary.strict is not None else ""
+        text += f" (strict {value_cell(summary.strict)})" if summary.strict is not None else ""
     if summary.partial:
         text += "*"
     return text
 
 
 def _ms(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f} ms"
+    return EMPTY_CELL if value is None else f"{value:.1f} ms"

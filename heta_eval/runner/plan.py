@@ -1,0 +1,162 @@
+"""What a run is asked to do, checked before anything runs: the modes, the evaluators, the
+hits asked per query, the knowledge base's modes and connection, and whether a results
+folder may take the run (the same run resumes, a new mode extends it, another run is refused).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+from heta_eval.models.records import BenchmarkCase
+from heta_eval.retrieval.metric import BeirRetrievalMetric
+from heta_eval.runner.benchmark import Benchmark
+from heta_eval.runner.checks import cases_fingerprint, system_identity
+
+__all__ = ["RunConfigurationError", "RunPlan", "check_knowledge_base", "claim_folder", "plan_run"]
+
+
+class RunConfigurationError(ValueError):
+    """The run cannot start as asked (unknown mode, a results folder of another run, ...)."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run as asked: the benchmark, its recipe (``None`` with a ready knowledge base),
+    the knowledge base's name and the system under test (:func:`system_identity`), the modes,
+    cases and evaluators (``retrieval``: those scored per mode in one batch), and the hits
+    asked per query (``top_k``) beside the ``top_k`` the caller gave."""
+
+    benchmark: Benchmark
+    recipe: Any
+    knowledge_base_name: str
+    system: dict[str, Any]
+    modes: tuple[str, ...]
+    cases: list[BenchmarkCase]
+    evaluators: tuple[BenchmarkEvaluatorProtocol, ...]
+    retrieval: list[BeirRetrievalMetric]
+    top_k: int
+    top_k_requested: int
+
+    @property
+    def names(self) -> list[str]:
+        return [evaluator.name for evaluator in self.evaluators]
+
+    def recipe_dump(self) -> dict[str, Any] | None:
+        return self.recipe.model_dump(mode="json") if self.recipe is not None else None
+
+    def folder_identity(self, documents: str) -> dict[str, Any]:
+        """What ``run.json`` records (``documents``: their content fingerprint); a rerun
+        into the folder must match it to resume."""
+        # The recipe's modes only say which indexes to build: a folder of the same recipe
+        # with other modes is the same system, extended.
+        recipe = {k: v for k, v in (self.recipe_dump() or {}).items() if k != "modes"} or None
+        return {
+            "benchmark": self.benchmark.name,
+            "knowledge_base": self.knowledge_base_name,
+            "system": self.system,
+            "recipe": recipe,
+            "evaluators": self.names,
+            "top_k": self.top_k,
+            "top_k_requested": self.top_k_requested,
+            "cases": cases_fingerprint(self.cases),
+            "documents": documents,
+        }
+
+
+def plan_run(
+    benchmark: Benchmark,
+    recipe: Any,
+    knowledge_base: Any,
+    knowledge_base_name: str,
+    query_modes: Sequence[str],
+    evaluators: Sequence[BenchmarkEvaluatorProtocol] | None,
+    top_k: int,
+) -> RunPlan:
+    """The run asked for, or :class:`RunConfigurationError` when it cannot start."""
+    if recipe is None and knowledge_base is None:
+        from heta_eval.kb import Recipe
+
+        # A benchmark may say how its protocol builds the reference (BEIR: whole documents).
+        default = getattr(benchmark, "recipe", None)
+        recipe = default(query_modes) if default else Recipe(modes=list(query_modes))
+    modes = tuple(dict.fromkeys(query_modes))
+    if not modes:
+        raise RunConfigurationError("query_modes is empty: name at least one mode")
+    cases = list(benchmark.cases())
+    chosen = tuple(evaluators) if evaluators is not None else tuple(benchmark.evaluators())
+    repeated = [n for n, count in Counter(e.name for e in chosen).items() if count > 1]
+    if repeated:
+        raise RunConfigurationError(f"evaluator names must be unique; repeated: {repeated}")
+    retrieval = [e for e in chosen if isinstance(e, BeirRetrievalMetric)]
+    # Every metric@k must see k documents, and one extra hit keeps a self-hit removed by
+    # the metrics from costing a rank at k: the knowledge base is asked for
+    # max(top_k, largest k) + 1 hits.
+    asked = max([top_k, *(m.k for m in retrieval)]) + 1
+    system = system_identity(recipe, knowledge_base, knowledge_base_name)
+    return RunPlan(
+        benchmark, recipe, knowledge_base_name, system, modes, cases, chosen, retrieval, asked,
+        top_k,
+    )  # fmt: skip
+
+
+async def check_knowledge_base(kb: Any, modes: Sequence[str], name: str) -> None:
+    """Refuse a knowledge base without one of the modes, or a service that does not answer."""
+    unknown = [mode for mode in modes if mode not in getattr(kb, "modes", modes)]
+    if unknown:
+        raise RunConfigurationError(
+            f"knowledge base {name!r} has no mode {unknown[0]!r}; its modes are {list(kb.modes)}"
+        )
+    check = getattr(kb, "check_connection", None)
+    if check is not None:
+        try:
+            await check()
+        except Exception as error:  # the service is down: say so before 300 failures
+            raise RunConfigurationError(str(error)) from None
+
+
+def claim_folder(folder: Path, identity: dict[str, Any], modes: tuple[str, ...]) -> tuple[str, ...]:
+    """Claim ``folder`` for this run, or refuse it when it holds another run's results.
+
+    The same benchmark, documents, system, evaluators and cases resume; a new mode extends
+    the folder. Returns every mode the folder holds, earlier ones first.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "run.json"
+    earlier: list[str] = []
+    if path.exists():
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        earlier = list(previous.pop("modes", []))
+        if previous != identity:
+            changed = [
+                _change(key, previous.get(key), identity.get(key))
+                for key in sorted(set(identity) | set(previous))
+                if previous.get(key) != identity.get(key)
+            ]
+            raise RunConfigurationError(
+                f"{folder} holds results of a different run (changed: {'; '.join(changed)})"
+                "; choose another output folder, or delete this one (--fresh) to start over"
+            )
+    all_modes = tuple(dict.fromkeys([*earlier, *modes]))
+    if list(all_modes) != earlier:
+        record = {**identity, "modes": list(all_modes)}
+        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return all_modes
+
+
+def _change(key: str, before: Any, after: Any) -> str:
+    if key == "documents":
+        return f"documents (content fingerprint {before} -> {after})"
+    if key == "system" and isinstance(before, dict) and isinstance(after, dict):
+        keys = sorted(set(before) | set(after))
+        parts = [f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in keys
+                 if before.get(k) != after.get(k)]  # fmt: skip
+        return "system (" + ", ".join(parts) + ")"
+    if isinstance(before, (str, int, float)) and isinstance(after, (str, int, float)):
+        return f"{key} ({before!r} -> {after!r})"
+    return key

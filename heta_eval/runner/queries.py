@@ -1,0 +1,215 @@
+"""One mode's queries: every pending case asked of the knowledge base (concurrently, each with
+its timeout), scored by the per-case evaluators as it finishes, journaled, and then scored by
+the retrieval metrics in one batch; and records journaled before their batch was scored (an
+interrupted run) scored again from their stored documents."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+from heta_eval.models.records import BenchmarkCase, QueryResponse
+from heta_eval.models.report import EvaluationFailure
+from heta_eval.rag.aggregate import score_case
+from heta_eval.retrieval.batch import score_retrieval_batch
+from heta_eval.retrieval.collapse import collapse_to_documents
+from heta_eval.retrieval.metric import BeirRetrievalMetric
+from heta_eval.runner.checks import name_documents
+from heta_eval.runner.results import Journal, QueryRecord
+
+__all__ = ["QueryLoop", "by_config", "rescore_incomplete"]
+
+
+@dataclass(frozen=True)
+class QueryLoop:
+    """How queries are run: at most ``concurrency`` at once, each query and each evaluator
+    within its timeout (``None``: none), with a progress bar or without."""
+
+    concurrency: int
+    query_timeout: float | None
+    evaluation_timeout: float | None
+    progress: bool
+
+    async def run_mode(
+        self,
+        kb: Any,
+        mode: str,
+        cases: Sequence[BenchmarkCase],
+        pending: Sequence[BenchmarkCase],
+        evaluators: Sequence[BenchmarkEvaluatorProtocol],
+        retrieval: Sequence[BeirRetrievalMetric],
+        top_k: int,
+        journal: Journal | None,
+        document_ids: set[str],
+    ) -> list[QueryRecord]:
+        """The records of the ``pending`` cases of ``mode`` (``cases``: all of them)."""
+        if not pending:
+            return []
+        semaphore = asyncio.Semaphore(self.concurrency)
+        bar = tqdm(
+            total=len(cases), initial=len(cases) - len(pending), desc=mode, unit="case",
+            disable=not self.progress, dynamic_ncols=True,
+        )  # fmt: skip
+        finished: list[QueryRecord] = []
+        responses: dict[str, QueryResponse] = {}
+
+        async def one(case: BenchmarkCase) -> None:
+            async with semaphore:
+                record, response = await self.query_and_score(
+                    kb, mode, case, evaluators, retrieval, top_k, document_ids
+                )
+            if journal is not None:
+                journal.append(record)  # without retrieval scores yet: see below
+            if response is not None:
+                responses[case.id] = response
+            finished.append(record)
+            bar.update(1)
+
+        try:
+            await asyncio.gather(*(one(case) for case in pending))
+        finally:
+            bar.close()
+        if retrieval and responses:
+            # The mode's retrieval metrics in one batch, through the one evaluator.
+            order = [evaluator.name for evaluator in evaluators]
+            score_batch(finished, cases, responses, order, retrieval)
+            if journal is not None:
+                for record in finished:
+                    if record.ok:
+                        journal.append(record)  # the last record of a case wins on resume
+        return finished
+
+    async def query_and_score(
+        self,
+        kb: Any,
+        mode: str,
+        case: BenchmarkCase,
+        evaluators: Sequence[BenchmarkEvaluatorProtocol],
+        retrieval: Sequence[BeirRetrievalMetric],
+        top_k: int,
+        document_ids: set[str],
+    ) -> tuple[QueryRecord, QueryResponse | None]:
+        """One case asked and scored by the per-case evaluators; a failed query is a record
+        with its error (and no response)."""
+        started = time.perf_counter()
+        try:
+            raw = await asyncio.wait_for(
+                kb.query(case.query, mode=mode, top_k=top_k), self.query_timeout
+            )
+            response = raw if isinstance(raw, QueryResponse) else QueryResponse.model_validate(raw)
+            response = name_documents(response, document_ids)
+        except asyncio.TimeoutError:
+            error = f"query timed out after {self.query_timeout}s"
+            return _failed(case, mode, error, started), None
+        except Exception as error:  # any knowledge-base failure is recorded against its case
+            return _failed(case, mode, f"{type(error).__name__}: {error}", started), None
+        latency_ms = round((time.perf_counter() - started) * 1000, 3)
+
+        started = time.perf_counter()
+        scores = {}
+        failures: list[EvaluationFailure] = []
+        for evaluator in evaluators:
+            if isinstance(evaluator, BeirRetrievalMetric):
+                continue  # scored per mode, in one batch (score_batch)
+            outcome = await score_case(evaluator, case, response, timeout=self.evaluation_timeout)
+            if isinstance(outcome, EvaluationFailure):
+                failures.append(outcome)
+            else:
+                scores[evaluator.name] = outcome
+        collapse = [m.collapse(case, response).metadata() for m in by_config(retrieval)]
+        # The documents kept for the TREC run: the system's own output, self-hits included
+        # (the metrics remove them), mapped like the first retrieval metric maps them.
+        ranking = collapse_to_documents(
+            response,
+            query_id=case.id,
+            resolver=retrieval[0].resolver if retrieval else None,
+            ignore_identical_ids=False,
+        )
+        return QueryRecord(
+            case_id=case.id,
+            mode=mode,
+            query=case.query,
+            documents=list(ranking.scores.items()),
+            answer=response.answer,
+            scores=scores,
+            collapse=collapse,
+            failures=failures,
+            latency_ms=latency_ms,
+            evaluation_ms=round((time.perf_counter() - started) * 1000, 3),
+            results=len(response.results),
+            unmapped_results=ranking.unmapped,
+        ), response
+
+
+def _failed(case: BenchmarkCase, mode: str, error: str, started: float) -> QueryRecord:
+    latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    return QueryRecord(
+        case_id=case.id, mode=mode, query=case.query, error=error, latency_ms=latency_ms
+    )
+
+
+def score_batch(
+    records: Sequence[QueryRecord],
+    cases: Sequence[BenchmarkCase],
+    responses: dict[str, QueryResponse],
+    order: Sequence[str],
+    retrieval: Sequence[BeirRetrievalMetric],
+) -> None:
+    """Score one mode's responses with every retrieval metric in one batch and put the
+    scores into the records, in evaluator order; the batch time is shared among them."""
+    started = time.perf_counter()
+    answered = [case for case in cases if case.id in responses]
+    batch = score_retrieval_batch(retrieval, answered, responses)
+    share_ms = (time.perf_counter() - started) * 1000 / max(1, len(answered))
+    for record in records:
+        if record.case_id not in responses:
+            continue
+        merged = {**batch.get(record.case_id, {}), **record.scores}
+        record.scores = {name: merged[name] for name in order if name in merged}
+        record.evaluation_ms = round((record.evaluation_ms or 0.0) + share_ms, 3)
+
+
+def rescore_incomplete(
+    done: dict[tuple[str, str], QueryRecord],
+    cases: Sequence[BenchmarkCase],
+    retrieval: Sequence[BeirRetrievalMetric],
+    order: Sequence[str],
+) -> None:
+    """Records journaled before their mode's batch was scored (an interrupted run) get
+    their retrieval scores from their stored documents, mode by mode."""
+    names = [metric.name for metric in retrieval]
+    # Failed queries (kept for the modes not asked this time) have nothing to score.
+    incomplete = [r for r in done.values() if r.ok and any(n not in r.scores for n in names)]
+    # The stored documents are already resolved, with self-hits kept: score them as such.
+    plain = [
+        BeirRetrievalMetric(m.metric, m.k, ignore_identical_ids=m.ignore_identical_ids)
+        for m in retrieval
+    ]
+    for mode in dict.fromkeys(r.mode for r in incomplete):
+        records = [r for r in incomplete if r.mode == mode]
+        responses = {
+            r.case_id: QueryResponse(
+                query=r.query,
+                results=[{"score": s, "source": {"document_id": d}} for d, s in r.documents],
+            )
+            for r in records
+        }
+        score_batch(records, cases, responses, order, plain)
+        configs = [m.config for m in by_config(retrieval)]
+        for record in records:
+            for metric in retrieval:
+                stored = record.collapse[configs.index(metric.config)]
+                score = record.scores[metric.name]
+                if not score.skipped:
+                    record.scores[metric.name] = score.model_copy(update={"metadata": stored})
+
+
+def by_config(retrieval: Sequence[BeirRetrievalMetric]) -> list[BeirRetrievalMetric]:
+    """One metric per document-mapping config, in order."""
+    return list({metric.config: metric for metric in retrieval}.values())
