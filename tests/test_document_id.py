@@ -44,7 +44,8 @@ def scored_document(raw: dict) -> str | None:
         ({"document_id": "d1", "doc_id": "d2"}, "d1"),
         ({"doc_id": "d1", "source": {"source_key": "d2"}}, "d1"),
         ({"source": {"source_key": "d1", "object_key": "d2"}}, "d1"),
-        ({"source": {"source_key": "d1"}, "reference_id": "d2"}, "d1"),
+        ({"source": {"source_key": "d1"}, "reference_id": "d2"}, "d2"),  # a known id: checked
+        ({"source": {"source_key": "d1"}, "reference_id": "x9"}, "d1"),  # unknown: the key
         # An empty field names nothing: the next one is read.
         ({"source": {"document_id": "", "source_key": "d1"}}, "d1"),
         ({"source": {"document_id": ""}, "doc_id": "d2"}, "d2"),

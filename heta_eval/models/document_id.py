@@ -6,9 +6,10 @@ A result names its document by the first of these that is set (neither ``None`` 
 1. ``source["document_id"]``;
 2. ``source["doc_id"]``, the result's own ``document_id``, its own ``doc_id`` (replies of other
    systems: a ``QueryResult`` reads them as ``source["document_id"]`` when it is validated);
-3. ``source["source_key"]``, then ``source["object_key"]``;
-4. in a benchmark run, the result's ``id`` or ``reference_id``, only when it is the id of one
-   of the benchmark's documents (a chunk id is not a document id).
+3. in a benchmark run, the result's ``id`` or ``reference_id``, only when it is the id of one
+   of the benchmark's documents (a chunk id is not a document id; a checked id outranks a
+   storage key);
+4. ``source["source_key"]``, then ``source["object_key"]``.
 
 >>> source_document_id({"source_key": "doc-7", "chunk_id": 2})
 'doc-7'
@@ -33,14 +34,14 @@ __all__ = [
     "source_document_id",
 ]
 
-#: ``source`` fields that name the document, in order (steps 1 and 3).
+#: ``source`` fields that name the document, in order (steps 1 and 4).
 SOURCE_FIELDS = ("document_id", "source_key", "object_key")
 
 #: Other spellings of ``source["document_id"]`` (step 2), in order: ``("source", field)`` is
 #: read in the result's ``source``, ``("result", field)`` on the result itself.
 DOCUMENT_ID_ALIASES = (("source", "doc_id"), ("result", "document_id"), ("result", "doc_id"))
 
-#: Result fields that name a document only when they are a known document's id (step 4).
+#: Result fields that name a document only when they are a known document's id (step 3).
 KNOWN_ID_FIELDS = ("id", "reference_id")
 
 #: The rule in one line, for messages about results that map to no document.
@@ -54,7 +55,7 @@ def _is_set(value: Any) -> bool:
 
 
 def source_document_id(source: Mapping[str, Any]) -> str | None:
-    """The document a result's ``source`` names (steps 1 and 3), or ``None``."""
+    """The document a result's ``source`` names (steps 1 and 4), or ``None``."""
     for key in SOURCE_FIELDS:
         value = source.get(key)
         if _is_set(value):
@@ -77,7 +78,7 @@ def alias_document_id(result: Mapping[str, Any]) -> str | None:
 
 
 def known_document_id(fields: Mapping[str, Any], ids: Container[str]) -> str | None:
-    """The result field among :data:`KNOWN_ID_FIELDS` that is a known document's id (step 4)."""
+    """The result field among :data:`KNOWN_ID_FIELDS` that is a known document's id (step 3)."""
     for key in KNOWN_ID_FIELDS:
         value = fields.get(key)
         if value is not None and str(value) in ids:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heta_eval.models.corpus import corpus_fingerprint
-from heta_eval.models.document_id import known_document_id, source_document_id
+from heta_eval.models.document_id import known_document_id
 from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, QueryResult
 
 __all__ = [
@@ -136,8 +136,8 @@ def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tu
 
 
 def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
-    """Map results whose ``source`` names no document but whose ``id`` or ``reference_id``
-    names a known one to that document (the rule: :mod:`heta_eval.models.document_id`);
+    """Map results whose ``source`` has no ``document_id`` but whose ``id`` or ``reference_id``
+    names a known document to that document (the rule: :mod:`heta_eval.models.document_id`);
     everything else is left as it is.
 
     >>> reply = QueryResponse(query="q", results=[{"reference_id": "d1", "score": 1.0}])
@@ -150,7 +150,9 @@ def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
     changed = False
     mapped: list[QueryResult] = []
     for result in results:
-        if source_document_id(result.source) is None:
+        # A known id outranks source_key / object_key (step 3 before step 4): it was checked
+        # against the corpus, a storage key was not.
+        if result.source.get("document_id") in (None, ""):
             fields = {**(result.model_extra or {}), "reference_id": result.reference_id}
             value = known_document_id(fields, ids)
             if value is not None:
