@@ -42,6 +42,7 @@ from heta_eval.runner.checks import (
     scan_documents,
     system_identity,
 )
+from heta_eval.runner.hits import chunk_hits
 from heta_eval.runner.results import (
     BenchmarkResults,
     Journal,
@@ -468,6 +469,10 @@ class BenchmarkRunner:
             evaluation_ms=round((time.perf_counter() - started) * 1000, 3),
             results=len(response.results),
             unmapped_results=ranking.unmapped,
+            # The chunk hits behind the shown documents, mapped as the ranking was.
+            hits=chunk_hits(
+                response.results, list(ranking.scores), retrieval[0].resolver if retrieval else None
+            ),
         ), response
 
     def _summarize_mode(
