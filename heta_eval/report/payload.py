@@ -132,17 +132,18 @@ def _detail(
         "unmapped": record.unmapped_results,
         "duplicate_chunks": collapse.get("duplicate_chunks"),
         # Per shown document, its chunk hits [chunk id, rank, score]; None when not kept.
-        "hits": [
-            [
-                [cut(chunk, TITLE_LIMIT) if chunk else None, rank, score]
-                for chunk, rank, score in doc
-            ]
-            for doc in record.hits[:TOP_DOCUMENTS]
-        ]
-        if record.hits
-        else None,
+        "hits": _hits(record.hits[:TOP_DOCUMENTS]) if record.hits else None,
         "self_hits_removed": collapse.get("self_hits_removed"),
     }
+
+
+def _hits(shown: list[Any]) -> list[Any]:
+    # Chunk ids are short; only a long one is cut (checked first: most reports have none).
+    if all(len(chunk or "") <= TITLE_LIMIT for doc in shown for chunk, _, _ in doc):
+        return shown
+    return [
+        [[cut(c, TITLE_LIMIT) if c else c, rank, score] for c, rank, score in doc] for doc in shown
+    ]
 
 
 def _documents(index: _DocIndex, dataset: Dataset) -> dict[str, list[str]]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.models.columns import ResultColumns
+from heta_eval.retrieval.collapse import default_document_resolver
 
 __all__ = ["HITS_FILE", "HIT_DOCUMENTS", "Hits", "chunk_hits", "hits_line", "read_hits"]
 
@@ -35,8 +36,9 @@ HIT_DOCUMENTS = 10
 #: The file beside ``per_query.jsonl`` that keeps them.
 HITS_FILE = "hits.jsonl"
 
-#: Per shown document, its chunk hits ``[chunk id, rank, score]``.
-Hits = list[list[tuple[str | None, int, float | None]]]
+#: Per shown document, its chunk hits ``[chunk id (str or None), rank (int), score (float or
+#: None)]``: lists, as JSON reads them back, so a record in memory equals one read from disk.
+Hits = list[list[list[Any]]]
 
 
 def chunk_hits(
@@ -53,8 +55,6 @@ def chunk_hits(
     if resolver is None and isinstance(results, ResultColumns):
         owners: Sequence[str | None] = results.document_ids  # no result built for this
     else:
-        from heta_eval.retrieval.collapse import default_document_resolver
-
         resolve = resolver or default_document_resolver
         owners = [resolve(result) for result in results]
     for rank, owner in enumerate(owners, 1):
@@ -62,7 +62,7 @@ def chunk_hits(
         if slot is not None:
             result = results[rank - 1]
             chunk = result.source.get("chunk_id", result.reference_id)
-            hits[slot].append((None if chunk is None else str(chunk), rank, result.score))
+            hits[slot].append([None if chunk is None else str(chunk), rank, result.score])
     return hits
 
 
