@@ -5,7 +5,8 @@ best chunk). For the first ``HIT_DOCUMENTS`` documents of each query and mode (t
 report's drill-down shows), ``hits.jsonl`` keeps every chunk hit that collapsed into them:
 ``[chunk id, rank, score]``, where the rank is the hit's 1-based position in the reply and the
 chunk id is ``source.chunk_id`` (else the hit's ``reference_id``, else null). One line per
-case and mode, the list aligned with the record's documents:
+case and mode, the list aligned with the record's documents (none where each document is one
+hit at its own rank with no chunk id: whole documents from a service that names no chunks):
 
 ``{"case_id": "7", "mode": "vector_search", "hits": [[["d3#2", 1, 0.81], ["d3#0", 4, 0.7]],
 [["d9#1", 2, 0.8]]]}``
@@ -17,6 +18,9 @@ case and mode, the list aligned with the record's documents:
 ...     {"score": 0.7, "source": {"document_id": "a", "chunk_id": "a#0"}}])
 >>> chunk_hits(reply.results, ["a", "b"])
 [[['a#1', 1, 0.9], ['a#0', 3, 0.7]], [['b#0', 2, 0.8]]]
+>>> whole = QueryResponse(query="q", results=[{"score": 2.0, "source": {"document_id": "a"}}])
+>>> chunk_hits(whole.results, ["a"])
+[]
 """
 
 from __future__ import annotations
@@ -63,6 +67,9 @@ def chunk_hits(
             result = results[rank - 1]
             chunk = result.source.get("chunk_id", result.reference_id)
             hits[slot].append([None if chunk is None else str(chunk), rank, result.score])
+    # Each document one hit, at its own rank and with no chunk id: the documents say it all.
+    if all(len(h) == 1 and h[0][0] is None and h[0][1] == i for i, h in enumerate(hits, 1)):
+        return []
     return hits
 
 

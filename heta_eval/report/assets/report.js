@@ -120,7 +120,7 @@
     if (!d) { box.appendChild(el("p", { cls: "muted", text: "Not in this results folder (not run)." })); return box; }
     if (d.error) box.appendChild(el("p", { cls: "bad" }, "query failed: ", el("span", { text: d.error })));
     box.appendChild(el("p", { cls: "muted", text: d.retrieved + " documents retrieved from " + d.results + " hits" +
-      (d.duplicate_chunks === null || d.duplicate_chunks === undefined ? "" : "; " + d.duplicate_chunks + " chunk hits collapsed into their documents" + (d.hits ? " (each shown under its document)" : " (this results folder does not keep the chunk hits)")) +
+      (d.duplicate_chunks === null || d.duplicate_chunks === undefined ? "" : "; " + d.duplicate_chunks + " chunk hits collapsed into their documents" + (d.hits ? " (each shown under its document)" : (d.duplicate_chunks ? " (this results folder does not keep the chunk hits)" : ""))) +
       (d.unmapped ? "; " + d.unmapped + " hits named no document" : "") + (d.self_hits_removed ? "; " + d.self_hits_removed + " self-hits removed" : "") +
       (d.latency_ms === null ? "" : "; latency " + d.latency_ms.toFixed(1) + " ms") }));
     if (d.answer !== null) box.appendChild(el("div", null, el("strong", { text: "answer" }), el("pre", { text: d.answer })));
