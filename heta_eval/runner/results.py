@@ -176,7 +176,7 @@ class Journal:
         self.hits_path = path.with_name(HITS_FILE)
         self._handle: Any = None
         self._hits_handle: Any = None
-        self._hits_written: dict[tuple[str, str], int] = {}
+        self._hits_written: dict[tuple[str, str], Hits] = {}
 
     def read(self) -> dict[tuple[str, str], QueryRecord]:
         records: dict[tuple[str, str], QueryRecord] = {}
@@ -194,10 +194,10 @@ class Journal:
             self._hits_handle = self.hits_path.open("a", encoding="utf-8")
         key = (record.case_id, record.mode)
         # A record journaled again (now with its retrieval scores) has its hits written once.
-        if record.hits and self._hits_written.get(key) != id(record.hits):
+        if record.hits and self._hits_written.get(key) is not record.hits:
             self._hits_handle.write(hits_line(record.case_id, record.mode, record.hits))
             self._hits_handle.flush()
-            self._hits_written[key] = id(record.hits)
+            self._hits_written[key] = record.hits
         self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()  # in the kernel's hands now: survives a killed process
 
@@ -212,7 +212,10 @@ class Journal:
         self.close()
         temporary = self.path.with_suffix(".jsonl.tmp")
         hits_temporary = self.hits_path.with_suffix(".jsonl.tmp")
-        with temporary.open("w", encoding="utf-8") as out, hits_temporary.open("w") as hits:
+        with (
+            temporary.open("w", encoding="utf-8") as out,
+            hits_temporary.open("w", encoding="utf-8") as hits,
+        ):
             for record in records:
                 if record.hits:
                     hits.write(hits_line(record.case_id, record.mode, record.hits))
