@@ -33,7 +33,7 @@ CASES = {"paris": "France", "rome": "Italy", "oslo": "Norway FAIL", "tokyo": "Ja
 
 class ChunkService:
     """The chunks of every document, best first: the asked country's document's chunks 0 and
-    2 at ranks 1 and 3, another document's chunk 1 between them. Queries naming FAIL get
+    2 at ranks 1 and 3, another document's chunk 1 (its id holding markup) between them. Queries naming FAIL get
     HTTP 400 with a body of markup (a client error: not retried)."""
 
     def __init__(self) -> None:
@@ -46,13 +46,13 @@ class ChunkService:
                 else:
                     asked = next(d for d, country in CASES.items() if country in query)
                     other = next(d for d in FACTS if d != asked)
-                    hits = [(asked, 0, 0.9), (other, 1, 0.8), (asked, 2, 0.7)]
+                    hits = [(asked, "#0", 0.9), (other, f"#1 {HOSTILE}", 0.8), (asked, "#2", 0.7)]
                     reply = {
                         "query": query,
                         "answer": asked.title(),
                         "results": [
                             {"text": FACTS[d], "score": s,
-                             "source": {"document_id": d, "chunk_id": f"{d}#{n}"}}
+                             "source": {"document_id": d, "chunk_id": d + n}}
                             for d, n, s in hits
                         ],
                     }  # fmt: skip
@@ -125,20 +125,23 @@ def service_run(tmp_path_factory):
 
 
 def _records(folder: Path) -> dict[str, dict]:
+    return {r["case_id"]: r for r in map(json.loads, _lines(folder / "per_query.jsonl"))}
+
+
+def _lines(path: Path) -> list[str]:
     # Split on newlines only: the texts hold U+2028, which splitlines() would split on.
-    lines = (folder / "per_query.jsonl").read_text(encoding="utf-8").strip("\n").split("\n")
-    return {r["case_id"]: r for r in map(json.loads, lines)}
+    return path.read_text(encoding="utf-8").strip("\n").split("\n")
 
 
 def test_the_results_folder_keeps_the_chunk_hits_of_the_shown_documents(service_run):
     records = _records(service_run)
-    hits = {
-        r["case_id"]: r["hits"]
-        for r in map(json.loads, (service_run / "hits.jsonl").read_text().splitlines())
-    }
+    hits = {r["case_id"]: r["hits"] for r in map(json.loads, _lines(service_run / "hits.jsonl"))}
     assert set(hits) == {"paris", "rome"}  # failed queries have none
     assert records["paris"]["documents"][0][0] == "paris"
-    assert hits["paris"] == [[["paris#0", 1, 0.9], ["paris#2", 3, 0.7]], [["rome#1", 2, 0.8]]]
+    assert hits["paris"] == [
+        [["paris#0", 1, 0.9], ["paris#2", 3, 0.7]],
+        [[f"rome#1 {HOSTILE}", 2, 0.8]],
+    ]
     assert "hits" not in records["paris"]  # per_query.jsonl stays as it was
 
 
@@ -180,7 +183,9 @@ def test_drill_down_shows_verdicts_reasons_errors_and_chunk_hits_as_text(service
             first, second = box.find_elements(By.CSS_SELECTOR, "table.docs tbody tr")[:2]
             chunks = [li.text for li in first.find_elements(By.CSS_SELECTOR, ".chunk-hits li")]
             assert chunks == [f"{case}#0 rank 1, score 0.9000", f"{case}#2 rank 3, score 0.7000"]
-            assert len(second.find_elements(By.CSS_SELECTOR, ".chunk-hits li")) == 1
+            (chunk,) = second.find_elements(By.CSS_SELECTOR, ".chunk-hits .chunk")
+            other = records[case]["documents"][1][0]
+            assert chunk.get_attribute("textContent") == f"{other}#1 {HOSTILE}"  # markup as text
         # Markup in the texts made no element: no image, no script in the drill-down.
         assert not browser.find_elements(By.CSS_SELECTOR, "img, #drill script")
         assert not alert_open(browser)
