@@ -181,10 +181,35 @@ def test_in_chromium_headline_sorting_filtering_drill_down(run_folder, tmp_path)
         assert top.find_elements(By.TAG_NAME, "td")[1].text == hit["documents"][0][0]
         assert int(top.find_element(By.CSS_SELECTOR, "td.label").text) > 0
         assert top.find_element(By.TAG_NAME, "strong").text  # the title, from the dataset
+        # Under it, the chunk hit it came from (whole documents: one chunk each).
+        hits = _hits(folder)[(hit["case_id"], "keyword_search")][0]
+        shown = [li.text for li in top.find_elements(By.CSS_SELECTOR, ".chunk-hits li")]
+        assert shown == [f"{c} rank {r}, score {score:.4f}" for c, r, score in hits]
 
         assert not console_errors(browser)
         assert not alert_open(browser)
         assert network_requests(browser) == []
+
+
+def _hits(folder: Path) -> dict[tuple[str, str], list]:
+    lines = (folder / "hits.jsonl").read_text(encoding="utf-8").splitlines()
+    return {(h["case_id"], h["mode"]): h["hits"] for h in map(json.loads, lines)}
+
+
+def test_the_folder_keeps_the_chunk_hits_of_the_shown_documents_compactly(run_folder):
+    folder, _, _ = run_folder
+    records = [json.loads(line) for line in (folder / "per_query.jsonl").read_text().splitlines()]
+    hits = _hits(folder)
+    assert len(hits) == len(records) == 900  # 300 queries, three modes
+    for record in records:
+        shown = hits[(record["case_id"], record["mode"])]
+        assert len(shown) == min(10, len(record["documents"]))
+        for (doc_id, score), chunks in zip(record["documents"], shown, strict=False):
+            # Each document's best chunk gave it its rank and score.
+            assert chunks[0][0] == f"{doc_id}#0" and chunks[0][2] == score
+        assert [chunks[0][1] for chunks in shown] == sorted(c[0][1] for c in shown)
+    # Small beside the per-query records: about 400 bytes per query and mode.
+    assert (folder / "hits.jsonl").stat().st_size < 500 * len(records)
 
 
 def test_paired_tests_are_those_of_compare(run_folder):
@@ -222,9 +247,11 @@ def test_a_sweep_writes_one_report_of_its_cells(run_folder, tmp_path, capsys, mo
 def test_a_rerun_that_changed_nothing_keeps_the_report(run_folder, capsys, monkeypatch):
     folder, data, _ = run_folder
     before = (folder / "report.html").read_bytes()
+    hits_before = (folder / "hits.jsonl").read_bytes()
     monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(folder.parent / "cache"))
     status = main(["run", "--dataset", "scifact", "--data-dir", str(data), "--modes", MODES,
                    "--output", str(folder), "--quiet"])  # fmt: skip
     assert status == 0
     assert f"report: {folder / 'report.html'} (unchanged)" in capsys.readouterr().err
     assert (folder / "report.html").read_bytes() == before
+    assert (folder / "hits.jsonl").read_bytes() == hits_before  # kept through the resume

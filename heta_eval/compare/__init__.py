@@ -8,7 +8,13 @@ leaderboards.
 0.1
 """
 
-from heta_eval.compare.compare import Comparison, MetricComparison, QueryDelta, compare
+from heta_eval.compare.compare import (
+    Comparison,
+    MetricComparison,
+    QueryDelta,
+    compare,
+    compare_many,
+)
 from heta_eval.compare.leaderboard import Leaderboard, leaderboard
 from heta_eval.compare.loading import (
     SystemScores,
@@ -22,9 +28,11 @@ from heta_eval.compare.stats import (
     PermutationResult,
     TTestResult,
     bootstrap_ci,
+    bootstrap_cis,
     holm,
     paired_ttest,
     permutation_test,
+    permutation_tests,
     win_tie_loss,
 )
 from heta_eval.data.references import (
@@ -49,10 +57,12 @@ __all__ = [
     "SystemScores",
     "TTestResult",
     "bootstrap_ci",
+    "bootstrap_cis",
     "canonical_metric",
     "check",
     "classify",
     "compare",
+    "compare_many",
     "dataset_key",
     "holm",
     "is_result_folder",
@@ -63,5 +73,6 @@ __all__ = [
     "load_trec_system",
     "paired_ttest",
     "permutation_test",
+    "permutation_tests",
     "win_tie_loss",
 ]

@@ -22,7 +22,6 @@ comparisons of one report, corrected separately for the t-test and the permutati
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -30,9 +29,10 @@ from typing import Any, Literal
 import numpy as np
 
 from heta_eval.compare import stats
+from heta_eval.compare.formats import fixed, plain_data, pval, shorten, signed, tex
 from heta_eval.measures.measure import canonical_metric
 
-__all__ = ["Comparison", "MetricComparison", "QueryDelta", "compare"]
+__all__ = ["Comparison", "MetricComparison", "QueryDelta", "compare", "compare_many"]
 
 SystemsInput = Mapping[str, Mapping[str, Mapping[str, float]]]
 
@@ -98,7 +98,15 @@ class Comparison:
 
     # -- rendering ---------------------------------------------------------------------
 
-    def _caption(self) -> str:
+    def caption(self) -> str:
+        """What the table's numbers are, in one paragraph: the baseline, the CI, the tests and
+        their settings, the Holm family and the W/T/L tolerance (the line under
+        :meth:`to_markdown`'s table and :meth:`to_latex`'s caption).
+
+        >>> r = compare({"a": {"q1": {"ndcg@10": 0.1}}, "b": {"q1": {"ndcg@10": 0.3}}})
+        >>> r.caption()[:57]
+        'Baseline: a. Δ = system − baseline, paired over queries; '
+        """
         s = self.settings
         level = round(100 * s["confidence"])
         return (
@@ -122,12 +130,12 @@ class Comparison:
         for r in self.rows:
             mark = "*" if r.significant(self.settings["alpha"]) else ""
             lines.append(
-                f"| {r.metric} | {r.system} | {_f(r.mean_baseline)} | {_f(r.mean_system)} "
-                f"| {_signed(r.diff)}{mark} | [{_signed(r.ci_low)}, {_signed(r.ci_high)}] "
-                f"| {_p(r.p_ttest)} | {_p(r.p_permutation)} | {_p(r.p_ttest_holm)} "
-                f"| {_p(r.p_permutation_holm)} | {r.wins}/{r.ties}/{r.losses} |"
+                f"| {r.metric} | {r.system} | {fixed(r.mean_baseline)} | {fixed(r.mean_system)} "
+                f"| {signed(r.diff)}{mark} | [{signed(r.ci_low)}, {signed(r.ci_high)}] "
+                f"| {pval(r.p_ttest)} | {pval(r.p_permutation)} | {pval(r.p_ttest_holm)} "
+                f"| {pval(r.p_permutation_holm)} | {r.wins}/{r.ties}/{r.losses} |"
             )
-        lines += ["", self._caption()]
+        lines += ["", self.caption()]
         if deltas > 0:
             for r in self.rows:
                 lines += ["", f"**{r.metric}, {r.system} vs {r.baseline}**: largest changes", ""]
@@ -138,8 +146,8 @@ class Comparison:
                 for d in [*r.top_gains[:deltas], *r.top_losses[:deltas]]:
                     text = (d.query or "").replace("|", "\\|").replace("\n", " ")
                     lines.append(
-                        f"| {d.qid} | {_signed(d.delta)} | {_f(d.baseline)} | {_f(d.system)} "
-                        f"| {_shorten(text, 90)} |"
+                        f"| {d.qid} | {signed(d.delta)} | {fixed(d.baseline)} | {fixed(d.system)} "
+                        f"| {shorten(text, 90)} |"
                     )
         return "\n".join(lines) + "\n"
 
@@ -159,23 +167,24 @@ class Comparison:
         for r in self.rows:
             mark = "$^*$" if r.significant(self.settings["alpha"]) else ""
             lines.append(
-                f"{_tex(r.metric)} & {_tex(r.system)} & {_f(r.mean_baseline)} & "
-                f"{_f(r.mean_system)} & {_signed(r.diff)}{mark} & "
-                f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}] & {_p(r.p_ttest)} & "
-                f"{_p(r.p_permutation)} & {_p(r.p_ttest_holm)} & {_p(r.p_permutation_holm)} & "
+                f"{tex(r.metric)} & {tex(r.system)} & {fixed(r.mean_baseline)} & "
+                f"{fixed(r.mean_system)} & {signed(r.diff)}{mark} & "
+                f"[{signed(r.ci_low)}, {signed(r.ci_high)}] & {pval(r.p_ttest)} & "
+                f"{pval(r.p_permutation)} & {pval(r.p_ttest_holm)} & "
+                f"{pval(r.p_permutation_holm)} & "
                 f"{r.wins}/{r.ties}/{r.losses} \\\\"
             )
         lines += [
             r"\bottomrule",
             r"\end{tabular}",
-            f"\\caption{{{_tex(self._caption())}}}",
+            f"\\caption{{{tex(self.caption())}}}",
             r"\end{table}",
         ]
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (NaN and infinities become ``None``), ready for ``json.dumps``."""
-        return _clean(
+        return plain_data(
             {
                 "baseline": self.baseline,
                 "systems": self.systems,
@@ -188,43 +197,6 @@ class Comparison:
     def to_json(self, indent: int | None = 2) -> str:
         """:meth:`to_dict` as JSON text."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + "\n"
-
-
-def _f(value: float) -> str:
-    return "–" if value is None or math.isnan(value) else f"{value:.4f}"
-
-
-def _signed(value: float) -> str:
-    return "–" if value is None or math.isnan(value) else f"{value:+.4f}"
-
-
-def _p(value: float) -> str:
-    if value is None or math.isnan(value):
-        return "–"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
-def _shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-        "Δ": r"$\Delta$", "−": "-", "<": r"$<$"}  # fmt: skip
-
-
-def _tex(text: str) -> str:
-    return "".join(_TEX.get(char, char) for char in text)
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _clean(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(item) for item in value]
-    return value
 
 
 def _common_metrics(systems: SystemsInput) -> list[str]:
@@ -242,9 +214,12 @@ def _common_metrics(systems: SystemsInput) -> list[str]:
 
 def _values(per_query: Mapping[str, Mapping[str, float]], metric: str) -> dict[str, float]:
     out = {}
+    canonical: dict[str, str] = {}  # each distinct name parsed once, not once per query
     for qid, values in per_query.items():
         for name, value in values.items():
-            if canonical_metric(name) == metric and value is not None:
+            if name not in canonical:
+                canonical[name] = canonical_metric(name)
+            if canonical[name] == metric and value is not None:
                 out[str(qid)] = float(value)
     return out
 
@@ -271,6 +246,61 @@ def compare(
     many gains and losses to keep per comparison. Every random step uses ``seed``, so reruns
     give identical numbers.
     """
+    return compare_many(
+        [(systems, baseline, metrics)], queries=queries, n_resamples=n_resamples, seed=seed,
+        confidence=confidence, alpha=alpha, tie_tolerance=tie_tolerance, top_k=top_k,
+        missing=missing,
+    )[0]  # fmt: skip
+
+
+def compare_many(
+    families: Sequence[tuple[SystemsInput, str | None, Sequence[str] | None]],
+    *,
+    queries: Mapping[str, str] | None = None,
+    n_resamples: int = stats.N_RESAMPLES,
+    seed: int = stats.SEED,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    tie_tolerance: float = 1e-9,
+    top_k: int = 10,
+    missing: Literal["intersect", "zero"] = "intersect",
+) -> list[Comparison]:
+    """:func:`compare` of each ``(systems, baseline, metrics)``, each result equal to that
+    call's with the same settings (Holm's family is each one's own rows), but faster:
+    comparisons over the same number of queries share one set of random draws.
+    """
+    if missing not in ("intersect", "zero"):
+        raise ValueError(f"missing must be 'intersect' or 'zero', got {missing!r}")
+    prepared = [_prepare(systems, base, metrics, missing) for systems, base, metrics in families]
+    arrays = [(a, b) for *_, paired in prepared for *_, a, b, _ in paired]
+    permutations = iter(stats.permutation_tests(arrays, n_resamples=n_resamples, seed=seed))
+    cis = iter(stats.bootstrap_cis(arrays, confidence=confidence, n_resamples=n_resamples,
+                                   seed=seed))  # fmt: skip
+    settings = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence,
+                "alpha": alpha, "tie_tolerance": tie_tolerance, "missing": missing,
+                "correction": "holm"}  # fmt: skip
+    out = []
+    for baseline, names, chosen, paired in prepared:
+        rows = [
+            _compare_pair(metric, baseline, name, qids, a, b, unpaired, next(permutations),
+                          next(cis), queries or {}, tie_tolerance=tie_tolerance, top_k=top_k)
+            for metric, name, qids, a, b, unpaired in paired
+        ]  # fmt: skip
+        for attribute in ("p_ttest", "p_permutation"):
+            adjusted = stats.holm([getattr(row, attribute) for row in rows])
+            for row, value in zip(rows, adjusted, strict=True):
+                setattr(row, f"{attribute}_holm", value)
+        out.append(Comparison(baseline, names, chosen, rows, dict(settings)))
+    return out
+
+
+_Paired = tuple[str, str, list[str], np.ndarray, np.ndarray, int]
+
+
+def _prepare(
+    systems: SystemsInput, baseline: str | None, metrics: Sequence[str] | None, missing: str
+) -> tuple[str, list[str], list[str], list[_Paired]]:
+    """The baseline, the systems, the metrics, and each comparison's paired values."""
     if len(systems) < 2:
         raise ValueError(f"need at least two systems to compare, got {len(systems)}")
     names = list(systems)
@@ -278,59 +308,31 @@ def compare(
         baseline = names[0]
     if baseline not in systems:
         raise ValueError(f"baseline {baseline!r} is not one of the systems {names}")
-    if missing not in ("intersect", "zero"):
-        raise ValueError(f"missing must be 'intersect' or 'zero', got {missing!r}")
     chosen = [canonical_metric(m) for m in metrics] if metrics else _common_metrics(systems)
     if not chosen:
         raise ValueError("the systems have no metric in common")
-    others = [name for name in names if name != baseline]
-    rows: list[MetricComparison] = []
+    paired: list[_Paired] = []
     for metric in chosen:
         base = _values(systems[baseline], metric)
         if not base:
             raise ValueError(f"baseline {baseline!r} has no values for {metric!r}")
-        for name in others:
+        for name in (name for name in names if name != baseline):
             other = _values(systems[name], metric)
             if not other:
                 raise ValueError(f"system {name!r} has no values for {metric!r}")
-            rows.append(
-                _compare_pair(
-                    metric, baseline, name, base, other, queries or {},
-                    n_resamples=n_resamples, seed=seed, confidence=confidence,
-                    tie_tolerance=tie_tolerance, top_k=top_k, missing=missing,
-                )
-            )  # fmt: skip
-    for attribute in ("p_ttest", "p_permutation"):
-        adjusted = stats.holm([getattr(row, attribute) for row in rows])
-        for row, value in zip(rows, adjusted, strict=True):
-            setattr(row, f"{attribute}_holm", value)
-    settings = {
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "confidence": confidence,
-        "alpha": alpha,
-        "tie_tolerance": tie_tolerance,
-        "missing": missing,
-        "correction": "holm",
-    }
-    return Comparison(baseline, names, chosen, rows, settings)
+            paired.append((metric, name, *_pair(metric, baseline, name, base, other, missing)))
+    return baseline, names, chosen, paired
 
 
-def _compare_pair(
+def _pair(
     metric: str,
     baseline: str,
     system: str,
     base: Mapping[str, float],
     other: Mapping[str, float],
-    queries: Mapping[str, str],
-    *,
-    n_resamples: int,
-    seed: int,
-    confidence: float,
-    tie_tolerance: float,
-    top_k: int,
     missing: str,
-) -> MetricComparison:
+) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+    """The paired queries, the baseline's and the system's values, and how many were unpaired."""
     if missing == "zero":
         qids = list(dict.fromkeys([*base, *other]))
         unpaired = 0
@@ -341,10 +343,25 @@ def _compare_pair(
         raise ValueError(f"{baseline!r} and {system!r} share no query on {metric!r}")
     a = np.array([base.get(qid, 0.0) for qid in qids])
     b = np.array([other.get(qid, 0.0) for qid in qids])
+    return qids, a, b, unpaired
+
+
+def _compare_pair(
+    metric: str,
+    baseline: str,
+    system: str,
+    qids: list[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    unpaired: int,
+    permutation: stats.PermutationResult,
+    ci: stats.BootstrapResult,
+    queries: Mapping[str, str],
+    *,
+    tie_tolerance: float,
+    top_k: int,
+) -> MetricComparison:
     ttest = stats.paired_ttest(a, b)
-    # Same seed for every pair: each comparison is reproducible on its own.
-    permutation = stats.permutation_test(a, b, n_resamples=n_resamples, seed=seed)
-    ci = stats.bootstrap_ci(a, b, confidence=confidence, n_resamples=n_resamples, seed=seed)
     wins, ties, losses = stats.win_tie_loss(a, b, tolerance=tie_tolerance)
     d = b - a
     # Stable sorts: equal deltas keep query order, so the lists are deterministic.

@@ -10,6 +10,9 @@ Every function takes two equal-length arrays of per-query scores, ``a`` (the bas
 * :func:`holm` — Holm–Bonferroni adjusted p-values across a family of comparisons;
 * :func:`win_tie_loss` — per-query wins, ties and losses with a tie tolerance.
 
+:func:`permutation_tests` and :func:`bootstrap_cis` test many pairs at once, each result equal
+to the single function's with the same seed; pairs of equal length share one set of draws.
+
 >>> a = [0.2, 0.5, 0.1, 0.7, 0.4]
 >>> b = [0.3, 0.6, 0.1, 0.9, 0.5]
 >>> round(paired_ttest(a, b).pvalue, 4)
@@ -41,9 +44,11 @@ __all__ = [
     "PermutationResult",
     "TTestResult",
     "bootstrap_ci",
+    "bootstrap_cis",
     "holm",
     "paired_ttest",
     "permutation_test",
+    "permutation_tests",
     "win_tie_loss",
 ]
 
@@ -145,33 +150,75 @@ def permutation_test(
     >>> r.exact, round(r.pvalue, 3)
     (False, 0.002)
     """
+    return permutation_tests([(a, b)], n_resamples=n_resamples, seed=seed)[0]
+
+
+def permutation_tests(
+    pairs: Sequence[tuple[ArrayLike, ArrayLike]],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int | np.random.Generator | None = SEED,
+) -> list[PermutationResult]:
+    """:func:`permutation_test` of each ``(a, b)`` pair, each result equal to that function's
+    with the same ``seed``; pairs of equal length share one set of random sign patterns (drawn
+    once), which is what makes many comparisons of the same queries fast.
+
+    With a :class:`numpy.random.Generator` as ``seed``, each length draws from it in turn.
+    """
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be positive, got {n_resamples}")
-    d = _differences(a, b)
-    n = d.size
+    differences = [_differences(a, b) for a, b in pairs]
+    results: list[PermutationResult | None] = [None] * len(differences)
+    for n, members in _by_length(differences).items():
+        ds = [differences[i] for i in members]
+        for i, result in zip(
+            members, _permutation_same_length(ds, n, n_resamples, seed), strict=True
+        ):
+            results[i] = result
+    return results  # type: ignore[return-value]
+
+
+def _by_length(differences: Sequence[np.ndarray]) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = {}
+    for i, d in enumerate(differences):
+        groups.setdefault(d.size, []).append(i)
+    return groups
+
+
+def _permutation_same_length(
+    ds: Sequence[np.ndarray], n: int, n_resamples: int, seed: int | np.random.Generator | None
+) -> list[PermutationResult]:
     if n == 0:
-        return PermutationResult(0.0, 1.0, 0, True)
-    observed = float(d.mean())
+        return [PermutationResult(0.0, 1.0, 0, True) for _ in ds]
+    observed = [float(d.mean()) for d in ds]
     # Comparisons tolerate rounding noise: sums of the same numbers in another order differ
     # in the last bits (scipy uses the same relative tolerance).
-    threshold = abs(observed) - abs(observed) * np.finfo(float).eps * 100
-    exact = n < 63 and 2**n <= n_resamples
-    if exact:
+    thresholds = [abs(o) - abs(o) * np.finfo(float).eps * 100 for o in observed]
+    if n < 63 and 2**n <= n_resamples:
         signs = np.array(list(product((1.0, -1.0), repeat=n)))
-        null = signs @ d / n
-        count = int(np.count_nonzero(np.abs(null) >= threshold))
-        return PermutationResult(observed, count / len(signs), len(signs), True)
+        return [
+            PermutationResult(o, int(np.count_nonzero(np.abs(signs @ d / n) >= t)) / len(signs),
+                              len(signs), True)
+            for o, t, d in zip(observed, thresholds, ds, strict=True)
+        ]  # fmt: skip
     rng = _rng(seed)
-    count = 0
+    counts = [0] * len(ds)
     block = max(1, _BLOCK_ELEMENTS // n)
+    buffer = np.empty((min(block, n_resamples), n))
     done = 0
     while done < n_resamples:
         size = min(block, n_resamples - done)
-        signs = rng.integers(0, 2, size=(size, n), dtype=np.int8).astype(float) * 2.0 - 1.0
-        null = signs @ d / n
-        count += int(np.count_nonzero(np.abs(null) >= threshold))
+        bits = rng.integers(0, 2, size=(size, n), dtype=np.int8)
+        # bits * 2.0 - 1.0 into one reused buffer: fresh arrays cost more than the arithmetic.
+        signs = np.multiply(bits, 2.0, out=buffer[:size])
+        signs -= 1.0
+        for k, (d, t) in enumerate(zip(ds, thresholds, strict=True)):
+            counts[k] += int(np.count_nonzero(np.abs(signs @ d / n) >= t))
         done += size
-    return PermutationResult(observed, (count + 1) / (n_resamples + 1), n_resamples, False)
+    return [
+        PermutationResult(o, (c + 1) / (n_resamples + 1), n_resamples, False)
+        for o, c in zip(observed, counts, strict=True)
+    ]
 
 
 def bootstrap_ci(
@@ -192,25 +239,65 @@ def bootstrap_ci(
     >>> round(r.mean, 2), r.low <= r.mean <= r.high, r.confidence
     (0.14, True, 0.95)
     """
+    return bootstrap_cis([(a, b)], confidence=confidence, n_resamples=n_resamples, seed=seed)[0]
+
+
+def bootstrap_cis(
+    pairs: Sequence[tuple[ArrayLike, ArrayLike]],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    seed: int | np.random.Generator | None = SEED,
+) -> list[BootstrapResult]:
+    """:func:`bootstrap_ci` of each ``(a, b)`` pair, each result equal to that function's with
+    the same ``seed``; pairs of equal length share one set of resampled query indexes."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be positive, got {n_resamples}")
-    d = _differences(a, b)
-    n = d.size
-    if n == 0:
-        nan = float("nan")
-        return BootstrapResult(nan, nan, nan, confidence, n_resamples)
+    differences = [_differences(a, b) for a, b in pairs]
+    results: list[BootstrapResult | None] = [None] * len(differences)
+    alpha = (1 - confidence) / 2
+    for n, members in _by_length(differences).items():
+        ds = [differences[i] for i in members]
+        if n == 0:
+            nan = float("nan")
+            for i in members:
+                results[i] = BootstrapResult(nan, nan, nan, confidence, n_resamples)
+            continue
+        for i, d, means in zip(
+            members, ds, _bootstrap_means(ds, n, n_resamples, seed), strict=True
+        ):
+            low, high = np.percentile(means, [100 * alpha, 100 * (1 - alpha)])
+            results[i] = BootstrapResult(
+                float(d.mean()), float(low), float(high), confidence, n_resamples
+            )
+    return results  # type: ignore[return-value]
+
+
+# Rows of resampled indexes gathered at a time: small enough to stay in the CPU's cache.
+_GATHER_ROWS = 64
+
+
+def _bootstrap_means(
+    ds: Sequence[np.ndarray], n: int, n_resamples: int, seed: int | np.random.Generator | None
+) -> list[np.ndarray]:
     rng = _rng(seed)
-    means = np.empty(n_resamples)
+    means = [np.empty(n_resamples) for _ in ds]
     block = max(1, _BLOCK_ELEMENTS // n)
+    gathered = np.empty((min(_GATHER_ROWS, block), n))
     for start in range(0, n_resamples, block):
         stop = min(start + block, n_resamples)
+        # Drawn in the same blocks as ever: the draws, so the numbers, do not change.
         index = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = d[index].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    low, high = np.percentile(means, [100 * alpha, 100 * (1 - alpha)])
-    return BootstrapResult(float(d.mean()), float(low), float(high), confidence, n_resamples)
+        for row in range(0, stop - start, _GATHER_ROWS):
+            rows = index[row : row + _GATHER_ROWS]
+            out = gathered[: len(rows)]
+            for d, m in zip(ds, means, strict=True):
+                # mode "raise" would copy through a buffer; no index is out of range.
+                np.take(d, rows, out=out, mode="clip")
+                m[start + row : start + row + len(rows)] = out.mean(axis=1)
+    return means
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -1,6 +1,6 @@
 """The report's charts and paired tests: each metric's distribution per system, and for
 pairs of systems the per-query differences with win/tie/loss, the paired tests' p-values
-and the bootstrap CI, all from :func:`heta_eval.compare.compare` (the same numbers
+and the bootstrap CI, all from :func:`heta_eval.compare.compare_many` (the same numbers
 ``heta-eval compare`` prints).
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from heta_eval.compare import compare
+from heta_eval.compare import compare_many
 from heta_eval.report import svg
 from heta_eval.report.headline import number
 from heta_eval.report.sources import System
@@ -70,10 +70,11 @@ def distributions(systems: Sequence[System], metrics: Sequence[str]) -> list[dic
 
 def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
     """For each pair of systems and each metric both scored: the paired comparison
-    (means, Δ, CI, p-values, W/T/L) and the difference plot."""
+    (means, Δ, CI, p-values, W/T/L) and the difference plot. Each pair is its own
+    ``compare`` (its own Holm family), all computed in one :func:`compare_many`."""
     by_label = {system.label: system for system in systems}
     metrics = paired_metrics(systems, metrics)
-    out = []
+    families = []
     for first, second in system_pairs([s.label for s in systems]):
         a, b = by_label[first], by_label[second]
         per_query: dict[str, dict[str, dict[str, float]]] = {first: {}, second: {}}
@@ -86,16 +87,18 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
             for name, values in ((first, va), (second, vb)):
                 for qid, value in values.items():
                     per_query[name].setdefault(qid, {})[metric] = value
-        if not shared:
-            continue
-        result = compare(per_query, baseline=first, metrics=shared)
+        if shared:
+            families.append((per_query, first, shared))
+    out = []
+    for (_, first, _), result in zip(families, compare_many(families), strict=True):
+        second = result.systems[1]
         rows = []
         for row in result.rows:
-            va, vb = _values(a, row.metric), _values(b, row.metric)
+            va, vb = _values(by_label[first], row.metric), _values(by_label[second], row.metric)
             deltas = [vb[q] - va[q] for q in va if q in vb]
             rows.append(_row(row, deltas, f"{row.metric}: {second} − {first}"))
         out.append({"baseline": first, "system": second, "rows": rows,
-                    "settings": result.settings, "caption": result._caption()})  # fmt: skip
+                    "settings": result.settings, "caption": result.caption()})  # fmt: skip
     return out
 
 

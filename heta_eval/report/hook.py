@@ -19,6 +19,7 @@ from typing import Any
 from heta_eval import __version__
 from heta_eval.report import write_report
 from heta_eval.report.render import asset_text
+from heta_eval.runner.hits import HITS_FILE
 
 __all__ = ["report_after_run", "report_after_sweep", "report_key"]
 
@@ -58,7 +59,7 @@ def report_key(folders: Sequence[Path]) -> str:
         summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
         summary.pop("created_at", None)
         digest.update(json.dumps(summary, sort_keys=True).encode())
-        for name in ("per_query.jsonl", "run.json"):
+        for name in ("per_query.jsonl", HITS_FILE, "run.json"):
             path = folder / name
             if path.exists():
                 with path.open("rb") as handle:

@@ -3,7 +3,8 @@
 Queries are indexed once (``qids``, ``queries``) and documents once (``docs``); per metric
 and system, ``values`` holds each query's score from ``per_query.jsonl`` (``None`` where the
 query was not scored). ``detail`` holds, per system and query, what the drill-down shows.
-Texts are cut to a bounded length so a 1 MB line cannot make a 1 MB report row.
+Texts are cut to a bounded length so a 1 MB line cannot make a 1 MB report row. Each shown
+document carries the chunk hits that collapsed into it, where the folder keeps them.
 
 >>> cut("abc", 10), cut("abcdef", 4)
 ('abc', 'abcd… (2 more characters)')
@@ -15,10 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from heta_eval.report.sources import Dataset, System
+from heta_eval.runner.hits import HIT_DOCUMENTS
 
 __all__ = ["build_payload", "cut", "numeric_metrics"]
 
-TOP_DOCUMENTS = 10
+#: The ranked documents a drill-down shows: those whose chunk hits the results folder keeps.
+TOP_DOCUMENTS = HIT_DOCUMENTS
 TEXT_LIMIT = 4_000
 TITLE_LIMIT = 300
 #: Characters of document snippets in all, shared out over the documents a report names.
@@ -71,6 +74,9 @@ def _score_detail(record: Any, kinds: dict[str, str]) -> dict[str, Any]:
             entry["passed"] = score.passed
         if score.metadata and kinds.get(name) not in _RETRIEVAL_KINDS:
             entry["metadata"] = cut(_json(score.metadata), TEXT_LIMIT)
+            # A judge's reason is shown beside its verdict, not only in the details.
+            if isinstance(score.metadata.get("reason"), str):
+                entry["reason"] = cut(score.metadata["reason"], TEXT_LIMIT)
         scores[name] = entry
     return scores
 
@@ -125,8 +131,19 @@ def _detail(
         "results": record.results,
         "unmapped": record.unmapped_results,
         "duplicate_chunks": collapse.get("duplicate_chunks"),
+        # Per shown document, its chunk hits [chunk id, rank, score]; None when not kept.
+        "hits": _hits(record.hits[:TOP_DOCUMENTS]) if record.hits else None,
         "self_hits_removed": collapse.get("self_hits_removed"),
     }
+
+
+def _hits(shown: list[Any]) -> list[Any]:
+    # Chunk ids are short; only a long one is cut (checked first: most reports have none).
+    if all(len(chunk or "") <= TITLE_LIMIT for doc in shown for chunk, _, _ in doc):
+        return shown
+    return [
+        [[cut(c, TITLE_LIMIT) if c else c, rank, score] for c, rank, score in doc] for doc in shown
+    ]
 
 
 def _documents(index: _DocIndex, dataset: Dataset) -> dict[str, list[str]]:

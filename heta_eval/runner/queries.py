@@ -21,6 +21,7 @@ from heta_eval.retrieval.batch import score_retrieval_batch
 from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.retrieval.metric import BeirRetrievalMetric
 from heta_eval.runner.checks import name_documents
+from heta_eval.runner.hits import chunk_hits
 from heta_eval.runner.results import Journal, QueryRecord
 
 __all__ = ["QueryLoop", "by_config", "rescore_incomplete"]
@@ -144,6 +145,10 @@ class QueryLoop:
             evaluation_ms=round((time.perf_counter() - started) * 1000, 3),
             results=len(response.results),
             unmapped_results=ranking.unmapped,
+            # The chunk hits behind the shown documents, mapped as the ranking was.
+            hits=chunk_hits(
+                response.results, list(ranking.scores), retrieval[0].resolver if retrieval else None
+            ),
         ), response
 
 

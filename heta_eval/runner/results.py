@@ -8,6 +8,9 @@ A results folder holds:
 * ``per_query.jsonl``: one line per case and mode (query, retrieved document ids and scores,
   answer, every evaluator's score and metadata, the query error if it failed), appended as
   each case finishes, so a killed run loses nothing it finished;
+* ``hits.jsonl``: per case and mode, the chunk hits that collapsed into each of the first
+  documents (chunk id, rank, score; see :mod:`heta_eval.runner.hits`), written beside the
+  journal;
 * ``summary.json``: per mode and evaluator the aggregates (BEIR and strict for retrieval
   metrics), counts and timings;
 * ``runs/<mode>.trec``: a TREC run per mode (real ranks, the system's order);
@@ -28,6 +31,7 @@ from heta_eval.evaluation import EvaluationScore
 from heta_eval.extras import require
 from heta_eval.io.trec import write_run
 from heta_eval.models.report import EvaluationFailure, MetricSummary
+from heta_eval.runner.hits import HITS_FILE, Hits, hits_line, read_hits
 from heta_eval.runner.table import results_table
 
 __all__ = [
@@ -65,6 +69,9 @@ class QueryRecord(BaseModel):
     # Per retrieval-metric config, what the chunk collapse dropped: lets an interrupted run
     # score journaled records from ``documents`` exactly as their mode's batch would have.
     collapse: list[dict[str, Any]] = Field(default_factory=list)
+    #: Per shown document, the chunk hits that collapsed into it (``hits.jsonl``, not
+    #: ``per_query.jsonl``); empty where the folder does not keep them.
+    hits: Hits = Field(default_factory=list, exclude=True)
 
     @property
     def ok(self) -> bool:
@@ -161,50 +168,83 @@ class Journal:
 
     A line cut short by a killed process is ignored when the journal is read back; for the
     same (case, mode) the last record wins, so a query retried after a failure replaces it.
+    Each record's chunk hits go to ``hits.jsonl`` beside it, written just before the record.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.hits_path = path.with_name(HITS_FILE)
         self._handle: Any = None
+        self._hits_handle: Any = None
+        self._hits_written: dict[tuple[str, str], Hits] = {}
 
     def read(self) -> dict[tuple[str, str], QueryRecord]:
         records: dict[tuple[str, str], QueryRecord] = {}
         for record in _read_records(self.path, tolerate_truncated_tail=True):
             records[(record.case_id, record.mode)] = record
+        _attach_hits(records, self.hits_path)
         return records
 
     def append(self, record: QueryRecord) -> None:
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._repair_tail()
+            for path in (self.path, self.hits_path):
+                _repair_tail(path)
             self._handle = self.path.open("a", encoding="utf-8")
+            self._hits_handle = self.hits_path.open("a", encoding="utf-8")
+        key = (record.case_id, record.mode)
+        # A record journaled again (now with its retrieval scores) has its hits written once.
+        if record.hits and self._hits_written.get(key) is not record.hits:
+            self._hits_handle.write(hits_line(record.case_id, record.mode, record.hits))
+            self._hits_handle.flush()
+            self._hits_written[key] = record.hits
         self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()  # in the kernel's hands now: survives a killed process
 
-    def _repair_tail(self) -> None:
-        # A killed writer can leave a partial last line; cut it so new lines start clean.
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
-        with self.path.open("rb+") as handle:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) == b"\n":
-                return
-            data = self.path.read_bytes()
-            handle.truncate(data.rfind(b"\n") + 1)
-
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        for handle in (self._handle, self._hits_handle):
+            if handle is not None:
+                handle.close()
+        self._handle = self._hits_handle = None
 
     def rewrite(self, records: Iterable[QueryRecord]) -> None:
-        """Replace the journal with ``records`` (compacted, in order), atomically."""
+        """Replace the journal and its hits with ``records`` (compacted, in order), atomically."""
         self.close()
         temporary = self.path.with_suffix(".jsonl.tmp")
-        with temporary.open("w", encoding="utf-8") as handle:
+        hits_temporary = self.hits_path.with_suffix(".jsonl.tmp")
+        with (
+            temporary.open("w", encoding="utf-8") as out,
+            hits_temporary.open("w", encoding="utf-8") as hits,
+        ):
             for record in records:
-                handle.write(record.model_dump_json() + "\n")
+                if record.hits:
+                    hits.write(hits_line(record.case_id, record.mode, record.hits))
+                out.write(record.model_dump_json() + "\n")
+        os.replace(hits_temporary, self.hits_path)
         os.replace(temporary, self.path)
+
+
+def _repair_tail(path: Path) -> None:
+    # A killed writer can leave a partial last line; cut it so new lines start clean.
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as handle:
+        handle.seek(-1, os.SEEK_END)
+        if handle.read(1) == b"\n":
+            return
+        data = path.read_bytes()
+        handle.truncate(data.rfind(b"\n") + 1)
+
+
+def _attach_hits(records: dict[tuple[str, str], QueryRecord], path: Path) -> None:
+    try:
+        found = read_hits(path)
+    except ValueError as error:
+        raise ResultsFormatError(str(error)) from None
+    for key, hits in found.items():
+        record = records.get(key)
+        if record is not None and record.ok:
+            record.hits = hits
 
 
 def _read_records(path: Path, *, tolerate_truncated_tail: bool) -> Iterator[QueryRecord]:
@@ -330,4 +370,5 @@ def load_results(path: str | Path) -> BenchmarkResults:
     except ValidationError as error:
         raise ResultsFormatError(f"{summary_path}: not a heta-eval summary: {error}") from None
     records = list(_read_records(folder / "per_query.jsonl", tolerate_truncated_tail=False))
+    _attach_hits({(r.case_id, r.mode): r for r in records}, folder / HITS_FILE)
     return BenchmarkResults(summary, records, folder)

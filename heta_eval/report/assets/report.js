@@ -95,10 +95,20 @@
     $("prev").disabled = state.page === 0; $("next").disabled = state.page >= pages - 1;
   }
 
-  function docCells(index) {
+  function docCells(index, hits) {
     var title = D.docs.titles[index], snippet = D.docs.snippets[index];
     return el("td", null, title ? el("strong", { text: title }) : null,
-      el("div", { cls: "snippet", text: snippet || (D.has_texts ? "(not in the dataset)" : "(dataset not read)") }));
+      el("div", { cls: "snippet", text: snippet || (D.has_texts ? "(not in the dataset)" : "(dataset not read)") }),
+      hits ? chunkHits(hits) : null);
+  }
+  function chunkHits(hits) {
+    // One line per chunk hit that collapsed into the document: chunk id, rank in the reply, score.
+    var list = el("ul", { cls: "hits" });
+    hits.forEach(function (h) {
+      list.appendChild(el("li", null, el("span", { cls: "chunk", text: h[0] === null ? "(no chunk id)" : h[0] }),
+        " rank " + h[1] + ", score " + fmt(h[2])));
+    });
+    return el("div", { cls: "chunk-hits" }, el("span", { cls: "muted", text: hits.length + (hits.length === 1 ? " chunk hit" : " chunk hits") }), list);
   }
   function label(q, index) {
     if (!D.has_labels) return "–";
@@ -110,7 +120,7 @@
     if (!d) { box.appendChild(el("p", { cls: "muted", text: "Not in this results folder (not run)." })); return box; }
     if (d.error) box.appendChild(el("p", { cls: "bad" }, "query failed: ", el("span", { text: d.error })));
     box.appendChild(el("p", { cls: "muted", text: d.retrieved + " documents retrieved from " + d.results + " hits" +
-      (d.duplicate_chunks === null || d.duplicate_chunks === undefined ? "" : "; " + d.duplicate_chunks + " chunk hits collapsed into their documents (per-chunk hits are not kept in the results folder)") +
+      (d.duplicate_chunks === null || d.duplicate_chunks === undefined ? "" : "; " + d.duplicate_chunks + " chunk hits collapsed into their documents" + (d.hits ? " (each shown under its document)" : (d.duplicate_chunks ? " (this results folder does not keep the chunk hits)" : ""))) +
       (d.unmapped ? "; " + d.unmapped + " hits named no document" : "") + (d.self_hits_removed ? "; " + d.self_hits_removed + " self-hits removed" : "") +
       (d.latency_ms === null ? "" : "; latency " + d.latency_ms.toFixed(1) + " ms") }));
     if (d.answer !== null) box.appendChild(el("div", null, el("strong", { text: "answer" }), el("pre", { text: d.answer })));
@@ -119,7 +129,7 @@
     d.top.forEach(function (hit, r) {
       var l = label(q, hit[0]);
       tb.appendChild(el("tr", { cls: +l > 0 ? "rel" : "" }, el("td", { cls: "num", text: String(r + 1) }), el("td", { text: D.docs.ids[hit[0]] }),
-        docCells(hit[0]), el("td", { cls: "label", text: l }), el("td", { cls: "num", text: fmt(hit[1]) })));
+        docCells(hit[0], d.hits ? d.hits[r] : null), el("td", { cls: "label", text: l }), el("td", { cls: "num", text: fmt(hit[1]) })));
     });
     docs.appendChild(tb); box.appendChild(docs);
     if (!D.has_labels) box.appendChild(el("p", { cls: "muted", text: "No relevance labels: the dataset was not read." }));
@@ -137,6 +147,14 @@
       var sc = d.scores[name];
       st.appendChild(el("tr", null, el("td", { text: name }), el("td", { cls: "num", text: sc.skipped ? "skipped" : fmt(sc.value) }),
         el("td", { text: sc.passed === undefined ? "" : (sc.passed ? "passed" : "failed") }), el("td", null, sc.metadata ? el("pre", { text: sc.metadata }) : null)));
+    });
+    Object.keys(d.scores).forEach(function (name) {
+      // Verdicts with a reason (an LLM judge) in plain sight; every detail is in the table below.
+      var sc = d.scores[name];
+      if (sc.reason === undefined) return;
+      var verdict = sc.skipped ? "skipped" : (sc.passed === undefined ? fmt(sc.value) : (sc.passed ? "passed" : "failed"));
+      box.appendChild(el("p", { cls: "verdict", "data-evaluator": name }, el("strong", { text: name + ": " + verdict }),
+        " (" + fmt(sc.value) + ") ", el("span", { cls: "reason", text: sc.reason })));
     });
     box.appendChild(el("details", null, el("summary", { text: "scores, evidence, judge verdicts and reasons" }),
       el("table", null, el("thead", null, el("tr", null, el("th", { cls: "ev", text: "evaluator" }), el("th", { cls: "narrow", text: "value" }), el("th", { cls: "narrow", text: "pass" }), el("th", { text: "details" }))), st)));
