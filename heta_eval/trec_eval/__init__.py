@@ -22,7 +22,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-from heta_eval.trec_eval.compute import TrecEvalResult, evaluate, per_query_values
+from heta_eval.io.source import open_input
+from heta_eval.trec_eval.compute import (
+    TrecEvalResult,
+    check_engine_inputs,
+    evaluate,
+    evaluated_queries,
+    make_result,
+    per_query_values,
+)
+from heta_eval.trec_eval.fast import engine_applies, engine_values
 from heta_eval.trec_eval.inputs import read_trec_eval_qrels, read_trec_eval_run
 from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
 from heta_eval.trec_eval.output import report_lines
@@ -42,12 +51,30 @@ __all__ = [
 
 # Families whose values are not pytrec_eval's: text, or counts this package forms itself.
 _NOT_FROM_PYTREC_EVAL = ("runid", "relstring", "num_q")
+# Families that need no ranking: trec_eval reads a run with repeated documents for them.
+_NO_RANKING = ("runid", "num_q")
 
 
 def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
-    """Read the files named in ``options`` and evaluate them as trec_eval would."""
+    """Read the files named in ``options`` and evaluate them as trec_eval would: a large run
+    on the compiled engine when it computes every measure (:mod:`~heta_eval.trec_eval.fast`),
+    else through pytrec_eval; the same output either way."""
     qrels = read_trec_eval_qrels(options.qrels)
-    run, tag = read_trec_eval_run(options.run)
+    data = open_input(options.run)  # read once: a pipe or "-" is never reopened
+    ranking = any(m.family.name not in _NO_RANKING for m in options.measures)
+    # trec_eval refuses a repeated document only in a query it ranks.
+    ranked = {qid for qid, docs in qrels.items() if docs} if ranking else set()
+    if engine_applies(options, data):
+        fast = engine_values(options, qrels, data, repeats_refused_in=ranked)
+        if fast is not None:
+            run_queries, values, tag = fast
+            query_ids = evaluated_queries(qrels, run_queries)
+            if ranking:
+                check_engine_inputs(qrels, query_ids)
+            return make_result(qrels, query_ids, values, {}, tag)
+    run, tag = read_trec_eval_run(
+        data, repeats_refused_in=ranked, max_per_topic=options.max_per_topic
+    )
     relstring = next((m for m in options.measures if m.family.name == "relstring"), None)
     return evaluate(
         qrels,

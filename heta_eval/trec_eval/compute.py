@@ -36,7 +36,15 @@ from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
 from heta_eval.measures.trec_catalogue import TrecFamily
 
-__all__ = ["TrecEvalResult", "evaluate", "per_query_values", "summary_value"]
+__all__ = [
+    "TrecEvalResult",
+    "check_engine_inputs",
+    "evaluate",
+    "evaluated_queries",
+    "make_result",
+    "per_query_values",
+    "summary_value",
+]
 
 # trec_eval keeps one counter per label value up to the largest label of a query.
 MAX_LABEL = 1_000_000
@@ -187,9 +195,7 @@ def evaluate(
     """Evaluate ``run`` as ``trec_eval`` would; ``relstring_length`` (trec_eval's
     ``(long) param``) asks for relevance strings. Raises ValueError when no query is in
     both inputs (trec_eval: "No queries with both results and relevance info")."""
-    query_ids = tuple(sorted(qid for qid in run if qrels.get(qid)))
-    if not query_ids:
-        raise ValueError("no query has both results and relevance judgments")
+    query_ids = evaluated_queries(qrels, run)
     if specs or relstring_length is not None:
         _check_negative_queries(qrels, query_ids)
     kept = {qid: _top(run[qid], max_per_topic) for qid in query_ids}
@@ -200,6 +206,39 @@ def evaluate(
             qid: _relstring(kept[qid], qrels[qid], relstring_length, judged_only)
             for qid in query_ids
         }
+    return make_result(qrels, query_ids, values, relstrings, run_tag)
+
+
+def evaluated_queries(
+    qrels: Mapping[str, Mapping[str, int]], run_queries: Iterable[str]
+) -> tuple[str, ...]:
+    """The queries trec_eval evaluates: in the run and judged, in ``strcmp`` order. Raises
+    ValueError when there are none (trec_eval: "No queries with both results and relevance
+    info")."""
+    query_ids = tuple(sorted(qid for qid in run_queries if qrels.get(qid)))
+    if not query_ids:
+        raise ValueError("no query has both results and relevance judgments")
+    return query_ids
+
+
+def check_engine_inputs(qrels: Mapping[str, Mapping[str, int]], query_ids: tuple) -> None:
+    """The refusals :func:`evaluate` makes before computing, for values computed elsewhere
+    (the compiled engine): queries trec_eval cannot evaluate, ids and labels it cannot take."""
+    _check_negative_queries(qrels, query_ids)
+    for qid, docs in qrels.items():
+        if docs:
+            _safe_labels(qid, docs)
+
+
+def make_result(
+    qrels: Mapping[str, Mapping[str, int]],
+    query_ids: tuple[str, ...],
+    values: Mapping[str, dict[str, float]],
+    relstrings: dict[str, str],
+    run_tag: str,
+) -> TrecEvalResult:
+    """The result of evaluated ``query_ids`` with their ``values``, and the counts of the
+    whole qrels that ``-c`` needs."""
     num_rel_all = sum(1 for docs in qrels.values() for label in docs.values() if label > 0)
     return TrecEvalResult(
         query_ids=query_ids,

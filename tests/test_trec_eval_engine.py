@@ -1,0 +1,103 @@
+"""``heta-eval trec_eval`` on the compiled engine: the same bytes as trec_eval 9.0.8.
+
+The seeded cases of ``tests/data/trec_eval_engine.json`` (made by
+``tests/trec_eval_engine_corpus.py`` with the C binary) are replayed twice: with the engine's
+size threshold at 0, so that every eligible case is read by the compiled parser and scored by
+the compiled engine, and with the threshold as shipped (pytrec_eval). One seeded run larger
+than the real threshold is replayed as shipped and below it. Without the binary the pinned
+outputs are the oracle; with it, fresh cases are drawn too."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import shutil
+
+import pytest
+from test_trec_eval_fuzz import check, ours
+from trec_eval_corpus import run_case
+from trec_eval_engine_corpus import CORPUS, large_case, make_case
+
+import heta_eval.trec_eval as drop_in
+from heta_eval.providers import backends
+
+CASES = json.loads(CORPUS.read_text())
+SMALL = [case for case in CASES if "seed" not in case]
+BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
+
+
+def large() -> dict:
+    """The pinned case of a run above the threshold, its files regenerated from its seed."""
+    pinned = next(case for case in CASES if "seed" in case)
+    return {**large_case(pinned["seed"]), **pinned}
+
+
+@pytest.fixture
+def engine_answers(monkeypatch) -> list[bool]:
+    """Records, for each run read, whether the compiled engine answered it."""
+    answers: list[bool] = []
+    original = drop_in.engine_values
+
+    def spy(*args, **kwargs):
+        values = original(*args, **kwargs)
+        answers.append(values is not None)
+        return values
+
+    monkeypatch.setattr(drop_in, "engine_values", spy)
+    return answers
+
+
+def engine_can_read(case: dict) -> bool:
+    """No option the engine leaves to pytrec_eval, each query in one block, and no repeated
+    document in a query trec_eval ranks (a judged one, when a measure ranks)."""
+    argv = case["argv"]
+    if any(flag in argv for flag in ("-J", "-M", "-l")):
+        return False
+    rows = [tuple(line.split()[:3:2]) for line in case["run"].splitlines()]
+    blocks = [qid for i, (qid, _) in enumerate(rows) if i == 0 or rows[i - 1][0] != qid]
+    ranking = any(m not in ("runid", "num_q") for a, m in itertools.pairwise(argv) if a == "-m")
+    judged = {line.split()[0] for line in case["qrels"].splitlines()}
+    repeated = {qid for qid, _ in (r for r in rows if rows.count(r) > 1)}
+    return len(set(blocks)) == len(blocks) and not (ranking and repeated & judged)
+
+
+@pytest.mark.parametrize("index", range(len(SMALL)))
+def test_engine_prints_trec_eval_bytes(index, tmp_path, capsysbinary, monkeypatch, engine_answers):
+    monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 0)
+    case = SMALL[index]
+    check(case, *ours(case, tmp_path, capsysbinary))
+    assert any(engine_answers) == engine_can_read(case)
+
+
+@pytest.mark.parametrize("index", range(len(SMALL)))
+def test_small_runs_stay_on_pytrec_eval(index, tmp_path, capsysbinary, engine_answers):
+    case = SMALL[index]
+    check(case, *ours(case, tmp_path, capsysbinary))
+    assert not engine_answers  # below the threshold the engine is not even tried
+
+
+def test_a_run_above_the_threshold_takes_the_engine(tmp_path, capsysbinary, engine_answers):
+    case = large()
+    assert len(case["run"].encode()) >= backends.COMPILED_MIN_BYTES
+    check(case, *ours(case, tmp_path, capsysbinary))
+    assert engine_answers == [True]
+
+
+def test_a_run_above_the_threshold_on_pytrec_eval(tmp_path, capsysbinary, monkeypatch):
+    monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 1 << 40)
+    case = large()
+    check(case, *ours(case, tmp_path, capsysbinary))
+
+
+@pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
+def test_engine_live_against_the_binary(tmp_path, capsysbinary, monkeypatch):
+    monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 0)
+    rng = random.Random()
+    for _ in range(40):
+        case = make_case(rng)
+        proc = run_case(BINARY, case, tmp_path)
+        case["c_status"] = proc.returncode
+        case["c_stdout"] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None
+        check(case, *ours(case, tmp_path, capsysbinary))
