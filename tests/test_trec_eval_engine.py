@@ -16,22 +16,26 @@ import random
 import shutil
 
 import pytest
+from test_trec_eval_fuzz import CASES as FUZZ
 from test_trec_eval_fuzz import check, ours
 from trec_eval_corpus import run_case
 from trec_eval_engine_corpus import CORPUS, large_case, make_case
 
 import heta_eval.trec_eval as drop_in
 from heta_eval.providers import backends
+from heta_eval.trec_eval.fast import RunView
 
 CASES = json.loads(CORPUS.read_text())
 SMALL = [case for case in CASES if "seed" not in case]
 BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
 
 
-def large() -> dict:
-    """The pinned case of a run above the threshold, its files regenerated from its seed."""
-    pinned = next(case for case in CASES if "seed" in case)
-    return {**large_case(pinned["seed"]), **pinned}
+LARGE = [case for case in CASES if "seed" in case]
+
+
+def large(index: int) -> dict:
+    """A pinned case of a run above the threshold, its files regenerated from its seed."""
+    return {**large_case(LARGE[index]["seed"], LARGE[index]["argv"]), **LARGE[index]}
 
 
 @pytest.fixture
@@ -78,16 +82,41 @@ def test_small_runs_stay_on_pytrec_eval(index, tmp_path, capsysbinary, engine_an
     assert not engine_answers  # below the threshold the engine is not even tried
 
 
+@pytest.mark.parametrize("index", range(len(FUZZ)))
+def test_every_family_from_arrays_prints_trec_eval_bytes(
+    index, tmp_path, capsysbinary, monkeypatch
+):
+    """The general fuzz corpus with the threshold at 0: runs read into arrays, the families
+    the engine lacks handed to pytrec_eval a query at a time."""
+    monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 0)
+    case = FUZZ[index]
+    check(case, *ours(case, tmp_path, capsysbinary))
+
+
 def test_a_run_above_the_threshold_takes_the_engine(tmp_path, capsysbinary, engine_answers):
-    case = large()
+    case = large(0)
     assert len(case["run"].encode()) >= backends.COMPILED_MIN_BYTES
     check(case, *ours(case, tmp_path, capsysbinary))
     assert engine_answers == [True]
 
 
-def test_a_run_above_the_threshold_on_pytrec_eval(tmp_path, capsysbinary, monkeypatch):
+def test_all_trec_above_the_threshold_reads_arrays(tmp_path, capsysbinary, monkeypatch):
+    views = []
+
+    def counted(*args):
+        views.append(RunView(*args))
+        return views[-1]
+
+    monkeypatch.setattr(drop_in, "RunView", counted)
+    case = large(1)
+    check(case, *ours(case, tmp_path, capsysbinary))
+    assert len(views) == 1
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_run_above_the_threshold_on_pytrec_eval(index, tmp_path, capsysbinary, monkeypatch):
     monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 1 << 40)
-    case = large()
+    case = large(index)
     check(case, *ours(case, tmp_path, capsysbinary))
 
 

@@ -91,9 +91,16 @@ def make_case(rng: random.Random) -> dict:
     }
 
 
-def large_case(seed: int = 24) -> dict:
+#: Command lines for the large run: the engine's (2CR with -q) and pytrec_eval's families.
+LARGE_COMMANDS = (
+    ["-q", "-c", "-m", "ndcg_cut.10", "-m", "recall.100,1000", "-m", "map", "-m", "P.5"],
+    ["-c", "-m", "all_trec"],
+)
+
+
+def large_case(seed: int = 24, argv: list[str] = LARGE_COMMANDS[0]) -> dict:
     """A run of ``LARGE`` queries x documents (about 9 MiB: above the engine's threshold),
-    with float32 ties and graded labels, and the 2CR command line with ``-q``."""
+    with float32 ties and graded labels, and ``argv``."""
     rng = random.Random(seed)
     queries, depth = LARGE
     qrels, run = [], []
@@ -106,7 +113,6 @@ def large_case(seed: int = 24) -> dict:
         for rank, doc in enumerate(dict.fromkeys(docs), start=1):
             score = rng.choice(SCORES) if rng.random() < 0.3 else f"{rng.random() * 30:.6f}"
             run.append(f"{qid} Q0 {doc} {rank} {score} large-run-tag\n")
-    argv = ["-q", "-c", "-m", "ndcg_cut.10", "-m", "recall.100,1000", "-m", "map", "-m", "P.5"]
     return {"qrels": "".join(qrels), "run": "".join(run), "argv": argv, "seed": seed}
 
 
@@ -115,7 +121,8 @@ def main() -> None:
     rng = random.Random(2024)
     cases = []
     with tempfile.TemporaryDirectory() as tmp:
-        for case in [make_case(rng) for _ in range(count)] + [large_case()]:
+        large = [large_case(argv=argv) for argv in LARGE_COMMANDS]
+        for case in [make_case(rng) for _ in range(count)] + large:
             proc = run_case(binary, case, Path(tmp))
             case["c_status"] = proc.returncode
             case["c_stdout"] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None

@@ -18,16 +18,24 @@ input with the line reader, which names the bad line. The numbers are the same e
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from heta_eval.io.run import read_run_columnar
+from heta_eval.io.columnar import ColumnarRun
 from heta_eval.io.source import InputBytes
 from heta_eval.providers.backends import compiled_run_file
 
-__all__ = ["ENGINE_FAMILIES", "engine_applies", "engine_values"]
+__all__ = [
+    "ENGINE_FAMILIES",
+    "RepeatedDocument",
+    "RunView",
+    "engine_computes",
+    "engine_values",
+    "last_tag",
+    "reads_columnar",
+]
 
 #: trec_eval families the engine computes, and its column block for each (METRIC_ORDER).
 ENGINE_FAMILIES = {"ndcg_cut": 0, "map_cut": 1, "map": 1, "recall": 2, "P": 3}
@@ -37,11 +45,17 @@ _AROUND = ("runid", "num_q")
 MAX_CUTOFF = 100_000
 
 
-def engine_applies(options: Any, data: InputBytes) -> bool:
-    """Whether ``options`` on the run ``data`` can be scored by the engine (see module doc)."""
-    if options.relevance_level != 1 or options.max_per_topic is not None:
+def reads_columnar(options: Any, data: InputBytes) -> bool:
+    """Whether the run ``data`` is read into arrays: a large file (no byte-order mark, not
+    JSON), without ``-M`` (whose cut the line reader's path applies)."""
+    if options.max_per_topic is not None or not compiled_run_file(data):
         return False
-    if options.judged_only or not compiled_run_file(data):
+    return data.start() == data.start(drop_bom=True) and not data.is_json()
+
+
+def engine_computes(options: Any) -> bool:
+    """Whether the engine computes every measure of ``options`` (see the module doc)."""
+    if options.relevance_level != 1 or options.judged_only:
         return False
     for measure in options.measures:
         name = measure.family.name
@@ -52,55 +66,87 @@ def engine_applies(options: Any, data: InputBytes) -> bool:
         cutoffs = [int(c) for c in measure.values]
         if name != "map" and (cutoffs != sorted(cutoffs) or not 0 < cutoffs[-1] <= MAX_CUTOFF):
             return False
-    return data.start() == data.start(drop_bom=True) and not data.is_json()
+    return True
 
 
 def engine_values(
     options: Any,
     qrels: Mapping[str, Mapping[str, int]],
-    data: InputBytes,
-    *,
+    run: ColumnarRun,
     repeats_refused_in: Container[str] = (),
-) -> tuple[list[str], dict[str, dict[str, float]], str] | None:
-    """``(run query ids, {qid: {key: value}} for the judged ones, run tag)`` from the
-    engine, or None when the run is not for it (the line reader then reads ``data``). A
-    repeated document in a query of ``repeats_refused_in`` gives None."""
+) -> dict[str, dict[str, float]] | None:
+    """``{qid: {key: value}}`` of the judged run queries from the engine, or None when a
+    query of ``repeats_refused_in`` holds a document twice (the line reader names it)."""
     from heta_eval.providers.engine import evaluate_columnar
 
-    run = read_run_columnar(data, ignore_identical_ids=False)
-    if run is None:
-        return None
     wanted = [m for m in options.measures if m.family.name in ENGINE_FAMILIES]
-    longest = int(np.diff(run.offsets).max())
+    longest = max(int(np.diff(run.offsets).max()), 1)
     cutoffs = {int(c) for m in wanted if m.family.name != "map" for c in m.values}
     if any(m.family.name == "map" for m in wanted):
-        cutoffs.add(max(longest, 1))  # map_cut past every ranking is map
+        cutoffs.add(longest)  # map_cut past every ranking is map
     ks = sorted(cutoffs) or [1]
     judged = {qid: qrels[qid] for qid in run.query_ids if qrels.get(qid)}
     values, stats = evaluate_columnar(run, judged, ks)
     repeated = np.flatnonzero(stats[:, 1]).tolist()
     if any(run.query_ids[q] in repeats_refused_in for q in repeated):
-        return None  # the line reader names the line
-    per_query: dict[str, dict[str, float]] = {}
+        return None
     columns = []
     for m in wanted:
         block = ENGINE_FAMILIES[m.family.name] * len(ks)
         if m.family.name == "map":
-            columns.append((m.keys()[0], block + ks.index(max(longest, 1))))
+            columns.append((m.keys()[0], block + ks.index(longest)))
         else:
-            columns += [
-                (k, block + ks.index(int(c))) for k, c in zip(m.keys(), m.values, strict=True)
-            ]
+            pairs = zip(m.keys(), m.values, strict=True)
+            columns += [(key, block + ks.index(int(c))) for key, c in pairs]
     rows = values.tolist()
-    for position, qid in enumerate(run.query_ids):
-        if qid in judged:
-            row = rows[position]
-            per_query[qid] = {key: row[column] for key, column in columns}
-    return list(run.query_ids), per_query, _last_tag(data)
+    return {
+        qid: {key: rows[position][column] for key, column in columns}
+        for position, qid in enumerate(run.query_ids)
+        if qid in judged
+    }
 
 
-def _last_tag(data: InputBytes) -> str:
-    """The last line's run tag: the compiled parser read every line as six fields."""
+_NL = ord("\n")
+
+
+class RepeatedDocument(Exception):
+    """A query in which trec_eval refuses repeats holds a document twice."""
+
+
+class RunView(Mapping[str, dict[str, float]]):
+    """A columnar run as ``{qid: {doc: score}}``: each query's dict is built when asked for
+    (and dropped by the caller), so the whole run never exists as Python objects. Raises
+    :class:`RepeatedDocument` for a repeat in a query of ``repeats_refused_in``."""
+
+    def __init__(self, run: ColumnarRun, repeats_refused_in: Container[str]):
+        self._run = run
+        self._index = {qid: i for i, qid in enumerate(run.query_ids)}
+        self._refused = repeats_refused_in
+
+    def __getitem__(self, qid: str) -> dict[str, float]:
+        run = self._run
+        i = self._index[qid]
+        a, b = int(run.offsets[i]), int(run.offsets[i + 1])
+        offsets = run.doc_offsets[a : b + 1]
+        chunk = run.doc_data[offsets[0] : offsets[-1]]
+        # One decode and split: "\n" ends lines, so it is in no id (nor inside a UTF-8
+        # sequence).
+        joined = np.insert(chunk, offsets[1:-1] - offsets[0], _NL)
+        docs = joined.tobytes().decode("utf-8").split("\n")
+        out = dict(zip(docs, run.scores[a:b].tolist(), strict=True))
+        if len(out) < b - a and qid in self._refused:
+            raise RepeatedDocument(qid)
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._run.query_ids)
+
+    def __len__(self) -> int:
+        return len(self._run.query_ids)
+
+
+def last_tag(data: InputBytes) -> str:
+    """The last line's run tag, for a run the compiled parser read (six fields a line)."""
     buffer = data.data
     end = len(buffer)
     if buffer[end - 1 : end] == b"\n":
