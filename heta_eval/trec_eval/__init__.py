@@ -2,7 +2,8 @@
 
 Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` requests),
 :mod:`~heta_eval.trec_eval.inputs` (the two files), :mod:`~heta_eval.trec_eval.compute`
-(values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.output`
+(values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.fast`
+(large runs read into arrays, the compiled engine), :mod:`~heta_eval.trec_eval.output`
 (its exact output lines). The measures themselves are catalogued in
 :mod:`heta_eval.measures.trec_catalogue`. See docs/trec_eval.md.
 

@@ -1,19 +1,24 @@
 """The drop-in on the compiled core: a large run file read straight into arrays
-(:func:`heta_eval.io.run.read_run_columnar`) and scored by the compiled engine
-(:mod:`heta_eval.providers.engine`), with no dict of the run.
+(:func:`heta_eval.io.run.read_run_columnar`) and never held as a dict of the whole run.
 
-It applies when every requested measure is one the engine computes with trec_eval 9.0.8's
-arithmetic — ``P``, ``recall``, ``ndcg_cut``, ``map_cut`` at rank cutoffs and ``map`` (``map_cut``
-at a cutoff past the longest ranking), besides ``runid`` and ``num_q`` — at the default
-relevance level, without ``-M`` or ``-J``, on a run file of at least
-:data:`~heta_eval.providers.backends.COMPILED_MIN_BYTES` without a byte-order mark, whose
-every line the compiled parser reads exactly as the trec_eval-mode line reader does. The
-engine ranks as trec_eval does (float32 scores descending, then doc id bytes descending),
-counts label >= 1 as relevant and gains the label itself in nDCG, which is what trec_eval
-does at ``-l 1``. Anything else, or any doubt (a repeated document, a line the compiled
-parser leaves to the line reader), returns None: the caller then reads the same opened
-input with the line reader, which names the bad line. The numbers are the same either way
-(tested against the trec_eval binary on both sides of the size threshold).
+A run file of at least :data:`~heta_eval.providers.backends.COMPILED_MIN_BYTES`, without a
+byte-order mark and without ``-M``, is read by the compiled parser when every line is one it
+reads exactly as the trec_eval-mode line reader does (:func:`reads_columnar`). Then:
+
+* when every measure is one the compiled engine (:mod:`heta_eval.providers.engine`)
+  computes with trec_eval 9.0.8's arithmetic — ``P``, ``recall``, ``ndcg_cut``, ``map_cut`` at
+  rank cutoffs and ``map`` (``map_cut`` at a cutoff past the longest ranking), besides
+  ``runid`` and ``num_q`` — at the default relevance level without ``-J``
+  (:func:`engine_computes`), the engine computes them (:func:`engine_values`): it ranks as
+  trec_eval does (float32 scores descending, then doc id bytes descending), counts label
+  >= 1 as relevant and gains the label itself in nDCG, which is trec_eval at ``-l 1``;
+* otherwise pytrec_eval gets the run through :class:`RunView`, which builds each query's
+  ``{doc: score}`` only when its batch is evaluated.
+
+Any doubt (a line the compiled parser leaves to the line reader, a query split over blocks,
+a refused repeated document) sends the same bytes to the line reader, which names a bad
+line. The output is the same either way (tested against trec_eval's binary on both sides of
+the size threshold).
 """
 
 from __future__ import annotations
