@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -93,7 +94,9 @@ def per_query_values(
     for start in range(0, len(evaluated), _BATCH):
         batches: dict[bool, dict[str, dict[str, float]]] = {judged_only: {}, True: {}}
         for qid in evaluated[start : start + _BATCH]:
-            docs = dict(run[qid])
+            docs = run[qid]
+            if type(docs) is not dict:  # a dict (never mutated) is not copied
+                docs = dict(docs)
             if visit is not None:
                 visit(qid, docs)
             # No documents: trec_eval's counts are those of -J with nothing judged
@@ -191,6 +194,15 @@ class TrecEvalResult:
     run_tag: str
     num_qrels_queries: int  # -c averages over these
     num_rel_all: int  # -c's num_rel: labels > 0 in the whole qrels file
+
+    @cached_property
+    def columns(self) -> dict[str, list[float]]:
+        """Each key's values in query order (read once, query by query, for the summaries)."""
+        out: dict[str, list[float]] = {}
+        for qid in self.query_ids:
+            for key, value in self.values[qid].items():
+                out.setdefault(key, []).append(value)
+        return out
 
 
 def evaluate(
@@ -304,11 +316,19 @@ def _relstring(
         return ""
     if judged_only:  # -J drops everything that is not judged
         docs = {doc: score for doc, score in docs.items() if labels.get(doc, -1) >= 0}
-    # Only the first ``length`` documents of heta_eval.io.trec.ranked's order are needed.
+    # Only the first ``length`` documents of heta_eval.io.trec.ranked's order are needed:
+    # each has a float32 score at least the length-th largest.
     with np.errstate(over="ignore"):
-        keys = np.asarray(list(docs.values()), dtype=np.float32).tolist()
+        keys = np.asarray(list(docs.values()), dtype=np.float32)
+    ids = list(docs)
+    if length < len(keys):
+        floor = np.partition(keys, len(keys) - length)[len(keys) - length]
+        picks = np.flatnonzero(keys >= floor).tolist()
+        candidates = [(float(keys[i]), ids[i]) for i in picks]
+    else:
+        candidates = list(zip(keys.tolist(), ids, strict=True))
     chars = []
-    for _, doc in heapq.nlargest(length, zip(keys, docs, strict=True)):
+    for _, doc in heapq.nlargest(length, candidates):
         label = labels.get(doc)
         if label is None:
             chars.append("-")
@@ -334,6 +354,8 @@ def summary_value(
     if fam.summary == "sum" and fam.name == "num_rel" and complete:
         return float(result.num_rel_all)
     measure = Measure(fam.name)  # its summary and its -c value of a missing query
-    values = [result.values[qid][key] for qid in result.query_ids]
+    values = result.columns.get(key, [])
+    if len(values) != len(result.query_ids):  # not in every query's values
+        values = [result.values[qid][key] for qid in result.query_ids]
     missing = [measure.missing_value(0)] * (count - len(values)) if fam.summary != "sum" else []
     return combine(measure.summary, values, missing)
