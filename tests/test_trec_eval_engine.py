@@ -130,3 +130,35 @@ def test_engine_live_against_the_binary(tmp_path, capsysbinary, monkeypatch):
         case["c_status"] = proc.returncode
         case["c_stdout"] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None
         check(case, *ours(case, tmp_path, capsysbinary))
+
+
+# A repeated document, as trec_eval 9.0.8 treats it (outputs of its binary): refused only in a
+# judged query, when a measure ranks, among the documents -M keeps.
+QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
+REPEAT_IN_JUDGED = "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d2 3 1 t\nq9 Q0 d5 1 5 t\n"
+REPEAT_IN_UNJUDGED = "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq9 Q0 d5 1 5 t\nq9 Q0 d5 2 4 t\n"
+P_5 = "P_5                   \tall\t0.2000\n"
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 40], ids=["arrays", "line reader"])
+@pytest.mark.parametrize(
+    ("run", "argv", "c_stdout"),
+    [
+        (REPEAT_IN_UNJUDGED, ["-m", "P.5"], P_5),
+        (REPEAT_IN_JUDGED, ["-m", "P.5"], None),
+        (REPEAT_IN_JUDGED, ["-m", "runid", "-m", "num_q"], "runid                 \tall\tt\n"
+         "num_q                 \tall\t1\n"),
+        (REPEAT_IN_JUDGED, ["-M", "2", "-m", "P.5"], P_5),
+        (REPEAT_IN_JUDGED, ["-M", "3", "-m", "P.5"], None),
+    ],
+    ids=["unjudged query", "judged query", "no ranking measure", "outside -M", "inside -M"],
+)  # fmt: skip
+def test_a_repeated_document_is_refused_only_where_trec_eval_refuses_it(
+    run, argv, c_stdout, threshold, tmp_path, capsysbinary, monkeypatch
+):
+    monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", threshold)
+    case = {"qrels": QRELS, "run": run, "argv": argv, "c_stdout": c_stdout, "c_status": 4}
+    code, out, err = ours(case, tmp_path, capsysbinary)
+    check(case, code, out, err)
+    if c_stdout is None:
+        assert b"duplicate (query, doc) pair ('q1', 'd2')" in err and b"run:3:" in err
