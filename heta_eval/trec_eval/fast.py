@@ -30,6 +30,7 @@ import numpy as np
 
 from heta_eval.io.columnar import ColumnarRun
 from heta_eval.io.source import InputBytes
+from heta_eval.measures.measure import METRICS
 from heta_eval.providers.backends import compiled_run_file
 
 __all__ = [
@@ -42,8 +43,15 @@ __all__ = [
     "reads_columnar",
 ]
 
-#: trec_eval families the engine computes, and its column block for each (METRIC_ORDER).
-ENGINE_FAMILIES = {"ndcg_cut": 0, "map_cut": 1, "map": 1, "recall": 2, "P": 3}
+#: trec_eval families the engine computes, and its column block for each (the engine's
+#: ``METRIC_ORDER``, which is ``METRICS``).
+ENGINE_FAMILIES = {
+    family: METRICS.index(metric)
+    for family, metric in (
+        ("ndcg_cut", "ndcg"), ("map_cut", "map"), ("map", "map"), ("recall", "recall"),
+        ("P", "precision"),
+    )
+}  # fmt: skip
 # Families formed around the values (no per-query computation).
 _AROUND = ("runid", "num_q")
 # Cutoffs above this go to pytrec_eval: the engine's ideal-DCG loop runs to the largest.
