@@ -2,7 +2,8 @@
 
 Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` requests),
 :mod:`~heta_eval.trec_eval.inputs` (the two files), :mod:`~heta_eval.trec_eval.compute`
-(values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.output`
+(values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.fast`
+(large runs read into arrays, the compiled engine), :mod:`~heta_eval.trec_eval.output`
 (its exact output lines). The measures themselves are catalogued in
 :mod:`heta_eval.measures.trec_catalogue`. See docs/trec_eval.md.
 
@@ -19,10 +20,29 @@ Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` reques
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from heta_eval.trec_eval.compute import TrecEvalResult, evaluate, per_query_values
+from heta_eval.io.qrels import Qrels
+from heta_eval.io.run import read_run_columnar
+from heta_eval.io.source import open_input
+from heta_eval.trec_eval.compute import (
+    TrecEvalResult,
+    check_engine_inputs,
+    evaluate,
+    evaluated_queries,
+    make_result,
+    per_query_values,
+)
+from heta_eval.trec_eval.fast import (
+    RepeatedDocument,
+    RunView,
+    engine_computes,
+    engine_values,
+    last_tag,
+    reads_columnar,
+)
 from heta_eval.trec_eval.inputs import read_trec_eval_qrels, read_trec_eval_run
 from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
 from heta_eval.trec_eval.output import report_lines
@@ -42,12 +62,44 @@ __all__ = [
 
 # Families whose values are not pytrec_eval's: text, or counts this package forms itself.
 _NOT_FROM_PYTREC_EVAL = ("runid", "relstring", "num_q")
+# Families that need no ranking: trec_eval reads a run with repeated documents for them.
+_NO_RANKING = ("runid", "num_q")
 
 
 def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
-    """Read the files named in ``options`` and evaluate them as trec_eval would."""
+    """Read the files named in ``options`` and evaluate them as trec_eval would. A large
+    run is read into arrays (:mod:`~heta_eval.trec_eval.fast`) and scored by the compiled
+    engine when it computes every measure, else handed to pytrec_eval a query at a time;
+    the same output either way."""
     qrels = read_trec_eval_qrels(options.qrels)
-    run, tag = read_trec_eval_run(options.run)
+    data = open_input(options.run)  # read once: a pipe or "-" is never reopened
+    ranking = any(m.family.name not in _NO_RANKING for m in options.measures)
+    # trec_eval refuses a repeated document only in a query it ranks.
+    ranked = {qid for qid, docs in qrels.items() if docs} if ranking else set()
+    if reads_columnar(options, data):
+        columnar = read_run_columnar(data, ignore_identical_ids=False)
+        if columnar is not None:
+            tag = last_tag(data)
+            if engine_computes(options):
+                values = engine_values(options, qrels, columnar, ranked)
+                if values is not None:
+                    query_ids = evaluated_queries(qrels, columnar.query_ids)
+                    if ranking:
+                        check_engine_inputs(qrels, query_ids)
+                    return make_result(qrels, query_ids, values, {}, tag)
+            else:
+                with contextlib.suppress(RepeatedDocument):  # the line reader names it
+                    return _evaluate(options, qrels, RunView(columnar, ranked), tag, True)
+            del columnar
+    run, tag = read_trec_eval_run(
+        data, repeats_refused_in=ranked, max_per_topic=options.max_per_topic
+    )
+    return _evaluate(options, qrels, run, tag, False)
+
+
+def _evaluate(
+    options: TrecEvalOptions, qrels: Qrels, run: Mapping, tag: str, ids_checked: bool
+) -> TrecEvalResult:
     relstring = next((m for m in options.measures if m.family.name == "relstring"), None)
     return evaluate(
         qrels,
@@ -59,6 +111,7 @@ def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
         max_per_topic=options.max_per_topic,
         judged_only=options.judged_only,
         relstring_length=c_long(relstring.values[0]) if relstring else None,
+        ids_checked=ids_checked,
     )  # fmt: skip
 
 

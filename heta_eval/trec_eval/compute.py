@@ -26,8 +26,9 @@ the definitions give for a query with no relevant document, and what trec_eval p
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,7 +37,15 @@ from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
 from heta_eval.measures.trec_catalogue import TrecFamily
 
-__all__ = ["TrecEvalResult", "evaluate", "per_query_values", "summary_value"]
+__all__ = [
+    "TrecEvalResult",
+    "check_engine_inputs",
+    "evaluate",
+    "evaluated_queries",
+    "make_result",
+    "per_query_values",
+    "summary_value",
+]
 
 # trec_eval keeps one counter per label value up to the largest label of a query.
 MAX_LABEL = 1_000_000
@@ -48,6 +57,9 @@ def per_query_values(
     measures: Iterable[str],
     relevance_level: int = 1,
     judged_only: bool = False,
+    *,
+    ids_checked: bool = False,
+    visit: Callable[[str, Mapping[str, float]], None] | None = None,
 ) -> dict[str, dict[str, float]]:
     """pytrec_eval's per-query values for trec_eval measure strings (``"P.5,10"``, ``"map"``,
     ``"iprec_at_recall.0.1"``): ``{qid: {key: value}}`` for the queries in both inputs.
@@ -57,7 +69,9 @@ def per_query_values(
     ``utility`` and ``iprec_at_recall``. Negative labels are made safe (see module doc);
     empty ids, ids containing NUL and labels beyond ``MAX_LABEL`` are refused (ValueError).
     A query with an empty ranking (``-M 0``) gets trec_eval's values for no documents
-    retrieved, ``-nan`` included.
+    retrieved, ``-nan`` included. ``ids_checked``: the run's ids are known non-empty and
+    free of NUL (read by the compiled parser), so its queries are not all visited twice;
+    ``visit(qid, docs)`` is called with each evaluated query's documents as they are read.
     """
     from pytrec_eval_ext import RelevanceEvaluator
 
@@ -65,26 +79,35 @@ def per_query_values(
     if not specs:
         return {}
     safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
-    for qid, docs in run.items():
-        if not _readable(qid) or "" in docs or "\0" in "".join(docs):
-            raise ValueError(f"run query {qid!r}: an id is empty or contains NUL")
+    if not ids_checked:
+        for qid, docs in run.items():
+            if not _readable(qid) or "" in docs or "\0" in "".join(docs):
+                raise ValueError(f"run query {qid!r}: an id is empty or contains NUL")
     evaluated = [qid for qid in run if qid in safe_qrels]
     level = _pytrec_eval_level(relevance_level, safe_qrels, evaluated, specs)
     aliases = _aliases(safe_qrels, run)
     qrels_in = {aliases.get(qid, qid): docs for qid, docs in safe_qrels.items()}
-    ranked_runs = {aliases.get(q, q): dict(run[q]) for q in evaluated if run[q]}
-    # No documents: trec_eval's counts are those of -J with nothing judged retrieved, and
-    # pytrec_eval cannot take an empty ranking.
-    empty = {aliases.get(q, q): {_unjudged(safe_qrels[q]): 0.0} for q in evaluated if not run[q]}
+    evaluators: dict[bool, RelevanceEvaluator] = {}
     values: dict[str, dict[str, float]] = {}
-    for ranking, judged in ((ranked_runs, judged_only), (empty, True)):
-        if ranking:
-            evaluator = RelevanceEvaluator(qrels_in, specs, level, judged)
-            qids = list(ranking)
-            # In batches: pytrec_eval copies what it is given, so this bounds that copy.
-            for start in range(0, len(qids), _BATCH):
-                batch = {qid: ranking[qid] for qid in qids[start : start + _BATCH]}
-                values.update(evaluator.evaluate(batch))
+    # In batches: pytrec_eval copies what it is given, so this bounds that copy (and a run
+    # read into arrays builds each query's dict only here).
+    for start in range(0, len(evaluated), _BATCH):
+        batches: dict[bool, dict[str, dict[str, float]]] = {judged_only: {}, True: {}}
+        for qid in evaluated[start : start + _BATCH]:
+            docs = run[qid]
+            if type(docs) is not dict:  # a dict (never mutated) is not copied
+                docs = dict(docs)
+            if visit is not None:
+                visit(qid, docs)
+            # No documents: trec_eval's counts are those of -J with nothing judged
+            # retrieved, and pytrec_eval cannot take an empty ranking.
+            judged = judged_only if docs else True
+            batches[judged][aliases.get(qid, qid)] = docs or {_unjudged(safe_qrels[qid]): 0.0}
+        for judged, batch in batches.items():
+            if batch:
+                if judged not in evaluators:
+                    evaluators[judged] = RelevanceEvaluator(qrels_in, specs, level, judged)
+                values.update(evaluators[judged].evaluate(batch))
     names = {alias: qid for qid, alias in aliases.items()}
     return {names.get(qid, qid): per_query for qid, per_query in values.items()}
 
@@ -172,6 +195,15 @@ class TrecEvalResult:
     num_qrels_queries: int  # -c averages over these
     num_rel_all: int  # -c's num_rel: labels > 0 in the whole qrels file
 
+    @cached_property
+    def columns(self) -> dict[str, list[float]]:
+        """Each key's values in query order (read once, query by query, for the summaries)."""
+        out: dict[str, list[float]] = {}
+        for qid in self.query_ids:
+            for key, value in self.values[qid].items():
+                out.setdefault(key, []).append(value)
+        return out
+
 
 def evaluate(
     qrels: Mapping[str, Mapping[str, int]],
@@ -183,23 +215,65 @@ def evaluate(
     max_per_topic: int | None = None,
     judged_only: bool = False,
     relstring_length: int | None = None,
+    ids_checked: bool = False,
 ) -> TrecEvalResult:
     """Evaluate ``run`` as ``trec_eval`` would; ``relstring_length`` (trec_eval's
-    ``(long) param``) asks for relevance strings. Raises ValueError when no query is in
+    ``(long) param``) asks for relevance strings; ``ids_checked`` as in
+    :func:`per_query_values`. Raises ValueError when no query is in
     both inputs (trec_eval: "No queries with both results and relevance info")."""
-    query_ids = tuple(sorted(qid for qid in run if qrels.get(qid)))
-    if not query_ids:
-        raise ValueError("no query has both results and relevance judgments")
+    query_ids = evaluated_queries(qrels, run)
+    specs = list(specs)
     if specs or relstring_length is not None:
         _check_negative_queries(qrels, query_ids)
-    kept = {qid: _top(run[qid], max_per_topic) for qid in query_ids}
-    values = per_query_values(qrels, kept, specs, relevance_level, judged_only)
-    relstrings = {}
-    if relstring_length is not None:
-        relstrings = {
-            qid: _relstring(kept[qid], qrels[qid], relstring_length, judged_only)
-            for qid in query_ids
-        }
+    if max_per_topic is not None:
+        kept = {qid: _top(run[qid], max_per_topic) for qid in query_ids}
+    else:  # a run read into arrays builds each query's dict only when it is evaluated
+        kept = run if ids_checked else {qid: run[qid] for qid in query_ids}
+    relstrings: dict[str, str] = {}
+
+    def relstring(qid: str, docs: Mapping[str, float]) -> None:
+        if relstring_length is not None:
+            relstrings[qid] = _relstring(docs, qrels[qid], relstring_length, judged_only)
+
+    values = per_query_values(
+        qrels, kept, specs, relevance_level, judged_only, ids_checked=ids_checked, visit=relstring
+    )
+    if relstring_length is not None and not specs:  # nothing was visited
+        for qid in query_ids:
+            relstring(qid, kept[qid])
+    return make_result(qrels, query_ids, values, relstrings, run_tag)
+
+
+def evaluated_queries(
+    qrels: Mapping[str, Mapping[str, int]], run_queries: Iterable[str]
+) -> tuple[str, ...]:
+    """The queries trec_eval evaluates: in the run and judged, in ``strcmp`` order. Raises
+    ValueError when there are none (trec_eval: "No queries with both results and relevance
+    info")."""
+    query_ids = tuple(sorted(qid for qid in run_queries if qrels.get(qid)))
+    if not query_ids:
+        raise ValueError("no query has both results and relevance judgments")
+    return query_ids
+
+
+def check_engine_inputs(qrels: Mapping[str, Mapping[str, int]], query_ids: tuple) -> None:
+    """The refusals :func:`evaluate` makes before computing, for values computed elsewhere
+    (the compiled engine): queries trec_eval cannot evaluate, ids and labels it cannot take."""
+    _check_negative_queries(qrels, query_ids)
+    for qid, docs in qrels.items():
+        if docs:
+            _safe_labels(qid, docs)
+
+
+def make_result(
+    qrels: Mapping[str, Mapping[str, int]],
+    query_ids: tuple[str, ...],
+    values: Mapping[str, dict[str, float]],
+    relstrings: dict[str, str],
+    run_tag: str,
+) -> TrecEvalResult:
+    """The result of evaluated ``query_ids`` with their ``values``, and the counts of the
+    whole qrels that ``-c`` needs."""
     num_rel_all = sum(1 for docs in qrels.values() for label in docs.values() if label > 0)
     return TrecEvalResult(
         query_ids=query_ids,
@@ -242,11 +316,19 @@ def _relstring(
         return ""
     if judged_only:  # -J drops everything that is not judged
         docs = {doc: score for doc, score in docs.items() if labels.get(doc, -1) >= 0}
-    # Only the first ``length`` documents of heta_eval.io.trec.ranked's order are needed.
+    # Only the first ``length`` documents of heta_eval.io.trec.ranked's order are needed:
+    # each has a float32 score at least the length-th largest.
     with np.errstate(over="ignore"):
-        keys = np.asarray(list(docs.values()), dtype=np.float32).tolist()
+        keys = np.asarray(list(docs.values()), dtype=np.float32)
+    ids = list(docs)
+    if length < len(keys):
+        floor = np.partition(keys, len(keys) - length)[len(keys) - length]
+        picks = np.flatnonzero(keys >= floor).tolist()
+        candidates = [(float(keys[i]), ids[i]) for i in picks]
+    else:
+        candidates = list(zip(keys.tolist(), ids, strict=True))
     chars = []
-    for _, doc in heapq.nlargest(length, zip(keys, docs, strict=True)):
+    for _, doc in heapq.nlargest(length, candidates):
         label = labels.get(doc)
         if label is None:
             chars.append("-")
@@ -272,6 +354,8 @@ def summary_value(
     if fam.summary == "sum" and fam.name == "num_rel" and complete:
         return float(result.num_rel_all)
     measure = Measure(fam.name)  # its summary and its -c value of a missing query
-    values = [result.values[qid][key] for qid in result.query_ids]
+    values = result.columns.get(key, [])
+    if len(values) != len(result.query_ids):  # not in every query's values
+        values = [result.values[qid][key] for qid in result.query_ids]
     missing = [measure.missing_value(0)] * (count - len(values)) if fam.summary != "sum" else []
     return combine(measure.summary, values, missing)

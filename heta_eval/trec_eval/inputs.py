@@ -22,12 +22,15 @@ with one line saying so (default: printed on standard error).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
-from heta_eval.io.grammar import Reading, TrecFormatError
+import numpy as np
+
+from heta_eval.io.grammar import Reading, TrecFormatError, parse_score
 from heta_eval.io.qrels import Qrels, read_qrels
-from heta_eval.io.run import Run, read_run_and_tag
+from heta_eval.io.run import Duplicates, Run, read_run_and_tag, refuse_repeat
+from heta_eval.io.source import InputBytes, open_input
 
 __all__ = ["print_note", "read_trec_eval_qrels", "read_trec_eval_run"]
 
@@ -44,9 +47,61 @@ def read_trec_eval_qrels(source: Any, warn: Warn | None = print_note) -> Qrels:
     return read_qrels(source, reading=Reading("trec_eval", warn))
 
 
-def read_trec_eval_run(source: Any, warn: Warn | None = print_note) -> tuple[Run, str]:
-    """The run and its tag (``runid``); a TrecFormatError names the file and line."""
-    run, tag = read_run_and_tag(source, reading=Reading("trec_eval", warn))
+def read_trec_eval_run(
+    source: Any,
+    warn: Warn | None = print_note,
+    *,
+    repeats_refused_in: Container[str] | None = None,
+    max_per_topic: int | None = None,
+) -> tuple[Run, str]:
+    """The run and its tag (``runid``); a TrecFormatError names the file and line.
+
+    A repeated document is an error in the queries of ``repeats_refused_in`` (every query
+    when None). trec_eval refuses one only in a query it ranks (one that is judged, when a
+    measure other than ``runid`` and ``num_q`` is asked for), and with ``-M`` only when both
+    copies are among the ``max_per_topic`` it keeps; such a query keeps those documents.
+    """
+    data = open_input(source)  # in memory: a second pass never reopens a pipe
+    try:
+        return _read(data, "error", warn)
+    except TrecFormatError as error:
+        if repeats_refused_in is None or not error.reason.startswith(_REPEAT):
+            raise
+    run, tag = _read(data, "last", None)  # notes were given by the first pass
+    rows: dict[str, list[tuple[str, float, int]]] = {}
+    reading = Reading("trec_eval", None)
+    for number, raw in data.lines(drop_bom=False):
+        parts = raw.split()  # ASCII whitespace, as the reader split it
+        if len(parts) >= 6 and parts[0].decode() in repeats_refused_in:
+            score = parse_score(parts[4].decode(), data.name, number, reading)
+            rows.setdefault(parts[0].decode(), []).append((parts[2].decode(), score, number))
+    for qid, docs in rows.items():
+        if len({doc for doc, _, _ in docs}) < len(docs):
+            run[qid] = _kept(qid, docs, max_per_topic, data.name)
+    return run, tag
+
+
+def _kept(
+    qid: str, rows: list[tuple[str, float, int]], limit: int | None, name: str
+) -> dict[str, float]:
+    """trec_eval's ranking of a query's rows, repeats included, cut at ``limit``; a document
+    twice in what is kept is an error naming its second line."""
+    with np.errstate(over="ignore"):  # as io.write.ranked: float32 keys, as trec_eval
+        keys = np.asarray([score for _, score, _ in rows], dtype=np.float32).tolist()
+    order = sorted(zip(keys, rows, strict=True), key=lambda kr: (kr[0], kr[1][0]), reverse=True)
+    kept = [row for _, row in order[:limit]]
+    seen: dict[tuple[str, str], int] = {}
+    for doc, _, number in sorted(kept, key=lambda row: row[2]):
+        refuse_repeat(seen, qid, doc, number, name, "(query, doc) pair")
+    return {doc: score for doc, score, _ in kept}
+
+
+# The start of the reader's message for a repeated document.
+_REPEAT = "duplicate (query, doc) pair"
+
+
+def _read(data: InputBytes, duplicates: Duplicates, warn: Warn | None) -> tuple[Run, str]:
+    run, tag = read_run_and_tag(data, duplicates=duplicates, reading=Reading("trec_eval", warn))
     if tag is None:  # not reached: trec_eval mode refuses JSON
-        raise TrecFormatError("trec_eval reads TREC runs", str(source))
+        raise TrecFormatError("trec_eval reads TREC runs", data.name)
     return run, tag
