@@ -1,16 +1,23 @@
 """Chunk-level responses -> document-level rankings (the collapse BEIR's numbers need).
 
-A response lists chunks; BEIR's measures rank documents. ``collapse_to_documents`` maps each
-result to its benchmark document (``default_document_resolver`` or a caller's resolver) and
-keeps each document's best-ranked chunk; ``collapse_batch`` does the same for many responses
-at once, into the arrays of the compiled engine. The rules, the same on both paths:
+A response lists chunks, best first; BEIR's measures rank documents. Each result is mapped
+to its benchmark document (``default_document_resolver`` or a caller's resolver), then one
+rule, :func:`~heta_eval.retrieval.first_chunks.first_chunks`, decides on every path:
 
 * a result that maps to no document is dropped and counted (``unmapped``);
-* a document's later chunks are dropped and counted (``duplicates``);
-* with ``ignore_identical_ids`` a document whose id equals the query id is dropped (self-hit);
-* a document's score is its best-ranked chunk's; when any kept result has no score (or a NaN
-  one), every document gets a rank-derived score n, n-1, ..., 1 instead, which keeps the
-  response's order exactly.
+* with ``ignore_identical_ids`` every result whose document id equals the query id is
+  dropped and counted (``self_hits``), as BEIR's ``EvaluateRetrieval`` drops them;
+* a document keeps its *first* (best-ranked) result: position decides, not the score (a
+  later chunk of the same document is dropped even when it scores higher, or the same) and
+  is counted (``duplicates``);
+* kept documents stay in response order with their first result's score; when any kept
+  result has no score (``None``, or NaN in ``ResultColumns``), every document gets a
+  rank-derived score n, n-1, ..., 1 instead, which keeps the response's order exactly.
+
+``collapse_to_documents`` collapses one response, ``collapse_batch`` many at once into the
+compiled engine's arrays. A run *file*'s repeated ``(query, doc)`` lines are another rule
+(trec_eval refuses them, BEIR's loader keeps the last line's score: :mod:`heta_eval.io.run`),
+and so are the engine's repeated rows (:mod:`heta_eval.providers.kernels.dedup`).
 """
 
 from __future__ import annotations
@@ -18,12 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from heta_eval.models.columns import ResultColumns
+from heta_eval.retrieval.first_chunks import first_chunks, own_codes
 
 if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
     from heta_eval.models.records import QueryResponse, QueryResult
@@ -76,6 +84,128 @@ class DocumentRanking:
         }
 
 
+# -- adapters: responses -> codes -----------------------------------------------------------
+
+_SOURCE = attrgetter("source")
+_SCORE = attrgetter("score")
+
+
+@dataclass
+class _Segment:
+    """Consecutive responses as the kernel's input: one integer code per result (-1: no
+    document), query offsets, each query's own code, and scores (NaN: none)."""
+
+    query_ids: list[str]
+    offsets: np.ndarray
+    codes: np.ndarray
+    own: np.ndarray
+    n_codes: int
+    scores: np.ndarray
+    names: list[str] | None = None  # code -> id (list responses)
+    table: Any = None  # ChunkTable: its codes and documents (ResultColumns responses)
+    rows: np.ndarray | None = None  # ResultColumns: the table row of each result
+
+    def ids(self, kept: np.ndarray) -> list[str]:
+        """The document ids of results ``kept``."""
+        if self.table is not None:
+            document_ids = self.table.document_ids
+            return [document_ids[row] for row in self.rows[kept].tolist()]  # type: ignore[index]
+        names = self.names
+        return [names[code] for code in self.codes[kept].tolist()]  # type: ignore[index]
+
+    def buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """UTF-8 buffers of the ids of codes ``0..n_codes-1``."""
+        from heta_eval.io.columnar import string_buffers  # heavy (numba): a batch only
+
+        return self.table.document_buffers if self.table is not None else string_buffers(self.names)
+
+
+def _offsets(sizes: Iterable[int], n: int) -> np.ndarray:
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(sizes, dtype=np.int64, count=n), out=offsets[1:])
+    return offsets
+
+
+def _document_ids(results: Sequence[QueryResult], resolver: DocumentResolver | None) -> list:
+    """Each result's document id (None: unmapped); the common case (the default resolver,
+    every ``source`` has a non-empty str ``document_id``) in C-level passes."""
+    if resolver is None:
+        ids = list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
+        distinct = dict.fromkeys(ids)
+        if None not in distinct and "" not in distinct and set(map(type, distinct)) <= {str}:
+            return ids
+        resolver = default_document_resolver
+    return list(map(resolver, results))
+
+
+def _encode_lists(
+    pairs: Sequence[tuple[str | None, QueryResponse]],
+    resolver: DocumentResolver | None,
+    ignore_identical_ids: bool,
+) -> _Segment:
+    """Responses of result lists (or any responses under a caller's resolver)."""
+    query_ids = [query_id for query_id, _ in pairs]
+    results = [response.results for _, response in pairs]
+    ids = [doc_id for result in results for doc_id in _document_ids(result, resolver)]
+    names = list(dict.fromkeys(ids))
+    if None in names:
+        names.remove(None)
+    lookup: dict[Any, int] = dict(zip(names, range(len(names)), strict=True))
+    lookup[None] = -1
+    codes = np.fromiter(map(lookup.__getitem__, ids), dtype=np.int64, count=len(ids))
+    own = [lookup.get(query_id, -1) if ignore_identical_ids else -1 for query_id in query_ids]
+    scores = [score for result in results for score in map(_SCORE, result)]
+    return _Segment(
+        query_ids,  # type: ignore[arg-type]
+        _offsets(map(len, results), len(results)),
+        codes,
+        np.array(own, dtype=np.int64),
+        len(names),
+        np.array(scores, dtype=np.float64),  # None -> NaN
+        names=names,
+    )
+
+
+def _encode_table(
+    pairs: Sequence[tuple[str | None, QueryResponse]], table: Any, ignore_identical_ids: bool
+) -> _Segment:
+    """``ResultColumns`` responses of one ``ChunkTable``: its integer codes, no objects."""
+    query_ids = [query_id for query_id, _ in pairs]
+    columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]
+    rows = np.concatenate([c.rows for c in columns]) if columns else np.zeros(0, np.int64)
+    scores = np.concatenate(
+        [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
+        or [np.zeros(0)]
+    )
+    offsets = _offsets(map(len, columns), len(columns))
+    codes = table.codes[rows]
+    own = np.full(len(columns), -1, dtype=np.int64)
+    if ignore_identical_ids:
+        own = own_codes(codes, offsets, table.document_buffers, query_ids)
+    return _Segment(
+        query_ids, offsets, codes, own, len(table.documents), scores, table=table, rows=rows
+    )  # type: ignore[arg-type]
+
+
+def _table_of(response: QueryResponse, resolver: DocumentResolver | None) -> Any:
+    results = response.results
+    return results.table if resolver is None and isinstance(results, ResultColumns) else None
+
+
+def _encode(
+    pairs: Sequence[tuple[Any, QueryResponse]],
+    table: Any,
+    resolver: DocumentResolver | None,
+    ignore_identical_ids: bool,
+) -> _Segment:
+    if table is not None:
+        return _encode_table(pairs, table, ignore_identical_ids)
+    return _encode_lists(pairs, resolver, ignore_identical_ids)
+
+
+# -- entry points ---------------------------------------------------------------------------
+
+
 def collapse_to_documents(
     response: QueryResponse,
     *,
@@ -83,38 +213,35 @@ def collapse_to_documents(
     resolver: DocumentResolver | None = None,
     ignore_identical_ids: bool = True,
 ) -> DocumentRanking:
-    """Map chunk hits to document ids, keeping each document's best-ranked chunk.
+    """Map chunk hits to document ids, keeping each document's best-ranked (first) chunk
+    (the rules of :mod:`heta_eval.retrieval.collapse`).
 
-    A document's score is its best-ranked chunk's score. When any mapped result has no
-    score, every document gets a rank-derived score (n, n-1, ..., 1) instead, which keeps
-    the response's order exactly. Results that map to no document are dropped and counted;
-    with ``ignore_identical_ids`` a document whose id equals ``query_id`` is dropped too.
+    A document's score is its first chunk's score. When any kept result has no score,
+    every document gets a rank-derived score (n, n-1, ..., 1) instead, which keeps the
+    response's order exactly. Results that map to no document are dropped and counted; with
+    ``ignore_identical_ids`` a document whose id equals ``query_id`` is dropped too.
 
     >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
     ...     {"score": 0.9, "source": {"document_id": "a"}},
     ...     {"score": 0.8, "source": {"document_id": "b"}},
-    ...     {"score": 0.7, "source": {"document_id": "a"}},
+    ...     {"score": 0.95, "source": {"document_id": "a"}},
     ...     {"score": 0.6, "source": {}}])
     >>> ranking = collapse_to_documents(response)
     >>> ranking.scores, ranking.duplicates, ranking.unmapped
     ({'a': 0.9, 'b': 0.8}, 1, 1)
     """
-    ids, kept_scores, unmapped, duplicates, self_hits = _collapse_ids(
-        response.results, query_id, resolver, ignore_identical_ids
-    )
-    scores = dict(zip(ids, kept_scores, strict=True))
-    rank_derived = any(score is None for score in scores.values())
+    pairs = [(query_id, response)]
+    segment = _encode(pairs, _table_of(response, resolver), resolver, ignore_identical_ids)
+    keep, counts = first_chunks(segment.codes, segment.offsets, segment.own, segment.n_codes)
+    kept = np.flatnonzero(keep)
+    scores = segment.scores[kept]
+    rank_derived = bool(np.isnan(scores).any())
     if rank_derived:
-        n = len(scores)
-        final = {doc_id: float(n - i) for i, doc_id in enumerate(scores)}
-    else:
-        final = {doc_id: float(score) for doc_id, score in scores.items()}  # type: ignore[arg-type]
+        scores = np.arange(len(kept), 0, -1, dtype=np.float64)
+    _, unmapped, duplicates, self_hits = counts[0].tolist()
+    final = dict(zip(segment.ids(kept), scores.tolist(), strict=True))
     return DocumentRanking(final, unmapped, duplicates, self_hits, rank_derived)
-
-
-_SOURCE = attrgetter("source")
-_SCORE = attrgetter("score")
 
 
 @dataclass
@@ -132,77 +259,6 @@ class CollapsedBatch:
     self_hits: list[int]
 
 
-def _collapse_ids(
-    results: Sequence[QueryResult],
-    query_id: str | None,
-    resolver: DocumentResolver | None,
-    ignore_identical_ids: bool,
-) -> tuple[list[str], list[float | None], int, int, int]:
-    """Kept doc ids, their scores, and unmapped / duplicate / self-hit counts of a response.
-
-    Same rules as :func:`collapse_to_documents`; the common case (the default resolver,
-    every ``source`` has a non-empty str ``document_id``) runs in C-level passes, and
-    ``ResultColumns`` in array operations.
-    """
-    n = len(results)
-    if resolver is None and isinstance(results, ResultColumns):
-        return _collapse_columns(results, query_id, ignore_identical_ids)
-    if resolver is None:
-        ids = list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
-        # doc id -> first position: built from the end so the first occurrence wins.
-        first = dict(zip(reversed(ids), range(n - 1, -1, -1), strict=False))
-        if None not in first and "" not in first and set(map(type, first)) <= {str}:
-            self_hits = 0
-            if ignore_identical_ids and query_id in first:
-                self_hits = ids.count(query_id)
-                del first[query_id]
-            positions = sorted(first.values())
-            if not positions:
-                return [], [], 0, n - self_hits, self_hits
-            pick = itemgetter(*positions)
-            kept_ids = list(pick(ids)) if len(positions) > 1 else [pick(ids)]
-            kept = pick(results)
-            scores = list(map(_SCORE, kept)) if len(positions) > 1 else [kept.score]
-            return kept_ids, scores, 0, n - self_hits - len(positions), self_hits
-    resolve = resolver or default_document_resolver
-    chosen: dict[str, float | None] = {}
-    unmapped = duplicates = self_hits = 0
-    for result in results:
-        doc_id = resolve(result)
-        if doc_id is None:
-            unmapped += 1
-        elif ignore_identical_ids and doc_id == query_id:
-            self_hits += 1
-        elif doc_id in chosen:
-            duplicates += 1
-        else:
-            chosen[doc_id] = result.score
-    return list(chosen), list(chosen.values()), unmapped, duplicates, self_hits
-
-
-def _collapse_columns(
-    results: ResultColumns, query_id: str | None, ignore_identical_ids: bool
-) -> tuple[list[str], list[float | None], int, int, int]:
-    """:func:`_collapse_ids` of one ``ResultColumns`` (every row has a document id)."""
-    codes = results.table.codes[results.rows]
-    n = len(codes)
-    _, first = np.unique(codes, return_index=True)
-    first.sort()
-    doc_ids = results.table.document_ids
-    kept_ids = [doc_ids[row] for row in results.rows[first].tolist()]
-    self_hits = 0
-    if ignore_identical_ids and query_id in kept_ids:
-        j = kept_ids.index(query_id)
-        self_hits = int((codes == codes[first[j]]).sum())
-        del kept_ids[j]
-        first = np.delete(first, j)
-    if results.scores is None:
-        scores: list[float | None] = [None] * len(kept_ids)
-    else:
-        scores = [None if v != v else v for v in results.scores[first].tolist()]
-    return kept_ids, scores, 0, n - self_hits - len(kept_ids), self_hits
-
-
 def collapse_batch(
     pairs: Iterable[tuple[str, QueryResponse]],
     *,
@@ -211,8 +267,8 @@ def collapse_batch(
 ) -> CollapsedBatch:
     """:func:`collapse_to_documents` for many ``(query id, response)`` pairs, into arrays.
 
-    Consecutive ``ResultColumns`` responses of one chunk table are collapsed together by a
-    compiled pass over their integer document codes, without building result objects.
+    Consecutive ``ResultColumns`` responses of one chunk table are collapsed on the table's
+    integer document codes, without building result objects.
 
     >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
@@ -223,140 +279,52 @@ def collapse_batch(
     >>> batch.run.scores.tolist(), batch.duplicates
     ([0.9, 0.8], [1])
     """
-    from heta_eval.io.columnar import ColumnarRun  # heavy (numba): a batch only
+    from heta_eval.io.columnar import ColumnarRun, gather_strings  # heavy (numba): a batch
 
-    parts: list[_Part] = []
-    segment: list[tuple[str, QueryResponse]] = []
-    segment_table: Any = None
-    for query_id, response in pairs:
-        results = response.results
-        table = results.table if resolver is None and isinstance(results, ResultColumns) else None
-        if segment and table is not segment_table:
-            parts.append(_collapse_segment(segment, segment_table, resolver, ignore_identical_ids))
-            segment = []
-        segment.append((query_id, response))
-        segment_table = table
-    if segment or not parts:
-        parts.append(_collapse_segment(segment, segment_table, resolver, ignore_identical_ids))
-    if len(parts) == 1:
-        part = parts[0]
-        data, doc_offsets = part.data, part.doc_offsets
-    else:
-        data = np.concatenate([part.data for part in parts])
-        shifts = np.cumsum([0] + [len(part.data) for part in parts[:-1]])
-        doc_offsets = np.concatenate(
-            [parts[0].doc_offsets[:1]]
-            + [part.doc_offsets[1:] + shift for part, shift in zip(parts, shifts, strict=True)]
+    query_ids: list[str] = []
+    counts, data, doc_offsets, scores = [], [], [], []
+    for segment in _segments(pairs, resolver, ignore_identical_ids):
+        keep, segment_counts = first_chunks(
+            segment.codes, segment.offsets, segment.own, segment.n_codes, compiled=True
         )
-    query_ids = [qid for part in parts for qid in part.query_ids]
-    lengths = np.concatenate([part.lengths for part in parts])
-    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    scores = np.concatenate([part.scores for part in parts])
-    missing = np.isnan(scores)
+        kept_data, kept_offsets = gather_strings(*segment.buffers(), segment.codes[keep])
+        query_ids += segment.query_ids
+        counts.append(segment_counts)
+        data.append(kept_data)
+        doc_offsets.append(kept_offsets[1:] + sum(len(d) for d in data[:-1]))
+        scores.append(segment.scores[keep])
+    count = np.concatenate(counts) if counts else np.zeros((0, 4), dtype=np.int64)
+    score = np.concatenate(scores) if scores else np.zeros(0)
+    missing = np.isnan(score)
     valid = None
     if missing.any():
         valid = ~missing
-        scores[missing] = 0.0
-    run = ColumnarRun(query_ids, offsets, data, doc_offsets, scores, valid)
-    return CollapsedBatch(
-        run,
-        [n for part in parts for n in part.unmapped],
-        [n for part in parts for n in part.duplicates],
-        [n for part in parts for n in part.self_hits],
+        score[missing] = 0.0
+    run = ColumnarRun(
+        query_ids,
+        _offsets(count[:, 0].tolist(), len(count)),
+        np.concatenate(data) if data else np.zeros(0, dtype=np.uint8),
+        np.concatenate([np.zeros(1, dtype=np.int64), *doc_offsets]),
+        score,
+        valid,
     )
+    return CollapsedBatch(run, count[:, 1].tolist(), count[:, 2].tolist(), count[:, 3].tolist())
 
 
-@dataclass
-class _Part:
-    """A collapsed run of consecutive queries: kept doc ids as UTF-8 buffers, NaN = no score."""
-
-    query_ids: list[str]
-    lengths: np.ndarray
-    data: np.ndarray
-    doc_offsets: np.ndarray
-    scores: np.ndarray
-    unmapped: list[int]
-    duplicates: list[int]
-    self_hits: list[int]
-
-
-def _collapse_segment(
-    pairs: list[tuple[str, QueryResponse]],
-    table: Any,
+def _segments(
+    pairs: Iterable[tuple[str, QueryResponse]],
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
-) -> _Part:
-    if table is not None:
-        return _collapse_table_segment(pairs, table, ignore_identical_ids)
-    # Heavy (pyarrow; numba for io.columnar's kernels): only list responses in a batch.
-    import pyarrow as pa
-
-    from heta_eval.io.columnar import string_buffers
-
-    query_ids: list[str] = []
-    all_ids: list[str] = []
-    all_scores: list[float | None] = []
-    lengths: list[int] = []
-    unmapped: list[int] = []
-    duplicates: list[int] = []
-    self_hits: list[int] = []
+) -> Iterable[_Segment]:
+    """Runs of consecutive responses of one kind (one chunk table, or result lists)."""
+    run: list[tuple[str, QueryResponse]] = []
+    run_table: Any = None
     for query_id, response in pairs:
-        ids, scores, n_unmapped, n_duplicates, n_self = _collapse_ids(
-            response.results, query_id, resolver, ignore_identical_ids
-        )
-        query_ids.append(query_id)
-        all_ids.extend(ids)
-        all_scores.extend(scores)
-        lengths.append(len(ids))
-        unmapped.append(n_unmapped)
-        duplicates.append(n_duplicates)
-        self_hits.append(n_self)
-    score_array = pa.array(all_scores, type=pa.float64()).fill_null(float("nan"))
-    data, doc_offsets = string_buffers(all_ids)
-    return _Part(
-        query_ids,
-        np.asarray(lengths, dtype=np.int64),
-        data,
-        doc_offsets,
-        score_array.to_numpy(zero_copy_only=False).copy(),
-        unmapped,
-        duplicates,
-        self_hits,
-    )
-
-
-def _collapse_table_segment(
-    pairs: list[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
-) -> _Part:
-    # Heavy (numba): only a batch of table responses.
-    from heta_eval.io.columnar import first_occurrences, gather_strings, string_buffers
-
-    query_ids = [query_id for query_id, _ in pairs]
-    columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]
-    sizes = np.fromiter(map(len, columns), dtype=np.int64, count=len(columns))
-    offsets = np.zeros(len(columns) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    rows = np.concatenate([c.rows for c in columns]) if columns else np.zeros(0, np.int64)
-    scores = np.concatenate(
-        [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
-        or [np.zeros(0)]
-    )
-    codes = table.codes[rows]
-    doc_data, doc_offsets = table.document_buffers
-    query_data, query_offsets = string_buffers(query_ids)
-    keep, kept, duplicates, self_hits = first_occurrences(
-        codes, offsets, doc_data, doc_offsets, query_data, query_offsets,
-        ignore_identical_ids,
-    )  # fmt: skip
-    data, kept_offsets = gather_strings(doc_data, doc_offsets, codes[keep])
-    return _Part(
-        query_ids,
-        kept,
-        data,
-        kept_offsets,
-        scores[keep],
-        [0] * len(query_ids),
-        duplicates.tolist(),
-        self_hits.tolist(),
-    )
+        table = _table_of(response, resolver)
+        if run and table is not run_table:
+            yield _encode(run, run_table, resolver, ignore_identical_ids)
+            run = []
+        run.append((query_id, response))
+        run_table = table
+    if run:
+        yield _encode(run, run_table, resolver, ignore_identical_ids)
