@@ -7,6 +7,8 @@ both sides of the compiled engine's threshold."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -107,19 +109,28 @@ def batch_as_dicts(batch) -> dict[str, tuple]:
     return out
 
 
+def by_document_id(result) -> str | None:
+    """A caller's resolver: only ``source["document_id"]``."""
+    return result.source.get("document_id")
+
+
 @settings(max_examples=300, deadline=None)
-@given(queries=queries_strategy, ignore=st.booleans(), plain=st.booleans())
-def test_every_entry_point_keeps_each_documents_first_chunk(queries, ignore, plain):
+@given(queries=queries_strategy, ignore=st.booleans(), plain=st.booleans(), own=st.booleans())
+def test_every_entry_point_keeps_each_documents_first_chunk(queries, ignore, plain, own):
+    """``own``: a caller's resolver, which reads ``ResultColumns`` as result objects."""
+    resolver = by_document_id if own else None
+    plain = plain or own
     lists = {qid: list_response(chunks, plain) for qid, chunks in queries.items()}
     tables = {qid: table_response(mapped(chunks)) for qid, chunks in queries.items()}
     expected = {qid: reference(chunks, qid, ignore) for qid, chunks in queries.items()}
     from_tables = {qid: reference(mapped(chunks), qid, ignore) for qid, chunks in queries.items()}
+    options = {"resolver": resolver, "ignore_identical_ids": ignore}
     for qid in queries:
         for response, (kept, unmapped, duplicates, self_hits) in (
             (lists[qid], expected[qid]),
             (tables[qid], from_tables[qid]),
         ):
-            ranking = collapse_to_documents(response, query_id=qid, ignore_identical_ids=ignore)
+            ranking = collapse_to_documents(response, query_id=qid, **options)
             assert ranking.scores == final_scores(kept)
             assert list(ranking.scores) == list(kept)  # response order
             assert (ranking.unmapped, ranking.duplicates, ranking.self_hits) == (
@@ -128,16 +139,14 @@ def test_every_entry_point_keeps_each_documents_first_chunk(queries, ignore, pla
                 self_hits,
             )
             assert ranking.rank_derived == (None in kept.values())
-    assert batch_as_dicts(collapse_batch(lists.items(), ignore_identical_ids=ignore)) == expected
-    assert (
-        batch_as_dicts(collapse_batch(tables.items(), ignore_identical_ids=ignore)) == from_tables
-    )
+    assert batch_as_dicts(collapse_batch(lists.items(), **options)) == expected
+    assert batch_as_dicts(collapse_batch(tables.items(), **options)) == from_tables
     # Tables and lists interleaved: one segment per run of a kind, in query order.
     mixed = [(qid, tables[qid] if i % 2 else lists[qid]) for i, qid in enumerate(queries)]
     mixed_expected = {
         qid: (from_tables if i % 2 else expected)[qid] for i, qid in enumerate(queries)
     }
-    batch = collapse_batch(mixed, ignore_identical_ids=ignore)
+    batch = collapse_batch(mixed, **options)
     assert batch.run.query_ids == list(queries)
     assert batch_as_dicts(batch) == mixed_expected
 
@@ -195,6 +204,21 @@ def test_collapse_examples(chunks, query_id, scores, counts):
     batch = collapse_batch([(query_id, list_response(chunks))])
     kept, *dropped = batch_as_dicts(batch)[query_id]
     assert final_scores(kept) == scores and tuple(dropped) == counts
+
+
+def test_one_response_of_result_lists_collapses_without_loading_numba():
+    """The small (pytrec_eval) path runs the kernel as Python: no JIT for a few responses."""
+    code = (
+        "import sys\n"
+        "from heta_eval.evaluation import QueryResponse\n"
+        "from heta_eval.retrieval.collapse import collapse_to_documents\n"
+        "r = QueryResponse(query='q', results=[{'score': 1.0, 'source': {'document_id': 'a'}},"
+        " {'score': 2.0, 'source': {'document_id': 'a'}}, {'score': 0.5, 'source': {}}])\n"
+        "ranking = collapse_to_documents(r, query_id='q')\n"
+        "print(ranking.scores, ranking.duplicates, ranking.unmapped, 'numba' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["{'a':", "1.0}", "1", "1", "False"]
 
 
 def test_a_batch_of_no_responses_is_an_empty_run():

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import accumulate, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -93,7 +93,8 @@ _SCORE = attrgetter("score")
 @dataclass
 class _Segment:
     """Consecutive responses as the kernel's input: one integer code per result (-1: no
-    document), query offsets, each query's own code, and scores (NaN: none)."""
+    document), query offsets and each query's own code (-1: none); per result its score
+    (NaN: none); and the ids of the codes, as a list or as UTF-8 buffers."""
 
     query_ids: list[str]
     offsets: np.ndarray
@@ -101,64 +102,86 @@ class _Segment:
     own: np.ndarray
     n_codes: int
     scores: np.ndarray
-    names: list[str] | None = None  # code -> id (list responses)
-    table: Any = None  # ChunkTable: its codes and documents (ResultColumns responses)
-    rows: np.ndarray | None = None  # ResultColumns: the table row of each result
+    names: list[str] | None = None  # code -> id (one response)
+    documents: tuple[np.ndarray, np.ndarray] | None = None  # code -> id (a batch)
 
     def ids(self, kept: np.ndarray) -> list[str]:
         """The document ids of results ``kept``."""
-        if self.table is not None:
-            document_ids = self.table.document_ids
-            return [document_ids[row] for row in self.rows[kept].tolist()]  # type: ignore[index]
-        names = self.names
-        return [names[code] for code in self.codes[kept].tolist()]  # type: ignore[index]
+        return list(map(self.names.__getitem__, self.codes[kept].tolist()))  # type: ignore[union-attr]
 
-    def buffers(self) -> tuple[np.ndarray, np.ndarray]:
-        """UTF-8 buffers of the ids of codes ``0..n_codes-1``."""
-        from heta_eval.io.columnar import string_buffers  # heavy (numba): a batch only
+    def kept_buffers(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """UTF-8 buffers of the kept results' ids."""
+        from heta_eval.io.columnar import gather_strings  # heavy (numba): a batch only
 
-        return self.table.document_buffers if self.table is not None else string_buffers(self.names)
+        return gather_strings(*self.documents, self.codes[keep])  # type: ignore[misc,no-any-return]
 
 
-def _offsets(sizes: Iterable[int], n: int) -> np.ndarray:
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(sizes, dtype=np.int64, count=n), out=offsets[1:])
-    return offsets
+def _offsets(sizes: Iterable[int]) -> np.ndarray:
+    return np.array([0, *accumulate(sizes)], dtype=np.int64)
 
 
-def _document_ids(results: Sequence[QueryResult], resolver: DocumentResolver | None) -> list:
-    """Each result's document id (None: unmapped); the common case (the default resolver,
-    every ``source`` has a non-empty str ``document_id``) in C-level passes."""
-    if resolver is None:
-        ids = list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
-        distinct = dict.fromkeys(ids)
-        if None not in distinct and "" not in distinct and set(map(type, distinct)) <= {str}:
-            return ids
-        resolver = default_document_resolver
-    return list(map(resolver, results))
+def _numbered(ids: list[Any], base: int) -> dict[Any, int]:
+    """Each id -> one of its positions + ``base``: a code (any numbering would do)."""
+    return dict(zip(ids, range(base, base + len(ids)), strict=False))
+
+
+def _plain_ids(results: Sequence[QueryResult]) -> list[Any]:
+    """Each result's ``source["document_id"]``, in C-level passes: the id the default
+    resolver gives when it is a non-empty str (else see :func:`_resolved`)."""
+    return list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
+
+
+def _resolved(ids: list[Any], results: Sequence[QueryResult]) -> list[str | None]:
+    """``ids`` with each one that is not a non-empty str resolved from its result."""
+    resolve = default_document_resolver
+    return [i if type(i) is str and i else resolve(r) for i, r in zip(ids, results, strict=True)]
+
+
+def _ids_and_codes(
+    results: Sequence[QueryResult], resolver: DocumentResolver | None, base: int
+) -> tuple[list[Any], dict[Any, int]]:
+    """Each result's document id (None: unmapped), and the ids' codes."""
+    if resolver is not None:
+        ids = list(map(resolver, results))
+        return ids, _numbered(ids, base)
+    ids = _plain_ids(results)
+    codes = _numbered(ids, base)
+    if None in codes or "" in codes or not set(map(type, codes)) <= {str}:
+        ids = _resolved(ids, results)
+        codes = _numbered(ids, base)
+    return ids, codes
 
 
 def _encode_lists(
-    pairs: Sequence[tuple[str | None, QueryResponse]],
+    pairs: Sequence[tuple[Any, QueryResponse]],
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
 ) -> _Segment:
-    """Responses of result lists (or any responses under a caller's resolver)."""
-    query_ids = [query_id for query_id, _ in pairs]
-    results = [response.results for _, response in pairs]
-    ids = [doc_id for result in results for doc_id in _document_ids(result, resolver)]
-    names = list(dict.fromkeys(ids))
-    if None in names:
-        names.remove(None)
-    lookup: dict[Any, int] = dict(zip(names, range(len(names)), strict=True))
-    lookup[None] = -1
-    codes = np.fromiter(map(lookup.__getitem__, ids), dtype=np.int64, count=len(ids))
-    own = [lookup.get(query_id, -1) if ignore_identical_ids else -1 for query_id in query_ids]
-    scores = [score for result in results for score in map(_SCORE, result)]
+    """Responses of result lists (or one ``ResultColumns`` response, by its rows' ids), one
+    response at a time while it is in cache."""
+    names: list[str] = []  # code -> id: every result's id, codes being positions
+    codes: list[int] = []
+    own: list[int] = []
+    scores: list[float | None] = []
+    for query_id, response in pairs:
+        results = response.results
+        if resolver is None and isinstance(results, ResultColumns):
+            ids = list(map(results.table.document_ids.__getitem__, results.rows.tolist()))
+            number = _numbered(ids, len(names))
+            has = results.scores is not None
+            scores += results.scores.tolist() if has else [None] * len(ids)  # type: ignore[union-attr]
+        else:
+            ids, number = _ids_and_codes(results, resolver, len(names))
+            scores += map(_SCORE, results)
+        number[None] = -1
+        codes += map(number.__getitem__, ids)
+        own.append(number.get(query_id, -1) if ignore_identical_ids else -1)
+        names += ids
+    sizes = (len(response.results) for _, response in pairs)
     return _Segment(
-        query_ids,  # type: ignore[arg-type]
-        _offsets(map(len, results), len(results)),
-        codes,
+        [query_id for query_id, _ in pairs],
+        _offsets(sizes),
+        np.array(codes, dtype=np.int64),
         np.array(own, dtype=np.int64),
         len(names),
         np.array(scores, dtype=np.float64),  # None -> NaN
@@ -166,41 +189,85 @@ def _encode_lists(
     )
 
 
-def _encode_table(
-    pairs: Sequence[tuple[str | None, QueryResponse]], table: Any, ignore_identical_ids: bool
+def _id_array(ids: list[Any], *, plain: bool) -> Any:
+    """``ids`` as an Arrow string array (None: null), or None when one is not a str or, for
+    ``plain`` ids (:func:`_plain_ids`), when one is None or empty."""
+    import pyarrow as pa  # heavy: a batch only
+    import pyarrow.compute as pc
+
+    try:
+        array = pa.array(ids, type=pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if plain and (array.null_count or pc.any(pc.equal(array, "")).as_py()):
+        return None
+    return array
+
+
+def _encode_arrow(
+    pairs: Sequence[tuple[str, QueryResponse]],
+    resolver: DocumentResolver | None,
+    ignore_identical_ids: bool,
 ) -> _Segment:
-    """``ResultColumns`` responses of one ``ChunkTable``: its integer codes, no objects."""
+    """Many responses of result lists: their ids dictionary-encoded by Arrow, in C."""
+    import pyarrow as pa  # heavy (pyarrow; numba for string_buffers): a batch only
+    import pyarrow.compute as pc
+
+    from heta_eval.io.columnar import string_buffers
+
+    ids: list[Any] = []
+    scores: list[float | None] = []
+    for _, response in pairs:  # one response at a time, while it is in cache
+        results = response.results
+        ids += _plain_ids(results) if resolver is None else map(resolver, results)
+        scores += map(_SCORE, results)
+    encoded = _id_array(ids, plain=resolver is None)
+    if encoded is None and resolver is None:
+        flat = [result for _, response in pairs for result in response.results]
+        encoded = _id_array(_resolved(ids, flat), plain=False)
+    if encoded is None:
+        raise TypeError("a document resolver returned an id that is not a str or None")
+    encoded = encoded.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    query_ids = [query_id for query_id, _ in pairs]
+    if ignore_identical_ids and len(encoded.dictionary):
+        found = pc.index_in(pa.array(query_ids, type=pa.large_string()), encoded.dictionary)
+        own = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    else:
+        own = np.full(len(query_ids), -1, dtype=np.int64)
+    return _Segment(
+        query_ids,
+        _offsets(len(response.results) for _, response in pairs),
+        codes,
+        own,
+        len(encoded.dictionary),
+        np.array(scores, dtype=np.float64),  # None -> NaN
+        documents=string_buffers(encoded.dictionary),
+    )
+
+
+def _encode_table(
+    pairs: Sequence[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
+) -> _Segment:
+    """``ResultColumns`` responses of one ``ChunkTable``: the table's codes, no objects."""
     query_ids = [query_id for query_id, _ in pairs]
     columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]
-    rows = np.concatenate([c.rows for c in columns]) if columns else np.zeros(0, np.int64)
+    rows = np.concatenate([c.rows for c in columns])
     scores = np.concatenate(
         [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
-        or [np.zeros(0)]
     )
-    offsets = _offsets(map(len, columns), len(columns))
+    offsets = _offsets(map(len, columns))
     codes = table.codes[rows]
     own = np.full(len(columns), -1, dtype=np.int64)
     if ignore_identical_ids:
-        own = own_codes(codes, offsets, table.document_buffers, query_ids)
-    return _Segment(
-        query_ids, offsets, codes, own, len(table.documents), scores, table=table, rows=rows
-    )  # type: ignore[arg-type]
+        own = own_codes(codes, offsets, table.document_buffers, query_ids)  # type: ignore[arg-type]
+    documents = table.document_buffers
+    return _Segment(query_ids, offsets, codes, own, len(table.documents), scores, None, documents)
 
 
 def _table_of(response: QueryResponse, resolver: DocumentResolver | None) -> Any:
     results = response.results
     return results.table if resolver is None and isinstance(results, ResultColumns) else None
-
-
-def _encode(
-    pairs: Sequence[tuple[Any, QueryResponse]],
-    table: Any,
-    resolver: DocumentResolver | None,
-    ignore_identical_ids: bool,
-) -> _Segment:
-    if table is not None:
-        return _encode_table(pairs, table, ignore_identical_ids)
-    return _encode_lists(pairs, resolver, ignore_identical_ids)
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -231,8 +298,7 @@ def collapse_to_documents(
     >>> ranking.scores, ranking.duplicates, ranking.unmapped
     ({'a': 0.9, 'b': 0.8}, 1, 1)
     """
-    pairs = [(query_id, response)]
-    segment = _encode(pairs, _table_of(response, resolver), resolver, ignore_identical_ids)
+    segment = _encode_lists([(query_id, response)], resolver, ignore_identical_ids)
     keep, counts = first_chunks(segment.codes, segment.offsets, segment.own, segment.n_codes)
     kept = np.flatnonzero(keep)
     scores = segment.scores[kept]
@@ -279,7 +345,7 @@ def collapse_batch(
     >>> batch.run.scores.tolist(), batch.duplicates
     ([0.9, 0.8], [1])
     """
-    from heta_eval.io.columnar import ColumnarRun, gather_strings  # heavy (numba): a batch
+    from heta_eval.io.columnar import ColumnarRun  # heavy (numba): a batch only
 
     query_ids: list[str] = []
     counts, data, doc_offsets, scores = [], [], [], []
@@ -287,7 +353,7 @@ def collapse_batch(
         keep, segment_counts = first_chunks(
             segment.codes, segment.offsets, segment.own, segment.n_codes, compiled=True
         )
-        kept_data, kept_offsets = gather_strings(*segment.buffers(), segment.codes[keep])
+        kept_data, kept_offsets = segment.kept_buffers(keep)
         query_ids += segment.query_ids
         counts.append(segment_counts)
         data.append(kept_data)
@@ -302,7 +368,7 @@ def collapse_batch(
         score[missing] = 0.0
     run = ColumnarRun(
         query_ids,
-        _offsets(count[:, 0].tolist(), len(count)),
+        _offsets(count[:, 0].tolist()),
         np.concatenate(data) if data else np.zeros(0, dtype=np.uint8),
         np.concatenate([np.zeros(1, dtype=np.int64), *doc_offsets]),
         score,
@@ -317,14 +383,14 @@ def _segments(
     ignore_identical_ids: bool,
 ) -> Iterable[_Segment]:
     """Runs of consecutive responses of one kind (one chunk table, or result lists)."""
-    run: list[tuple[str, QueryResponse]] = []
-    run_table: Any = None
+    runs: list[tuple[Any, list[tuple[str, QueryResponse]]]] = []
     for query_id, response in pairs:
         table = _table_of(response, resolver)
-        if run and table is not run_table:
-            yield _encode(run, run_table, resolver, ignore_identical_ids)
-            run = []
-        run.append((query_id, response))
-        run_table = table
-    if run:
-        yield _encode(run, run_table, resolver, ignore_identical_ids)
+        if not runs or runs[-1][0] is not table:
+            runs.append((table, []))
+        runs[-1][1].append((query_id, response))
+    for table, run in runs:
+        if table is not None:
+            yield _encode_table(run, table, ignore_identical_ids)
+        else:
+            yield _encode_arrow(run, resolver, ignore_identical_ids)
