@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from heta_eval.models.columns import ResultColumns
-from heta_eval.retrieval.first_chunks import first_chunks, own_codes
+from heta_eval.retrieval.first_chunks import first_chunks, first_chunks_of_ids
 
 if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
     from heta_eval.models.records import QueryResponse, QueryResult
@@ -99,7 +99,7 @@ class _Segment:
     query_ids: list[str]
     offsets: np.ndarray
     codes: np.ndarray
-    own: np.ndarray
+    own: np.ndarray | None  # None: found by id (see first_chunks_of_ids)
     n_codes: int
     scores: np.ndarray
     names: list[str] | None = None  # code -> id (one response)
@@ -108,6 +108,13 @@ class _Segment:
     def ids(self, kept: np.ndarray) -> list[str]:
         """The document ids of results ``kept``."""
         return list(map(self.names.__getitem__, self.codes[kept].tolist()))  # type: ignore[union-attr]
+
+    def collapse(self) -> tuple[np.ndarray, np.ndarray]:
+        """The compiled kernel's keep mask and counts (self-hits by id if ``own`` is None)."""
+        if self.own is None:
+            ids = self.query_ids
+            return first_chunks_of_ids(self.codes, self.offsets, self.n_codes, self.documents, ids)  # type: ignore[arg-type]
+        return first_chunks(self.codes, self.offsets, self.own, self.n_codes, compiled=True)
 
     def kept_buffers(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """UTF-8 buffers of the kept results' ids."""
@@ -258,9 +265,8 @@ def _encode_table(
     )
     offsets = _offsets(map(len, columns))
     codes = table.codes[rows]
-    own = np.full(len(columns), -1, dtype=np.int64)
-    if ignore_identical_ids:
-        own = own_codes(codes, offsets, table.document_buffers, query_ids)  # type: ignore[arg-type]
+    # Self-hits found by id in the kernel's pass (own None): cheaper than a pass of its own.
+    own = None if ignore_identical_ids else np.full(len(columns), -1, dtype=np.int64)
     documents = table.document_buffers
     return _Segment(query_ids, offsets, codes, own, len(table.documents), scores, None, documents)
 
@@ -350,9 +356,7 @@ def collapse_batch(
     query_ids: list[str] = []
     counts, data, doc_offsets, scores = [], [], [], []
     for segment in _segments(pairs, resolver, ignore_identical_ids):
-        keep, segment_counts = first_chunks(
-            segment.codes, segment.offsets, segment.own, segment.n_codes, compiled=True
-        )
+        keep, segment_counts = segment.collapse()
         kept_data, kept_offsets = segment.kept_buffers(keep)
         query_ids += segment.query_ids
         counts.append(segment_counts)

@@ -24,7 +24,7 @@ import numpy as np
 
 from heta_eval._runtime import njit
 
-__all__ = ["first_chunks", "own_codes"]
+__all__ = ["first_chunks", "first_chunks_of_ids", "own_codes"]
 
 
 def _first_chunks(codes, offsets, own, seen, keep, counts):  # pragma: no cover - compiled
@@ -154,3 +154,24 @@ def own_codes(
     kernel = _compiled(_own_codes) if "numba" in sys.modules else _own_codes
     kernel(codes, offsets, *documents, *string_buffers(mine), own)
     return own
+
+
+def first_chunks_of_ids(
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    n_codes: int,
+    documents: tuple[np.ndarray, np.ndarray],
+    query_ids: list[str | None],
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`first_chunks` with self-hits found by id: ``documents`` holds the ids of the
+    codes as UTF-8 buffers. A query's own document, when among its rows, is among the rows
+    kept without self-hits, so only those are compared; a second pass runs only when one is
+    found."""
+    no_own = np.full(len(query_ids), -1, dtype=np.int64)
+    keep, counts = first_chunks(codes, offsets, no_own, n_codes, compiled=True)
+    kept_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+    np.cumsum(counts[:, 0], out=kept_offsets[1:])
+    own = own_codes(codes[keep], kept_offsets, documents, query_ids)
+    if (own >= 0).any():
+        keep, counts = first_chunks(codes, offsets, own, n_codes, compiled=True)
+    return keep, counts
