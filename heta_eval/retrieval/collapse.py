@@ -22,16 +22,24 @@ and so are the engine's repeated rows (:mod:`heta_eval.providers.kernels.dedup`)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, repeat
+from math import isnan
 from operator import attrgetter
+from threading import Lock
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
 from heta_eval.models.columns import ResultColumns
-from heta_eval.retrieval.first_chunks import first_chunks, first_chunks_of_ids
+from heta_eval.retrieval.first_chunks import (
+    first_chunks,
+    first_chunks_of_ids,
+    first_chunks_of_one,
+)
 
 if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
     from heta_eval.models.records import QueryResponse, QueryResult
@@ -88,48 +96,54 @@ class DocumentRanking:
 
 _SOURCE = attrgetter("source")
 _SCORE = attrgetter("score")
+# A response this long goes through the kernel as arrays (compiled once numba is loaded);
+# a shorter one runs it as Python on lists, cheaper than building arrays for it.
+_PLAIN_ROWS = 64
 
 
 @dataclass
 class _Segment:
-    """Consecutive responses as the kernel's input: one integer code per result (-1: no
-    document), query offsets and each query's own code (-1: none); per result its score
-    (NaN: none); and the ids of the codes, as a list or as UTF-8 buffers."""
+    """``ResultColumns`` responses of one chunk table as the kernel's input: the table's
+    code per row, query offsets, each query's own code (-1: none; None: found by id, see
+    ``first_chunks_of_ids``), scores per row (NaN: none), the table's ids as UTF-8."""
 
     query_ids: list[str]
     offsets: np.ndarray
     codes: np.ndarray
-    own: np.ndarray | None  # None: found by id (see first_chunks_of_ids)
+    own: np.ndarray | None
     n_codes: int
     scores: np.ndarray
-    names: list[str] | None = None  # code -> id (one response)
-    documents: tuple[np.ndarray, np.ndarray] | None = None  # code -> id (a batch)
+    documents: tuple[np.ndarray, np.ndarray]
 
-    def ids(self, kept: np.ndarray) -> list[str]:
-        """The document ids of results ``kept``."""
-        return list(map(self.names.__getitem__, self.codes[kept].tolist()))  # type: ignore[union-attr]
-
-    def collapse(self) -> tuple[np.ndarray, np.ndarray]:
-        """The compiled kernel's keep mask and counts (self-hits by id if ``own`` is None)."""
-        if self.own is None:
-            ids = self.query_ids
-            return first_chunks_of_ids(self.codes, self.offsets, self.n_codes, self.documents, ids)  # type: ignore[arg-type]
-        return first_chunks(self.codes, self.offsets, self.own, self.n_codes, compiled=True)
-
-    def kept_buffers(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """UTF-8 buffers of the kept results' ids."""
+    def collapse(self) -> tuple[Any, np.ndarray, np.ndarray]:
+        """The kept rows' ids as UTF-8 buffers, their scores, the counts per query."""
         from heta_eval.io.columnar import gather_strings  # heavy (numba): a batch only
 
-        return gather_strings(*self.documents, self.codes[keep])  # type: ignore[misc,no-any-return]
+        if self.own is None:
+            ids = self.query_ids
+            keep, counts = first_chunks_of_ids(
+                self.codes, self.offsets, self.n_codes, self.documents, ids
+            )
+        else:
+            keep, counts = first_chunks(
+                self.codes, self.offsets, self.own, self.n_codes, compiled=True
+            )
+        return gather_strings(*self.documents, self.codes[keep]), self.scores[keep], counts
 
 
 def _offsets(sizes: Iterable[int]) -> np.ndarray:
     return np.array([0, *accumulate(sizes)], dtype=np.int64)
 
 
-def _numbered(ids: list[Any], base: int) -> dict[Any, int]:
-    """Each id -> one of its positions + ``base``: a code (any numbering would do)."""
-    return dict(zip(ids, range(base, base + len(ids)), strict=False))
+def _numbered(ids: list[Any], base: int) -> tuple[list[int], dict[Any, int]]:
+    """A code per id, in one C-level pass: the position + ``base`` where the id first
+    occurs (any numbering would do); and the ids' codes, with None's -1 (no document)."""
+    number: dict[Any, int] = {}
+    codes = list(map(number.setdefault, ids, range(base, base + len(ids))))
+    if None in number:  # rare: an unmapped result
+        number[None] = -1
+        codes = list(map(number.__getitem__, ids))
+    return codes, number
 
 
 def _plain_ids(results: Sequence[QueryResult]) -> list[Any]:
@@ -146,111 +160,112 @@ def _resolved(ids: list[Any], results: Sequence[QueryResult]) -> list[str | None
 
 def _ids_and_codes(
     results: Sequence[QueryResult], resolver: DocumentResolver | None, base: int
-) -> tuple[list[Any], dict[Any, int]]:
-    """Each result's document id (None: unmapped), and the ids' codes."""
-    if resolver is not None:
+) -> tuple[list[Any], list[int], dict[Any, int]]:
+    """Each result's document id (None: unmapped), its code (-1: unmapped) and the ids'
+    codes, in C-level passes over one response."""
+    if resolver is None and isinstance(results, ResultColumns):
+        ids = list(map(results.table.document_ids.__getitem__, results.rows.tolist()))
+    elif resolver is not None:
         ids = list(map(resolver, results))
-        return ids, _numbered(ids, base)
-    ids = _plain_ids(results)
-    codes = _numbered(ids, base)
-    if None in codes or "" in codes or not set(map(type, codes)) <= {str}:
+    else:
+        ids = _plain_ids(results)
+        codes, number = _numbered(ids, base)
+        if None not in number and "" not in number and set(map(type, number)) <= {str}:
+            return ids, codes, number
         ids = _resolved(ids, results)
-        codes = _numbered(ids, base)
-    return ids, codes
+    return ids, *_numbered(ids, base)
 
 
-def _encode_lists(
-    pairs: Sequence[tuple[Any, QueryResponse]],
+def _kept_scores(results: Sequence[QueryResult], kept: list[int]) -> list[float | None]:
+    """The scores of one response's results ``kept`` (None or NaN: none)."""
+    if isinstance(results, ResultColumns):
+        if results.scores is None:
+            return [None] * len(kept)
+        return list(map(results.scores.tolist().__getitem__, kept))
+    return list(map(_SCORE, map(results.__getitem__, kept)))
+
+
+def _collapse_one(
+    results: Sequence[QueryResult],
+    query_id: str | None,
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
-) -> _Segment:
-    """Responses of result lists (or one ``ResultColumns`` response, by its rows' ids), one
-    response at a time while it is in cache."""
-    names: list[str] = []  # code -> id: every result's id, codes being positions
-    codes: list[int] = []
-    own: list[int] = []
-    scores: list[float | None] = []
-    for query_id, response in pairs:
-        results = response.results
-        if resolver is None and isinstance(results, ResultColumns):
-            ids = list(map(results.table.document_ids.__getitem__, results.rows.tolist()))
-            number = _numbered(ids, len(names))
-            has = results.scores is not None
-            scores += results.scores.tolist() if has else [None] * len(ids)  # type: ignore[union-attr]
-        else:
-            ids, number = _ids_and_codes(results, resolver, len(names))
-            scores += map(_SCORE, results)
-        number[None] = -1
-        codes += map(number.__getitem__, ids)
-        own.append(number.get(query_id, -1) if ignore_identical_ids else -1)
-        names += ids
-    sizes = (len(response.results) for _, response in pairs)
-    return _Segment(
-        [query_id for query_id, _ in pairs],
-        _offsets(sizes),
-        np.array(codes, dtype=np.int64),
-        np.array(own, dtype=np.int64),
-        len(names),
-        np.array(scores, dtype=np.float64),  # None -> NaN
-        names=names,
-    )
+    compiled: bool,
+) -> tuple[list[Any], list[float | None], list[int]]:
+    """One response's kept document ids, their scores (None or NaN: none) and counts
+    (kept, unmapped, duplicates, self-hits); every step in one pass while it is in cache."""
+    if resolver is None and isinstance(results, ResultColumns):
+        return _collapse_columns(results, query_id if ignore_identical_ids else None)
+    ids, codes, number = _ids_and_codes(results, resolver, 0)
+    own = number.get(query_id, -1) if ignore_identical_ids else -1
+    kept, counts = first_chunks_of_one(codes, own, len(codes), compiled=compiled)
+    return list(map(ids.__getitem__, kept)), _kept_scores(results, kept), counts
 
 
-def _id_array(ids: list[Any], *, plain: bool) -> Any:
-    """``ids`` as an Arrow string array (None: null), or None when one is not a str or, for
-    ``plain`` ids (:func:`_plain_ids`), when one is None or empty."""
-    import pyarrow as pa  # heavy: a batch only
-    import pyarrow.compute as pc
+_SCRATCH: WeakKeyDictionary[Any, tuple[Lock, np.ndarray]] = WeakKeyDictionary()
 
+
+def _scratch(table: Any) -> tuple[Lock, np.ndarray]:
+    """A chunk table's scratch array for :func:`first_chunks` (one per document, all -1),
+    kept while the table lives: one response's collapse then costs its rows, not the
+    table's documents; and the lock of whoever uses it."""
+    entry = _SCRATCH.get(table)
+    if entry is None:
+        seen = np.full(len(table.documents), -1, dtype=np.int64)
+        entry = _SCRATCH.setdefault(table, (Lock(), seen))
+    return entry
+
+
+def _collapse_columns(
+    results: ResultColumns, query_id: str | None
+) -> tuple[list[Any], list[float | None], list[int]]:
+    """:func:`_collapse_one` of ``ResultColumns``: its table's codes, no id strings but the
+    kept ones. The query's own document, when among the rows, is among those kept without
+    self-hits; a second pass runs only then."""
+    table = results.table
+    codes = table.codes[results.rows]
+    offsets = np.array([0, len(codes)], dtype=np.int64)
+    own = np.full(1, -1, dtype=np.int64)
+    lock, seen = _scratch(table)
+    mine = lock.acquire(blocking=False)  # else another thread has it: first_chunks allocates
     try:
-        array = pa.array(ids, type=pa.large_string())
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-    if plain and (array.null_count or pc.any(pc.equal(array, "")).as_py()):
-        return None
-    return array
+        for _ in range(2):
+            keep, counts = first_chunks(codes, offsets, own, len(seen), seen=seen if mine else None)
+            kept = np.flatnonzero(keep)
+            ids = list(map(table.document_ids.__getitem__, results.rows[kept].tolist()))
+            if query_id is None or own[0] >= 0 or query_id not in ids:
+                break
+            own[0] = codes[kept[ids.index(query_id)]]
+    finally:
+        if mine:
+            lock.release()
+    scores = results.scores
+    kept_scores = [None] * len(ids) if scores is None else scores[kept].tolist()
+    return ids, kept_scores, counts[0].tolist()
 
 
-def _encode_arrow(
+def _collapse_lists(
     pairs: Sequence[tuple[str, QueryResponse]],
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
-) -> _Segment:
-    """Many responses of result lists: their ids dictionary-encoded by Arrow, in C."""
-    import pyarrow as pa  # heavy (pyarrow; numba for string_buffers): a batch only
-    import pyarrow.compute as pc
-
-    from heta_eval.io.columnar import string_buffers
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """:meth:`_Segment.collapse` of responses of result lists, one response at a time."""
+    from heta_eval.io.columnar import string_buffers  # heavy (numba): a batch only
 
     ids: list[Any] = []
     scores: list[float | None] = []
-    for _, response in pairs:  # one response at a time, while it is in cache
-        results = response.results
-        ids += _plain_ids(results) if resolver is None else map(resolver, results)
-        scores += map(_SCORE, results)
-    encoded = _id_array(ids, plain=resolver is None)
-    if encoded is None and resolver is None:
-        flat = [result for _, response in pairs for result in response.results]
-        encoded = _id_array(_resolved(ids, flat), plain=False)
-    if encoded is None:
+    counts: list[int] = []
+    for query_id, response in pairs:
+        kept_ids, kept_scores, kept_counts = _collapse_one(
+            response.results, query_id, resolver, ignore_identical_ids, True
+        )
+        ids += kept_ids
+        scores += kept_scores
+        counts += kept_counts
+    if resolver is not None and not set(map(type, ids)) <= {str}:
         raise TypeError("a document resolver returned an id that is not a str or None")
-    encoded = encoded.dictionary_encode()
-    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    query_ids = [query_id for query_id, _ in pairs]
-    if ignore_identical_ids and len(encoded.dictionary):
-        found = pc.index_in(pa.array(query_ids, type=pa.large_string()), encoded.dictionary)
-        own = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    else:
-        own = np.full(len(query_ids), -1, dtype=np.int64)
-    return _Segment(
-        query_ids,
-        _offsets(len(response.results) for _, response in pairs),
-        codes,
-        own,
-        len(encoded.dictionary),
-        np.array(scores, dtype=np.float64),  # None -> NaN
-        documents=string_buffers(encoded.dictionary),
-    )
+    counts_array = np.array(counts, dtype=np.int64).reshape(-1, 4)
+    return string_buffers(ids), np.array(scores, dtype=np.float64), counts_array  # None: NaN
 
 
 def _encode_table(
@@ -268,7 +283,7 @@ def _encode_table(
     # Self-hits found by id in the kernel's pass (own None): cheaper than a pass of its own.
     own = None if ignore_identical_ids else np.full(len(columns), -1, dtype=np.int64)
     documents = table.document_buffers
-    return _Segment(query_ids, offsets, codes, own, len(table.documents), scores, None, documents)
+    return _Segment(query_ids, offsets, codes, own, len(table.documents), scores, documents)
 
 
 def _table_of(response: QueryResponse, resolver: DocumentResolver | None) -> Any:
@@ -304,15 +319,14 @@ def collapse_to_documents(
     >>> ranking.scores, ranking.duplicates, ranking.unmapped
     ({'a': 0.9, 'b': 0.8}, 1, 1)
     """
-    segment = _encode_lists([(query_id, response)], resolver, ignore_identical_ids)
-    keep, counts = first_chunks(segment.codes, segment.offsets, segment.own, segment.n_codes)
-    kept = np.flatnonzero(keep)
-    scores = segment.scores[kept]
-    rank_derived = bool(np.isnan(scores).any())
-    if rank_derived:
-        scores = np.arange(len(kept), 0, -1, dtype=np.float64)
-    _, unmapped, duplicates, self_hits = counts[0].tolist()
-    final = dict(zip(segment.ids(kept), scores.tolist(), strict=True))
+    compiled = len(response.results) >= _PLAIN_ROWS and "numba" in sys.modules
+    ids, scores, counts = _collapse_one(
+        response.results, query_id, resolver, ignore_identical_ids, compiled
+    )
+    _, unmapped, duplicates, self_hits = counts
+    rank_derived = None in scores or any(map(isnan, scores))  # type: ignore[arg-type]
+    values = range(len(ids), 0, -1) if rank_derived else scores
+    final = dict(zip(ids, map(float, values), strict=True))  # type: ignore[arg-type]
     return DocumentRanking(final, unmapped, duplicates, self_hits, rank_derived)
 
 
@@ -355,14 +369,16 @@ def collapse_batch(
 
     query_ids: list[str] = []
     counts, data, doc_offsets, scores = [], [], [], []
-    for segment in _segments(pairs, resolver, ignore_identical_ids):
-        keep, segment_counts = segment.collapse()
-        kept_data, kept_offsets = segment.kept_buffers(keep)
-        query_ids += segment.query_ids
-        counts.append(segment_counts)
+    size = 0  # bytes of ids so far
+    for run_query_ids, (kept_data, kept_offsets), kept_scores, run_counts in _collapsed_runs(
+        pairs, resolver, ignore_identical_ids
+    ):
+        query_ids += run_query_ids
+        counts.append(run_counts)
         data.append(kept_data)
-        doc_offsets.append(kept_offsets[1:] + sum(len(d) for d in data[:-1]))
-        scores.append(segment.scores[keep])
+        doc_offsets.append(kept_offsets[1:] + size)
+        size += len(kept_data)
+        scores.append(kept_scores)
     count = np.concatenate(counts) if counts else np.zeros((0, 4), dtype=np.int64)
     score = np.concatenate(scores) if scores else np.zeros(0)
     missing = np.isnan(score)
@@ -381,12 +397,13 @@ def collapse_batch(
     return CollapsedBatch(run, count[:, 1].tolist(), count[:, 2].tolist(), count[:, 3].tolist())
 
 
-def _segments(
+def _collapsed_runs(
     pairs: Iterable[tuple[str, QueryResponse]],
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
-) -> Iterable[_Segment]:
-    """Runs of consecutive responses of one kind (one chunk table, or result lists)."""
+) -> Iterable[tuple[list[str], Any, np.ndarray, np.ndarray]]:
+    """Runs of consecutive responses of one kind (one chunk table, or result lists),
+    collapsed: query ids, kept ids as UTF-8 buffers, kept scores, counts per query."""
     runs: list[tuple[Any, list[tuple[str, QueryResponse]]]] = []
     for query_id, response in pairs:
         table = _table_of(response, resolver)
@@ -394,7 +411,8 @@ def _segments(
             runs.append((table, []))
         runs[-1][1].append((query_id, response))
     for table, run in runs:
+        query_ids = [query_id for query_id, _ in run]
         if table is not None:
-            yield _encode_table(run, table, ignore_identical_ids)
+            yield query_ids, *_encode_table(run, table, ignore_identical_ids).collapse()
         else:
-            yield _encode_arrow(run, resolver, ignore_identical_ids)
+            yield query_ids, *_collapse_lists(run, resolver, ignore_identical_ids)

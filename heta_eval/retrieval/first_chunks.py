@@ -18,13 +18,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from functools import cache
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
 
 from heta_eval._runtime import njit
 
-__all__ = ["first_chunks", "first_chunks_of_ids", "own_codes"]
+__all__ = ["first_chunks", "first_chunks_of_ids", "first_chunks_of_one", "own_codes"]
 
 
 def _first_chunks(codes, offsets, own, seen, keep, counts):  # pragma: no cover - compiled
@@ -41,8 +42,8 @@ def _first_chunks(codes, offsets, own, seen, keep, counts):  # pragma: no cover 
         unmapped = 0
         duplicates = 0
         self_hits = 0
-        for i in range(offsets[q], offsets[q + 1]):
-            c = codes[i]
+        start = offsets[q]
+        for i, c in enumerate(codes[start : offsets[q + 1]], start):  # as Python: no indexing
             if c < 0:
                 unmapped += 1
             elif c == mine:
@@ -71,6 +72,7 @@ def first_chunks(
     n_codes: int,
     *,
     compiled: bool | None = None,
+    seen: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The collapse on integer document codes ``0..n_codes-1`` (-1: no document): the keep
     mask (per row) and an ``(queries, 4)`` int64 array of kept / unmapped / duplicate /
@@ -78,7 +80,9 @@ def first_chunks(
     code of the document whose id equals its query id (-1: none, or self-hits kept).
 
     ``compiled``: run numba's compilation of the rule (default: when numba is already
-    loaded) or the same function as plain Python; the results are identical.
+    loaded) or the same function as plain Python; the results are identical. ``seen``: a
+    compiled run's scratch array of ``n_codes`` int64, all -1, left all -1 again (so a
+    caller collapsing one query at a time allocates it once, not per query).
 
     >>> keep, counts = first_chunks(np.array([0, 1, 0, -1, 2]), np.array([0, 5]),
     ...                             np.array([2]), 3)
@@ -88,11 +92,17 @@ def first_chunks(
     codes = np.asarray(codes, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
     own = np.asarray(own, dtype=np.int64)
-    if n_codes > 2 * len(codes) + 64:  # few rows of many documents: number the ones seen
-        codes, own, n_codes = _compact(codes, own)
-    nq = len(offsets) - 1
     if compiled is None:
         compiled = "numba" in sys.modules
+    nq = len(offsets) - 1
+    if compiled and seen is not None:
+        keep = np.zeros(len(codes), dtype=np.bool_)
+        counts = np.zeros(4 * nq, dtype=np.int64)
+        _compiled(_first_chunks)(codes, offsets, own, seen, keep, counts)
+        seen[codes] = -1
+        return keep, counts.reshape(nq, 4)
+    if n_codes > 2 * len(codes) + 64:  # few rows of many documents: number the ones seen
+        codes, own, n_codes = _compact(codes, own)
     if compiled:
         keep = np.zeros(len(codes), dtype=np.bool_)
         counts = np.zeros(4 * nq, dtype=np.int64)
@@ -107,15 +117,54 @@ def first_chunks(
     return np.array(keep_list, dtype=np.bool_), np.array(count_list, np.int64).reshape(nq, 4)
 
 
+def first_chunks_of_one(
+    codes: list[int], own: int, n_codes: int, *, compiled: bool = False
+) -> tuple[list[int], list[int]]:
+    """:func:`first_chunks` of one query on a list of codes: the kept rows' positions and
+    ``[kept, unmapped, duplicates, self-hits]``. Run as Python (no arrays to build) unless
+    ``compiled``: for a few hundred rows either beats a batch's pass, which reads the
+    kept results long after their response left the CPU's cache.
+
+    >>> first_chunks_of_one([0, 1, 0, -1, 2], 2, 3)
+    ([0, 1], [2, 1, 1, 1])
+    """
+    n = len(codes)
+    if compiled:
+        keep = np.zeros(n, dtype=np.bool_)
+        counts = np.zeros(4, dtype=np.int64)
+        _compiled(_first_chunks)(
+            np.array(codes, dtype=np.int64),
+            np.array([0, n], dtype=np.int64),
+            np.array([own], dtype=np.int64),
+            np.full(n_codes, -1, dtype=np.int64),
+            keep,
+            counts,
+        )
+        return np.flatnonzero(keep).tolist(), counts.tolist()
+    mask = [False] * n
+    count_list = [0, 0, 0, 0]
+    _first_chunks(codes, (0, n), (own,), [-1] * n_codes, mask, count_list)
+    return list(compress(range(n), mask)), count_list
+
+
 def _compact(codes: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """``codes`` and ``own`` renumbered ``0..k-1`` over the codes present (-1 kept)."""
-    values, numbered = np.unique(codes, return_inverse=True)
-    numbered = numbered.reshape(-1)
+    """``codes`` and ``own`` renumbered over the codes present (-1 kept): by a dict for a
+    few rows (a response), else ``0..k-1`` by sorting."""
+    if len(codes) <= _DICT_ROWS:
+        number = {-1: -1}  # each code -> the position where it first occurs
+        numbered = list(map(number.setdefault, codes.tolist(), range(len(codes))))
+        mine = list(map(number.get, own.tolist(), repeat(-1)))
+        return np.array(numbered, dtype=np.int64), np.array(mine, dtype=np.int64), len(codes)
+    values, inverse = np.unique(codes, return_inverse=True)
+    inverse = inverse.reshape(-1)
     shift = int(len(values) and values[0] < 0)  # -1 sorts first: it stays -1
-    numbered -= shift
+    inverse -= shift
     at = np.minimum(np.searchsorted(values, own), len(values) - 1) if len(values) else own * 0
     found = (own >= 0) & (values[at] == own) if len(values) else own < -1
-    return numbered, np.where(found, at - shift, -1), len(values) - shift
+    return inverse, np.where(found, at - shift, -1), len(values) - shift
+
+
+_DICT_ROWS = 4096
 
 
 def _own_codes(  # pragma: no cover - compiled
