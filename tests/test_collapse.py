@@ -27,7 +27,7 @@ from heta_eval.kb import Recipe
 from heta_eval.models.columns import ChunkTable
 from heta_eval.models.records import Document
 from heta_eval.retrieval.collapse import collapse_batch, collapse_to_documents
-from heta_eval.retrieval.first_chunks import first_chunks
+from heta_eval.retrieval.first_chunks import first_chunks, first_chunks_of_one
 
 QIDS = ["q1", "q2", "10", "文"]
 # Some doc ids equal a query id (self-hits); None: a chunk with no resolvable document.
@@ -180,6 +180,46 @@ def test_the_kernel_compiled_and_as_python_give_the_rules_answer(queries, many_d
         )
         assert keep.tolist() == keep_expected
         assert counts.reshape(-1, 4).tolist() == counts_expected
+        for q, (rows, mine) in enumerate(queries):  # one query on a list, as one response
+            kept, one_counts = first_chunks_of_one(rows, mine, n_codes, compiled=compiled)
+            start = int(offsets[q])
+            assert kept == [i for i in range(len(rows)) if keep_expected[start + i]]
+            assert one_counts == counts_expected[q]
+    # A caller's scratch array (all -1) gives the same answer and is left all -1 again.
+    seen = np.full(n_codes, -1, dtype=np.int64)
+    for _ in range(2):
+        keep, counts = first_chunks(
+            np.array(codes, dtype=np.int64), offsets, np.array(own), n_codes, seen=seen
+        )
+        assert keep.tolist() == keep_expected and counts.tolist() == counts_expected
+        assert (seen == -1).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chunks=st.lists(
+        st.tuples(st.sampled_from([*DOCS, None]), st.sampled_from([*TIED, None])),
+        min_size=64,
+        max_size=300,
+    ),
+    query_id=st.sampled_from(QIDS),
+)
+def test_a_long_response_takes_the_compiled_kernel_to_the_same_answer(chunks, query_id):
+    """From 64 rows on, with numba loaded (a ``ChunkTable`` loads it), one response runs the
+    compiled kernel; a batch always does."""
+    assert "numba" in sys.modules
+    kept, unmapped, duplicates, self_hits = reference(chunks, query_id)
+    ranking = collapse_to_documents(list_response(chunks), query_id=query_id)
+    assert list(ranking.scores.items()) == list(final_scores(kept).items())
+    assert (ranking.unmapped, ranking.duplicates, ranking.self_hits) == (
+        unmapped,
+        duplicates,
+        self_hits,
+    )
+    table_expected = reference(mapped(chunks), query_id)
+    table_ranking = collapse_to_documents(table_response(mapped(chunks)), query_id=query_id)
+    assert list(table_ranking.scores.items()) == list(final_scores(table_expected[0]).items())
+    assert table_ranking.self_hits == table_expected[3]
 
 
 @pytest.mark.parametrize(

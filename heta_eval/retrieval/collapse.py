@@ -101,45 +101,15 @@ _SCORE = attrgetter("score")
 _PLAIN_ROWS = 64
 
 
-@dataclass
-class _Segment:
-    """``ResultColumns`` responses of one chunk table as the kernel's input: the table's
-    code per row, query offsets, each query's own code (-1: none; None: found by id, see
-    ``first_chunks_of_ids``), scores per row (NaN: none), the table's ids as UTF-8."""
-
-    query_ids: list[str]
-    offsets: np.ndarray
-    codes: np.ndarray
-    own: np.ndarray | None
-    n_codes: int
-    scores: np.ndarray
-    documents: tuple[np.ndarray, np.ndarray]
-
-    def collapse(self) -> tuple[Any, np.ndarray, np.ndarray]:
-        """The kept rows' ids as UTF-8 buffers, their scores, the counts per query."""
-        from heta_eval.io.columnar import gather_strings  # heavy (numba): a batch only
-
-        if self.own is None:
-            ids = self.query_ids
-            keep, counts = first_chunks_of_ids(
-                self.codes, self.offsets, self.n_codes, self.documents, ids
-            )
-        else:
-            keep, counts = first_chunks(
-                self.codes, self.offsets, self.own, self.n_codes, compiled=True
-            )
-        return gather_strings(*self.documents, self.codes[keep]), self.scores[keep], counts
-
-
 def _offsets(sizes: Iterable[int]) -> np.ndarray:
     return np.array([0, *accumulate(sizes)], dtype=np.int64)
 
 
-def _numbered(ids: list[Any], base: int) -> tuple[list[int], dict[Any, int]]:
-    """A code per id, in one C-level pass: the position + ``base`` where the id first
-    occurs (any numbering would do); and the ids' codes, with None's -1 (no document)."""
+def _numbered(ids: list[Any]) -> tuple[list[int], dict[Any, int]]:
+    """A code per id, in one C-level pass: the position where the id first occurs (any
+    numbering would do); and the ids' codes, with None's -1 (no document)."""
     number: dict[Any, int] = {}
-    codes = list(map(number.setdefault, ids, range(base, base + len(ids))))
+    codes = list(map(number.setdefault, ids, range(len(ids))))
     if None in number:  # rare: an unmapped result
         number[None] = -1
         codes = list(map(number.__getitem__, ids))
@@ -159,21 +129,19 @@ def _resolved(ids: list[Any], results: Sequence[QueryResult]) -> list[str | None
 
 
 def _ids_and_codes(
-    results: Sequence[QueryResult], resolver: DocumentResolver | None, base: int
+    results: Sequence[QueryResult], resolver: DocumentResolver | None
 ) -> tuple[list[Any], list[int], dict[Any, int]]:
     """Each result's document id (None: unmapped), its code (-1: unmapped) and the ids'
     codes, in C-level passes over one response."""
-    if resolver is None and isinstance(results, ResultColumns):
-        ids = list(map(results.table.document_ids.__getitem__, results.rows.tolist()))
-    elif resolver is not None:
+    if resolver is not None:
         ids = list(map(resolver, results))
     else:
         ids = _plain_ids(results)
-        codes, number = _numbered(ids, base)
+        codes, number = _numbered(ids)
         if None not in number and "" not in number and set(map(type, number)) <= {str}:
             return ids, codes, number
         ids = _resolved(ids, results)
-    return ids, *_numbered(ids, base)
+    return ids, *_numbered(ids)
 
 
 def _kept_scores(results: Sequence[QueryResult], kept: list[int]) -> list[float | None]:
@@ -196,7 +164,7 @@ def _collapse_one(
     (kept, unmapped, duplicates, self-hits); every step in one pass while it is in cache."""
     if resolver is None and isinstance(results, ResultColumns):
         return _collapse_columns(results, query_id if ignore_identical_ids else None)
-    ids, codes, number = _ids_and_codes(results, resolver, 0)
+    ids, codes, number = _ids_and_codes(results, resolver)
     own = number.get(query_id, -1) if ignore_identical_ids else -1
     kept, counts = first_chunks_of_one(codes, own, len(codes), compiled=compiled)
     return list(map(ids.__getitem__, kept)), _kept_scores(results, kept), counts
@@ -221,7 +189,7 @@ def _collapse_columns(
 ) -> tuple[list[Any], list[float | None], list[int]]:
     """:func:`_collapse_one` of ``ResultColumns``: its table's codes, no id strings but the
     kept ones. The query's own document, when among the rows, is among those kept without
-    self-hits; a second pass runs only then."""
+    self-hits: a second pass runs only then."""
     table = results.table
     codes = table.codes[results.rows]
     offsets = np.array([0, len(codes)], dtype=np.int64)
@@ -249,7 +217,8 @@ def _collapse_lists(
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
 ) -> tuple[Any, np.ndarray, np.ndarray]:
-    """:meth:`_Segment.collapse` of responses of result lists, one response at a time."""
+    """Responses of result lists collapsed one at a time (each while it is in cache): the
+    kept ids as UTF-8 buffers, their scores (NaN: none), the counts per query."""
     from heta_eval.io.columnar import string_buffers  # heavy (numba): a batch only
 
     ids: list[Any] = []
@@ -268,22 +237,29 @@ def _collapse_lists(
     return string_buffers(ids), np.array(scores, dtype=np.float64), counts_array  # None: NaN
 
 
-def _encode_table(
+def _collapse_table(
     pairs: Sequence[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
-) -> _Segment:
-    """``ResultColumns`` responses of one ``ChunkTable``: the table's codes, no objects."""
-    query_ids = [query_id for query_id, _ in pairs]
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """:func:`_collapse_lists` of ``ResultColumns`` responses of one ``ChunkTable``, in one
+    compiled pass over the table's codes; self-hits found by id (``first_chunks_of_ids``)."""
+    from heta_eval.io.columnar import gather_strings  # heavy (numba): a batch only
+
     columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]
-    rows = np.concatenate([c.rows for c in columns])
+    codes = table.codes[np.concatenate([c.rows for c in columns])]
+    offsets = _offsets(map(len, columns))
+    documents = table.document_buffers
+    if ignore_identical_ids:
+        query_ids = [query_id for query_id, _ in pairs]
+        keep, counts = first_chunks_of_ids(
+            codes, offsets, len(table.documents), documents, query_ids
+        )
+    else:
+        own = np.full(len(columns), -1, dtype=np.int64)
+        keep, counts = first_chunks(codes, offsets, own, len(table.documents), compiled=True)
     scores = np.concatenate(
         [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
     )
-    offsets = _offsets(map(len, columns))
-    codes = table.codes[rows]
-    # Self-hits found by id in the kernel's pass (own None): cheaper than a pass of its own.
-    own = None if ignore_identical_ids else np.full(len(columns), -1, dtype=np.int64)
-    documents = table.document_buffers
-    return _Segment(query_ids, offsets, codes, own, len(table.documents), scores, documents)
+    return gather_strings(*documents, codes[keep]), scores[keep], counts
 
 
 def _table_of(response: QueryResponse, resolver: DocumentResolver | None) -> Any:
@@ -413,6 +389,6 @@ def _collapsed_runs(
     for table, run in runs:
         query_ids = [query_id for query_id, _ in run]
         if table is not None:
-            yield query_ids, *_encode_table(run, table, ignore_identical_ids).collapse()
+            yield query_ids, *_collapse_table(run, table, ignore_identical_ids)
         else:
             yield query_ids, *_collapse_lists(run, resolver, ignore_identical_ids)
