@@ -259,7 +259,8 @@ def _collapse_table(
     scores = np.concatenate(
         [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
     )
-    return gather_strings(*documents, codes[keep]), scores[keep], counts
+    kept = np.flatnonzero(keep)  # one pass over the mask, then two gathers
+    return gather_strings(*documents, codes.take(kept)), scores.take(kept), counts
 
 
 def _table_of(response: QueryResponse, resolver: DocumentResolver | None) -> Any:
