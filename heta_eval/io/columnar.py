@@ -2,8 +2,8 @@
 
 A :class:`ColumnarRun` holds a document-level run as flat arrays (see
 :mod:`heta_eval.providers.engine`); :func:`columnar_run_from_dict` flattens a run dict, and
-the two kernels here collapse columnar chunk responses (``ResultColumns``) to documents
-without building Python objects.
+:func:`gather_strings` lays out the doc ids a chunk collapse keeps
+(:mod:`heta_eval.retrieval.collapse`) without building Python objects.
 """
 
 from __future__ import annotations
@@ -16,12 +16,10 @@ from itertools import chain
 import numpy as np
 
 from heta_eval._runtime import njit
-from heta_eval.io._kernels import compare_bytes
 
 __all__ = [
     "ColumnarRun",
     "columnar_run_from_dict",
-    "first_occurrences",
     "gather_strings",
     "string_buffers",
 ]
@@ -130,47 +128,6 @@ def columnar_run_from_dict(
                     skip = np.zeros(total, dtype=np.bool_)
                 skip[offsets[i] + list(docs_q).index(qid)] = True
     return ColumnarRun(query_ids, offsets, data, doc_offsets, scores, None, skip)
-
-
-@njit(cache=True)
-def first_occurrences(
-    codes, offsets, doc_data, doc_offsets, query_data, query_offsets, drop_self_hits
-):  # pragma: no cover - compiled
-    """Per query (rows ``offsets[q]:offsets[q + 1]`` of integer document ``codes`` whose
-    ids are strings of (doc_data, doc_offsets)): keep each document's first row and, with
-    ``drop_self_hits``, drop the rows of the document whose id equals query ``q``'s id.
-
-    Returns the keep mask and, per query, kept / duplicate / self-hit counts.
-    """
-    nq = len(offsets) - 1
-    keep = np.zeros(len(codes), dtype=np.bool_)
-    seen = np.full(len(doc_offsets) - 1, -1, dtype=np.int64)
-    kept = np.zeros(nq, dtype=np.int64)
-    duplicates = np.zeros(nq, dtype=np.int64)
-    self_hits = np.zeros(nq, dtype=np.int64)
-    for q in range(nq):
-        own = -1
-        for i in range(offsets[q], offsets[q + 1]):
-            c = codes[i]
-            if c == own:
-                self_hits[q] += 1
-            elif seen[c] == q:
-                duplicates[q] += 1
-            else:
-                seen[c] = q
-                if drop_self_hits and (
-                    compare_bytes(
-                        doc_data, doc_offsets[c], doc_offsets[c + 1],
-                        query_data, query_offsets[q], query_offsets[q + 1],
-                    )
-                    == 0
-                ):  # fmt: skip
-                    own = c
-                    self_hits[q] += 1
-                else:
-                    keep[i] = True
-                    kept[q] += 1
-    return keep, kept, duplicates, self_hits
 
 
 @njit(cache=True)

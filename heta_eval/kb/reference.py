@@ -15,6 +15,7 @@ from heta_eval.kb.hybrid import reciprocal_rank_fusion
 from heta_eval.kb.lucene.index import LuceneBM25Index
 from heta_eval.models.columns import ChunkTable, ResultColumns
 from heta_eval.models.records import Document, QueryResponse
+from heta_eval.retrieval.first_chunks import first_chunks
 
 if TYPE_CHECKING:
     from heta_eval.kb.answerers import Answerer
@@ -207,11 +208,15 @@ class ReferenceKnowledgeBase:
             return ranked(n)
         # Over-fetch chunks, doubling until top_k distinct documents (or the whole corpus).
         codes = self.chunk_table.codes
+        n_documents = len(self.chunk_table.documents)
+        no_self_hits = np.full(1, -1, dtype=np.int64)  # a search knows no query id
         while True:
             idx, scores = ranked(n)
-            # Each document's best chunk, in rank order: first occurrences of its code.
-            _, first = np.unique(codes[idx], return_index=True)
-            first = np.sort(first)[:top_k]
+            # Each document's best chunk, in rank order: the collapse's rule.
+            keep, _ = first_chunks(
+                codes[idx], np.array([0, len(idx)], dtype=np.int64), no_self_hits, n_documents
+            )
+            first = np.flatnonzero(keep)[:top_k]
             if len(first) == top_k or n >= total:
                 return idx[first], scores[first]
             n = min(total, n * 2)

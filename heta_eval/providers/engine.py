@@ -43,7 +43,6 @@ from heta_eval._runtime import usable_cpus as _cores
 from heta_eval.io.columnar import (
     ColumnarRun,
     columnar_run_from_dict,
-    first_occurrences,
     gather_strings,
     string_buffers,
 )
@@ -56,7 +55,6 @@ __all__ = [
     "ColumnarRun",
     "columnar_run_from_dict",
     "evaluate_columnar",
-    "first_occurrences",
     "gather_strings",
     "measure_column",
     "string_buffers",

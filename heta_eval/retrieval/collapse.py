@@ -1,30 +1,46 @@
 """Chunk-level responses -> document-level rankings (the collapse BEIR's numbers need).
 
-A response lists chunks; BEIR's measures rank documents. ``collapse_to_documents`` maps each
-result to its benchmark document (``default_document_resolver`` or a caller's resolver) and
-keeps each document's best-ranked chunk; ``collapse_batch`` does the same for many responses
-at once, into the arrays of the compiled engine. The rules, the same on both paths:
+A response lists chunks, best first; BEIR's measures rank documents. Each result is mapped
+to its benchmark document (``default_document_resolver`` or a caller's resolver), then one
+rule, :func:`~heta_eval.retrieval.first_chunks.first_chunks`, decides on every path:
 
 * a result that maps to no document is dropped and counted (``unmapped``);
-* a document's later chunks are dropped and counted (``duplicates``);
-* with ``ignore_identical_ids`` a document whose id equals the query id is dropped (self-hit);
-* a document's score is its best-ranked chunk's; when any kept result has no score (or a NaN
-  one), every document gets a rank-derived score n, n-1, ..., 1 instead, which keeps the
-  response's order exactly.
+* with ``ignore_identical_ids`` every result whose document id equals the query id is
+  dropped and counted (``self_hits``), as BEIR's ``EvaluateRetrieval`` drops them;
+* a document keeps its *first* (best-ranked) result: position decides, not the score (a
+  later chunk of the same document is dropped even when it scores higher, or the same) and
+  is counted (``duplicates``);
+* kept documents stay in response order with their first result's score; when any kept
+  result has no score (``None``, or NaN in ``ResultColumns``), every document gets a
+  rank-derived score n, n-1, ..., 1 instead, which keeps the response's order exactly.
+
+``collapse_to_documents`` collapses one response, ``collapse_batch`` many at once into the
+compiled engine's arrays. A run *file*'s repeated ``(query, doc)`` lines are another rule
+(trec_eval refuses them, BEIR's loader keeps the last line's score: :mod:`heta_eval.io.run`),
+and so are the engine's repeated rows (:mod:`heta_eval.providers.kernels.dedup`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter, itemgetter
+from itertools import accumulate, repeat
+from math import isnan
+from operator import attrgetter
+from threading import Lock
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
 from heta_eval.models.columns import ResultColumns
 from heta_eval.models.document_id import source_document_id
+from heta_eval.retrieval.first_chunks import (
+    first_chunks,
+    first_chunks_of_ids,
+    first_chunks_of_one,
+)
 
 if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
     from heta_eval.models.records import QueryResponse, QueryResult
@@ -72,6 +88,185 @@ class DocumentRanking:
         }
 
 
+# -- adapters: responses -> codes -----------------------------------------------------------
+
+_SOURCE = attrgetter("source")
+_SCORE = attrgetter("score")
+# A response this long goes through the kernel as arrays (compiled once numba is loaded);
+# a shorter one runs it as Python on lists, cheaper than building arrays for it.
+_PLAIN_ROWS = 64
+
+
+def _offsets(sizes: Iterable[int]) -> np.ndarray:
+    return np.array([0, *accumulate(sizes)], dtype=np.int64)
+
+
+def _numbered(ids: list[Any]) -> tuple[list[int], dict[Any, int]]:
+    """A code per id, in one C-level pass: the position where the id first occurs (any
+    numbering would do); and the ids' codes, with None's -1 (no document)."""
+    number: dict[Any, int] = {}
+    codes = list(map(number.setdefault, ids, range(len(ids))))
+    if None in number:  # rare: an unmapped result
+        number[None] = -1
+        codes = list(map(number.__getitem__, ids))
+    return codes, number
+
+
+def _plain_ids(results: Sequence[QueryResult]) -> list[Any]:
+    """Each result's ``source["document_id"]``, in C-level passes: the id the default
+    resolver gives when it is a non-empty str (else see :func:`_resolved`)."""
+    return list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
+
+
+def _resolved(ids: list[Any], results: Sequence[QueryResult]) -> list[str | None]:
+    """``ids`` with each one that is not a non-empty str resolved from its result."""
+    resolve = default_document_resolver
+    return [i if type(i) is str and i else resolve(r) for i, r in zip(ids, results, strict=True)]
+
+
+def _ids_and_codes(
+    results: Sequence[QueryResult], resolver: DocumentResolver | None
+) -> tuple[list[Any], list[int], dict[Any, int]]:
+    """Each result's document id (None: unmapped), its code (-1: unmapped) and the ids'
+    codes, in C-level passes over one response."""
+    if resolver is not None:
+        ids = list(map(resolver, results))
+    else:
+        ids = _plain_ids(results)
+        codes, number = _numbered(ids)
+        if None not in number and "" not in number and set(map(type, number)) <= {str}:
+            return ids, codes, number
+        ids = _resolved(ids, results)
+    return ids, *_numbered(ids)
+
+
+def _kept_scores(results: Sequence[QueryResult], kept: list[int]) -> list[float | None]:
+    """The scores of one response's results ``kept`` (None or NaN: none)."""
+    if isinstance(results, ResultColumns):
+        if results.scores is None:
+            return [None] * len(kept)
+        return list(map(results.scores.tolist().__getitem__, kept))
+    return list(map(_SCORE, map(results.__getitem__, kept)))
+
+
+def _collapse_one(
+    results: Sequence[QueryResult],
+    query_id: str | None,
+    resolver: DocumentResolver | None,
+    ignore_identical_ids: bool,
+    compiled: bool,
+) -> tuple[list[Any], list[float | None], list[int]]:
+    """One response's kept document ids, their scores (None or NaN: none) and counts
+    (kept, unmapped, duplicates, self-hits); every step in one pass while it is in cache."""
+    if resolver is None and isinstance(results, ResultColumns):
+        return _collapse_columns(results, query_id if ignore_identical_ids else None)
+    ids, codes, number = _ids_and_codes(results, resolver)
+    own = number.get(query_id, -1) if ignore_identical_ids else -1
+    kept, counts = first_chunks_of_one(codes, own, len(codes), compiled=compiled)
+    return list(map(ids.__getitem__, kept)), _kept_scores(results, kept), counts
+
+
+_SCRATCH: WeakKeyDictionary[Any, tuple[Lock, np.ndarray]] = WeakKeyDictionary()
+
+
+def _scratch(table: Any) -> tuple[Lock, np.ndarray]:
+    """A chunk table's scratch array for :func:`first_chunks` (one per document, all -1),
+    kept while the table lives: one response's collapse then costs its rows, not the
+    table's documents; and the lock of whoever uses it."""
+    entry = _SCRATCH.get(table)
+    if entry is None:
+        seen = np.full(len(table.documents), -1, dtype=np.int64)
+        entry = _SCRATCH.setdefault(table, (Lock(), seen))
+    return entry
+
+
+def _collapse_columns(
+    results: ResultColumns, query_id: str | None
+) -> tuple[list[Any], list[float | None], list[int]]:
+    """:func:`_collapse_one` of ``ResultColumns``: its table's codes, no id strings but the
+    kept ones. The query's own document, when among the rows, is among those kept without
+    self-hits: a second pass runs only then."""
+    table = results.table
+    codes = table.codes[results.rows]
+    offsets = np.array([0, len(codes)], dtype=np.int64)
+    own = np.full(1, -1, dtype=np.int64)
+    lock, seen = _scratch(table)
+    mine = lock.acquire(blocking=False)  # else another thread has it: first_chunks allocates
+    try:
+        for _ in range(2):
+            keep, counts = first_chunks(codes, offsets, own, len(seen), seen=seen if mine else None)
+            kept = np.flatnonzero(keep)
+            ids = list(map(table.document_ids.__getitem__, results.rows[kept].tolist()))
+            if query_id is None or own[0] >= 0 or query_id not in ids:
+                break
+            own[0] = codes[kept[ids.index(query_id)]]
+    finally:
+        if mine:
+            lock.release()
+    scores = results.scores
+    kept_scores = [None] * len(ids) if scores is None else scores[kept].tolist()
+    return ids, kept_scores, counts[0].tolist()
+
+
+def _collapse_lists(
+    pairs: Sequence[tuple[str, QueryResponse]],
+    resolver: DocumentResolver | None,
+    ignore_identical_ids: bool,
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Responses of result lists collapsed one at a time (each while it is in cache): the
+    kept ids as UTF-8 buffers, their scores (NaN: none), the counts per query."""
+    from heta_eval.io.columnar import string_buffers  # heavy (numba): a batch only
+
+    ids: list[Any] = []
+    scores: list[float | None] = []
+    counts: list[int] = []
+    for query_id, response in pairs:
+        kept_ids, kept_scores, kept_counts = _collapse_one(
+            response.results, query_id, resolver, ignore_identical_ids, True
+        )
+        ids += kept_ids
+        scores += kept_scores
+        counts += kept_counts
+    if resolver is not None and not set(map(type, ids)) <= {str}:
+        raise TypeError("a document resolver returned an id that is not a str or None")
+    counts_array = np.array(counts, dtype=np.int64).reshape(-1, 4)
+    return string_buffers(ids), np.array(scores, dtype=np.float64), counts_array  # None: NaN
+
+
+def _collapse_table(
+    pairs: Sequence[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """:func:`_collapse_lists` of ``ResultColumns`` responses of one ``ChunkTable``, in one
+    compiled pass over the table's codes; self-hits found by id (``first_chunks_of_ids``)."""
+    from heta_eval.io.columnar import gather_strings  # heavy (numba): a batch only
+
+    columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]
+    codes = table.codes[np.concatenate([c.rows for c in columns])]
+    offsets = _offsets(map(len, columns))
+    documents = table.document_buffers
+    if ignore_identical_ids:
+        query_ids = [query_id for query_id, _ in pairs]
+        keep, counts = first_chunks_of_ids(
+            codes, offsets, len(table.documents), documents, query_ids
+        )
+    else:
+        own = np.full(len(columns), -1, dtype=np.int64)
+        keep, counts = first_chunks(codes, offsets, own, len(table.documents), compiled=True)
+    scores = np.concatenate(
+        [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
+    )
+    kept = np.flatnonzero(keep)  # one pass over the mask, then two gathers
+    return gather_strings(*documents, codes.take(kept)), scores.take(kept), counts
+
+
+def _table_of(response: QueryResponse, resolver: DocumentResolver | None) -> Any:
+    results = response.results
+    return results.table if resolver is None and isinstance(results, ResultColumns) else None
+
+
+# -- entry points ---------------------------------------------------------------------------
+
+
 def collapse_to_documents(
     response: QueryResponse,
     *,
@@ -79,38 +274,33 @@ def collapse_to_documents(
     resolver: DocumentResolver | None = None,
     ignore_identical_ids: bool = True,
 ) -> DocumentRanking:
-    """Map chunk hits to document ids, keeping each document's best-ranked chunk.
+    """Map chunk hits to document ids, keeping each document's best-ranked (first) chunk
+    (the rules of :mod:`heta_eval.retrieval.collapse`).
 
-    A document's score is its best-ranked chunk's score. When any mapped result has no
-    score, every document gets a rank-derived score (n, n-1, ..., 1) instead, which keeps
-    the response's order exactly. Results that map to no document are dropped and counted;
-    with ``ignore_identical_ids`` a document whose id equals ``query_id`` is dropped too.
+    A document's score is its first chunk's score. When any kept result has no score,
+    every document gets a rank-derived score (n, n-1, ..., 1) instead, which keeps the
+    response's order exactly. Results that map to no document are dropped and counted; with
+    ``ignore_identical_ids`` a document whose id equals ``query_id`` is dropped too.
 
     >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
     ...     {"score": 0.9, "source": {"document_id": "a"}},
     ...     {"score": 0.8, "source": {"document_id": "b"}},
-    ...     {"score": 0.7, "source": {"document_id": "a"}},
+    ...     {"score": 0.95, "source": {"document_id": "a"}},
     ...     {"score": 0.6, "source": {}}])
     >>> ranking = collapse_to_documents(response)
     >>> ranking.scores, ranking.duplicates, ranking.unmapped
     ({'a': 0.9, 'b': 0.8}, 1, 1)
     """
-    ids, kept_scores, unmapped, duplicates, self_hits = _collapse_ids(
-        response.results, query_id, resolver, ignore_identical_ids
+    compiled = len(response.results) >= _PLAIN_ROWS and "numba" in sys.modules
+    ids, scores, counts = _collapse_one(
+        response.results, query_id, resolver, ignore_identical_ids, compiled
     )
-    scores = dict(zip(ids, kept_scores, strict=True))
-    rank_derived = any(score is None for score in scores.values())
-    if rank_derived:
-        n = len(scores)
-        final = {doc_id: float(n - i) for i, doc_id in enumerate(scores)}
-    else:
-        final = {doc_id: float(score) for doc_id, score in scores.items()}  # type: ignore[arg-type]
+    _, unmapped, duplicates, self_hits = counts
+    rank_derived = None in scores or any(map(isnan, scores))  # type: ignore[arg-type]
+    values = range(len(ids), 0, -1) if rank_derived else scores
+    final = dict(zip(ids, map(float, values), strict=True))  # type: ignore[arg-type]
     return DocumentRanking(final, unmapped, duplicates, self_hits, rank_derived)
-
-
-_SOURCE = attrgetter("source")
-_SCORE = attrgetter("score")
 
 
 @dataclass
@@ -128,77 +318,6 @@ class CollapsedBatch:
     self_hits: list[int]
 
 
-def _collapse_ids(
-    results: Sequence[QueryResult],
-    query_id: str | None,
-    resolver: DocumentResolver | None,
-    ignore_identical_ids: bool,
-) -> tuple[list[str], list[float | None], int, int, int]:
-    """Kept doc ids, their scores, and unmapped / duplicate / self-hit counts of a response.
-
-    Same rules as :func:`collapse_to_documents`; the common case (the default resolver,
-    every ``source`` has a non-empty str ``document_id``) runs in C-level passes, and
-    ``ResultColumns`` in array operations.
-    """
-    n = len(results)
-    if resolver is None and isinstance(results, ResultColumns):
-        return _collapse_columns(results, query_id, ignore_identical_ids)
-    if resolver is None:
-        ids = list(map(dict.get, map(_SOURCE, results), repeat("document_id")))
-        # doc id -> first position: built from the end so the first occurrence wins.
-        first = dict(zip(reversed(ids), range(n - 1, -1, -1), strict=False))
-        if None not in first and "" not in first and set(map(type, first)) <= {str}:
-            self_hits = 0
-            if ignore_identical_ids and query_id in first:
-                self_hits = ids.count(query_id)
-                del first[query_id]
-            positions = sorted(first.values())
-            if not positions:
-                return [], [], 0, n - self_hits, self_hits
-            pick = itemgetter(*positions)
-            kept_ids = list(pick(ids)) if len(positions) > 1 else [pick(ids)]
-            kept = pick(results)
-            scores = list(map(_SCORE, kept)) if len(positions) > 1 else [kept.score]
-            return kept_ids, scores, 0, n - self_hits - len(positions), self_hits
-    resolve = resolver or default_document_resolver
-    chosen: dict[str, float | None] = {}
-    unmapped = duplicates = self_hits = 0
-    for result in results:
-        doc_id = resolve(result)
-        if doc_id is None:
-            unmapped += 1
-        elif ignore_identical_ids and doc_id == query_id:
-            self_hits += 1
-        elif doc_id in chosen:
-            duplicates += 1
-        else:
-            chosen[doc_id] = result.score
-    return list(chosen), list(chosen.values()), unmapped, duplicates, self_hits
-
-
-def _collapse_columns(
-    results: ResultColumns, query_id: str | None, ignore_identical_ids: bool
-) -> tuple[list[str], list[float | None], int, int, int]:
-    """:func:`_collapse_ids` of one ``ResultColumns`` (every row has a document id)."""
-    codes = results.table.codes[results.rows]
-    n = len(codes)
-    _, first = np.unique(codes, return_index=True)
-    first.sort()
-    doc_ids = results.table.document_ids
-    kept_ids = [doc_ids[row] for row in results.rows[first].tolist()]
-    self_hits = 0
-    if ignore_identical_ids and query_id in kept_ids:
-        j = kept_ids.index(query_id)
-        self_hits = int((codes == codes[first[j]]).sum())
-        del kept_ids[j]
-        first = np.delete(first, j)
-    if results.scores is None:
-        scores: list[float | None] = [None] * len(kept_ids)
-    else:
-        scores = [None if v != v else v for v in results.scores[first].tolist()]
-    return kept_ids, scores, 0, n - self_hits - len(kept_ids), self_hits
-
-
 def collapse_batch(
     pairs: Iterable[tuple[str, QueryResponse]],
     *,
@@ -207,8 +326,8 @@ def collapse_batch(
 ) -> CollapsedBatch:
     """:func:`collapse_to_documents` for many ``(query id, response)`` pairs, into arrays.
 
-    Consecutive ``ResultColumns`` responses of one chunk table are collapsed together by a
-    compiled pass over their integer document codes, without building result objects.
+    Consecutive ``ResultColumns`` responses of one chunk table are collapsed on the table's
+    integer document codes, without building result objects.
 
     >>> from heta_eval.evaluation import QueryResponse
     >>> response = QueryResponse(query="q", results=[
@@ -221,138 +340,52 @@ def collapse_batch(
     """
     from heta_eval.io.columnar import ColumnarRun  # heavy (numba): a batch only
 
-    parts: list[_Part] = []
-    segment: list[tuple[str, QueryResponse]] = []
-    segment_table: Any = None
-    for query_id, response in pairs:
-        results = response.results
-        table = results.table if resolver is None and isinstance(results, ResultColumns) else None
-        if segment and table is not segment_table:
-            parts.append(_collapse_segment(segment, segment_table, resolver, ignore_identical_ids))
-            segment = []
-        segment.append((query_id, response))
-        segment_table = table
-    if segment or not parts:
-        parts.append(_collapse_segment(segment, segment_table, resolver, ignore_identical_ids))
-    if len(parts) == 1:
-        part = parts[0]
-        data, doc_offsets = part.data, part.doc_offsets
-    else:
-        data = np.concatenate([part.data for part in parts])
-        shifts = np.cumsum([0] + [len(part.data) for part in parts[:-1]])
-        doc_offsets = np.concatenate(
-            [parts[0].doc_offsets[:1]]
-            + [part.doc_offsets[1:] + shift for part, shift in zip(parts, shifts, strict=True)]
-        )
-    query_ids = [qid for part in parts for qid in part.query_ids]
-    lengths = np.concatenate([part.lengths for part in parts])
-    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    scores = np.concatenate([part.scores for part in parts])
-    missing = np.isnan(scores)
+    query_ids: list[str] = []
+    counts, data, doc_offsets, scores = [], [], [], []
+    size = 0  # bytes of ids so far
+    for run_query_ids, (kept_data, kept_offsets), kept_scores, run_counts in _collapsed_runs(
+        pairs, resolver, ignore_identical_ids
+    ):
+        query_ids += run_query_ids
+        counts.append(run_counts)
+        data.append(kept_data)
+        doc_offsets.append(kept_offsets[1:] + size)
+        size += len(kept_data)
+        scores.append(kept_scores)
+    count = np.concatenate(counts) if counts else np.zeros((0, 4), dtype=np.int64)
+    score = np.concatenate(scores) if scores else np.zeros(0)
+    missing = np.isnan(score)
     valid = None
     if missing.any():
         valid = ~missing
-        scores[missing] = 0.0
-    run = ColumnarRun(query_ids, offsets, data, doc_offsets, scores, valid)
-    return CollapsedBatch(
-        run,
-        [n for part in parts for n in part.unmapped],
-        [n for part in parts for n in part.duplicates],
-        [n for part in parts for n in part.self_hits],
+        score[missing] = 0.0
+    run = ColumnarRun(
+        query_ids,
+        _offsets(count[:, 0].tolist()),
+        np.concatenate(data) if data else np.zeros(0, dtype=np.uint8),
+        np.concatenate([np.zeros(1, dtype=np.int64), *doc_offsets]),
+        score,
+        valid,
     )
+    return CollapsedBatch(run, count[:, 1].tolist(), count[:, 2].tolist(), count[:, 3].tolist())
 
 
-@dataclass
-class _Part:
-    """A collapsed run of consecutive queries: kept doc ids as UTF-8 buffers, NaN = no score."""
-
-    query_ids: list[str]
-    lengths: np.ndarray
-    data: np.ndarray
-    doc_offsets: np.ndarray
-    scores: np.ndarray
-    unmapped: list[int]
-    duplicates: list[int]
-    self_hits: list[int]
-
-
-def _collapse_segment(
-    pairs: list[tuple[str, QueryResponse]],
-    table: Any,
+def _collapsed_runs(
+    pairs: Iterable[tuple[str, QueryResponse]],
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
-) -> _Part:
-    if table is not None:
-        return _collapse_table_segment(pairs, table, ignore_identical_ids)
-    # Heavy (pyarrow; numba for io.columnar's kernels): only list responses in a batch.
-    import pyarrow as pa
-
-    from heta_eval.io.columnar import string_buffers
-
-    query_ids: list[str] = []
-    all_ids: list[str] = []
-    all_scores: list[float | None] = []
-    lengths: list[int] = []
-    unmapped: list[int] = []
-    duplicates: list[int] = []
-    self_hits: list[int] = []
+) -> Iterable[tuple[list[str], Any, np.ndarray, np.ndarray]]:
+    """Runs of consecutive responses of one kind (one chunk table, or result lists),
+    collapsed: query ids, kept ids as UTF-8 buffers, kept scores, counts per query."""
+    runs: list[tuple[Any, list[tuple[str, QueryResponse]]]] = []
     for query_id, response in pairs:
-        ids, scores, n_unmapped, n_duplicates, n_self = _collapse_ids(
-            response.results, query_id, resolver, ignore_identical_ids
-        )
-        query_ids.append(query_id)
-        all_ids.extend(ids)
-        all_scores.extend(scores)
-        lengths.append(len(ids))
-        unmapped.append(n_unmapped)
-        duplicates.append(n_duplicates)
-        self_hits.append(n_self)
-    score_array = pa.array(all_scores, type=pa.float64()).fill_null(float("nan"))
-    data, doc_offsets = string_buffers(all_ids)
-    return _Part(
-        query_ids,
-        np.asarray(lengths, dtype=np.int64),
-        data,
-        doc_offsets,
-        score_array.to_numpy(zero_copy_only=False).copy(),
-        unmapped,
-        duplicates,
-        self_hits,
-    )
-
-
-def _collapse_table_segment(
-    pairs: list[tuple[str, QueryResponse]], table: Any, ignore_identical_ids: bool
-) -> _Part:
-    # Heavy (numba): only a batch of table responses.
-    from heta_eval.io.columnar import first_occurrences, gather_strings, string_buffers
-
-    query_ids = [query_id for query_id, _ in pairs]
-    columns: list[ResultColumns] = [response.results for _, response in pairs]  # type: ignore[misc]
-    sizes = np.fromiter(map(len, columns), dtype=np.int64, count=len(columns))
-    offsets = np.zeros(len(columns) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    rows = np.concatenate([c.rows for c in columns]) if columns else np.zeros(0, np.int64)
-    scores = np.concatenate(
-        [c.scores if c.scores is not None else np.full(len(c), np.nan) for c in columns]
-        or [np.zeros(0)]
-    )
-    codes = table.codes[rows]
-    doc_data, doc_offsets = table.document_buffers
-    query_data, query_offsets = string_buffers(query_ids)
-    keep, kept, duplicates, self_hits = first_occurrences(
-        codes, offsets, doc_data, doc_offsets, query_data, query_offsets,
-        ignore_identical_ids,
-    )  # fmt: skip
-    data, kept_offsets = gather_strings(doc_data, doc_offsets, codes[keep])
-    return _Part(
-        query_ids,
-        kept,
-        data,
-        kept_offsets,
-        scores[keep],
-        [0] * len(query_ids),
-        duplicates.tolist(),
-        self_hits.tolist(),
-    )
+        table = _table_of(response, resolver)
+        if not runs or runs[-1][0] is not table:
+            runs.append((table, []))
+        runs[-1][1].append((query_id, response))
+    for table, run in runs:
+        query_ids = [query_id for query_id, _ in run]
+        if table is not None:
+            yield query_ids, *_collapse_table(run, table, ignore_identical_ids)
+        else:
+            yield query_ids, *_collapse_lists(run, resolver, ignore_identical_ids)

@@ -1,4 +1,10 @@
-"""The rows a query keeps: self-hits dropped, then repeated doc ids (the first row stays)."""
+"""The rows a query of a document-level run keeps: self-hits dropped, then repeated doc ids
+(the first row stays, and is counted).
+
+Not the chunk collapse (:mod:`heta_eval.retrieval.first_chunks`): a chunk-level response
+reaches the engine already collapsed, without repeats. Repeats here are a run's own repeated
+``(query, doc)`` rows, which a run file's reader refuses as trec_eval does, or re-reads with
+BEIR's last-line-wins rule (:mod:`heta_eval.io.run`): the count is what tells it to."""
 
 from __future__ import annotations
 
