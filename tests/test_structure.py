@@ -53,7 +53,6 @@ MAX_FUNCTION_LINES = 80
 KNOWN_LONG = {
     "heta_eval/runner/runner.py",  # 731 lines; BenchmarkRunner.arun: 184
     "heta_eval/data/validate.py",  # validate_dataset: 98 lines
-    "heta_eval/scale/encode.py",  # encode_shards: 110 lines
 }
 
 
