@@ -90,12 +90,15 @@ class RetryPolicy:
 class RequestRate:
     """At most ``per_second`` requests start each second (retries count too).
 
-    Requests are spaced evenly, ``1 / per_second`` apart, whatever the concurrency; the
-    schedule belongs to the event loop that uses it.
+    Requests are spaced evenly, at least ``1 / per_second`` apart, whatever the concurrency;
+    the spacing counts from when the previous request really started, so a process that was
+    paused (a loaded machine) does not make up for lost time with a burst. The schedule
+    belongs to the event loop that uses it.
     """
 
     per_second: float
-    _next: dict[int, float] = field(default_factory=dict, repr=False)
+    _last: dict[int, float] = field(default_factory=dict, repr=False)
+    _turns: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not self.per_second > 0:
@@ -118,11 +121,13 @@ class RequestRate:
     async def wait(self) -> None:
         """Wait for this request's turn."""
         loop = id(asyncio.get_running_loop())
-        now = time.monotonic()
-        start = max(now, self._next.get(loop, now))
-        self._next[loop] = start + 1.0 / self.per_second
-        if start > now:
-            await asyncio.sleep(start - now)
+        # One request at a time takes its turn, in the order they asked (asyncio's lock is fair).
+        async with self._turns.setdefault(loop, asyncio.Lock()):
+            if loop in self._last:
+                pause = self._last[loop] + 1.0 / self.per_second - time.monotonic()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+            self._last[loop] = time.monotonic()
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
