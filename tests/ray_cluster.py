@@ -51,6 +51,9 @@ def cluster_env() -> dict[str, str]:
     # An in-process `ray.init()` elsewhere may have left ~/.ray/auth_token, which would turn
     # token authentication on for these nodes but not for their clients.
     env["RAY_AUTH_MODE"] = "disabled"
+    # Workers at the priority of every other process, as docs/ray.md asks of a cluster on a
+    # shared machine: Ray's default (nice 15) starves them beside CPU-bound neighbours.
+    env["RAY_worker_niceness"] = "0"
     return env
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -232,3 +233,25 @@ def test_a_slow_head_is_given_longer_and_an_answer_starts_the_count_again(monkey
         time.sleep(0.05)
     assert ended
     assert silent_for(grace, since=max(t for t, state in seen if state == "answers"))
+
+
+NICENESS = """
+import os
+from heta_eval.scale.cluster import connect
+ray = connect("local")
+
+@ray.remote(num_cpus=1)
+def niceness():
+    return os.nice(0)
+
+print(ray.get(niceness.remote()))
+"""
+
+
+def test_a_local_cluster_runs_its_workers_at_the_priority_of_other_processes():
+    # Ray's default (nice 15) starves the encoders beside CPU-bound neighbours.
+    env = {k: v for k, v in cluster_env().items() if k != "RAY_worker_niceness"}
+    result = subprocess.run([sys.executable, "-c", NICENESS], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(os.nice(0))
