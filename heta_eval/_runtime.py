@@ -15,7 +15,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib.util import find_spec
+from types import ModuleType
 from typing import Any, TypeVar
+
+from heta_eval import config
 
 M = TypeVar("M")
 
@@ -23,6 +26,7 @@ __all__ = [
     "HAVE_NUMBA",
     "compile_parallel",
     "construct_valid",
+    "import_numba",
     "njit",
     "paused_gc",
     "run_in_threads",
@@ -34,6 +38,23 @@ __all__ = [
 
 #: Whether numba is installed; found without importing it (that takes a third of a second).
 HAVE_NUMBA = find_spec("numba") is not None
+
+
+def import_numba() -> ModuleType:
+    """``numba``, with its disk cache of compiled kernels under the cache root
+    (:func:`heta_eval.config.numba_cache_dir`) rather than beside the package's source: a new
+    process loads the kernels instead of compiling them, also from a read-only install
+    (numba would otherwise fall back to a cache of its own, or to none). Every import of numba
+    in the package goes through here."""
+    folder = str(config.numba_cache_dir())
+    # Read by numba when it is imported; a numba imported earlier is told directly (a folder
+    # the user chose with NUMBA_CACHE_DIR is kept either way).
+    os.environ.setdefault("NUMBA_CACHE_DIR", folder)
+    import numba  # heavy: only when a kernel is needed
+
+    if not numba.config.CACHE_DIR:
+        numba.config.CACHE_DIR = folder
+    return numba
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
@@ -48,9 +69,7 @@ def njit(*args: Any, **kwargs: Any) -> Any:
     42
     """
     if HAVE_NUMBA:
-        from numba import njit as numba_njit  # heavy: see above
-
-        return numba_njit(*args, **kwargs)
+        return import_numba().njit(*args, **kwargs)
 
     def wrap(function: Any) -> Any:
         return function
@@ -197,6 +216,7 @@ def start_numba_without_blas() -> None:
     """
     if not HAVE_NUMBA or "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return
+    import_numba()
     from numba.core.registry import cpu_target  # heavy: this starts numba
 
     hook = _HideScipyLinalg()
@@ -214,7 +234,6 @@ def compile_parallel(kernel: Any) -> Any:
     parallel."""
     if not HAVE_NUMBA:
         return None
-    import numba  # heavy: only when a kernel is compiled
-
+    numba = import_numba()
     kernel.__globals__["prange"] = numba.prange
     return numba.njit(parallel=True, cache=True, nogil=True)(kernel)

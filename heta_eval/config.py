@@ -9,6 +9,8 @@ folder per kind of artifact::
       llm/        the LLM judge's replies (judge.sqlite)
       anserini/   the Anserini oracle's wheel, jar and outputs (developer tooling)
       datasets/   datasets downloaded by an installed package
+      numba/      compiled kernels (numba's disk cache), so a new process loads them instead
+                  of compiling, also when the package is installed read-only
 
 =====================================  ============================================
 variable                               what it sets
@@ -26,6 +28,8 @@ variable                               what it sets
                                        (a route name, or ``measure``; default: the CPU-flag rule)
 ``HETA_EVAL_ENCODE_BATCH_PAUSE``       seconds to pause after each encoded batch (tests and
                                        demonstrations of an interrupted encode; default 0)
+``NUMBA_CACHE_DIR``                    numba's own: where compiled kernels are cached
+                                       (default: ``numba/`` above)
 =====================================  ============================================
 
 >>> import os
@@ -53,6 +57,7 @@ __all__ = [
     "llm_api_key",
     "llm_base_url",
     "llm_model",
+    "numba_cache_dir",
     "ray_lost_after",
     "registry_path",
 ]
@@ -78,6 +83,12 @@ def cache_root() -> Path:
 def cache_dir(kind: CacheKind) -> Path:
     """The cache folder for one kind of artifact (see the layout above)."""
     return cache_root() / kind
+
+
+def numba_cache_dir() -> Path:
+    """``$NUMBA_CACHE_DIR`` (numba's own setting), else the cache root's ``numba/``."""
+    value = _env("NUMBA_CACHE_DIR")
+    return Path(value) if value else cache_dir("numba")
 
 
 def anserini_dir() -> Path:

@@ -1,5 +1,6 @@
 """Calling a remote service: a JSON POST with timeouts, retries with exponential backoff
-(tenacity), an optional request rate, and secrets kept out of every message.
+(tenacity) or as long as the service's ``Retry-After`` asks, an optional request rate, and
+secrets kept out of every message.
 
 Used by the knowledge-base client (``--kb-url``) and the LLM client (the judge).
 
@@ -17,11 +18,14 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 from tenacity import (
     AsyncRetrying,
+    RetryCallState,
     retry_if_exception_type,
     stop_after_attempt,
     wait_exponential,
@@ -35,6 +39,7 @@ __all__ = [
     "RetryPolicy",
     "post_json",
     "redact",
+    "retry_after_seconds",
 ]
 
 #: HTTP statuses worth another attempt: the service is busy or briefly broken.
@@ -61,6 +66,11 @@ class RetryPolicy:
     retried: other 4xx (a wrong URL or a refused credential does not heal), and replies that
     are not valid JSON (a bug on the other side, not a transient failure).
 
+    A retried reply with a ``Retry-After`` header (seconds, or an HTTP date) is retried after
+    the time it asks instead of the backoff, but never later than ``max_retry_after``
+    seconds: a service that asks for an hour is tried again after that bound (and, if it
+    still refuses, the call fails once the attempts are spent).
+
     >>> RetryPolicy(max_attempts=3, backoff=0.5).delay(2)
     2.0
     """
@@ -69,6 +79,7 @@ class RetryPolicy:
     backoff: float = 0.5  # seconds before the 2nd attempt; doubles each time
     max_backoff: float = 8.0
     timeout: float = 30.0  # per attempt, seconds
+    max_retry_after: float = 60.0  # the longest a Retry-After header makes us wait, seconds
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed ``attempt`` (0-based), before jitter."""
@@ -79,12 +90,15 @@ class RetryPolicy:
 class RequestRate:
     """At most ``per_second`` requests start each second (retries count too).
 
-    Requests are spaced evenly, ``1 / per_second`` apart, whatever the concurrency; the
-    schedule belongs to the event loop that uses it.
+    Requests are spaced evenly, at least ``1 / per_second`` apart, whatever the concurrency;
+    the spacing counts from when the previous request really started, so a process that was
+    paused (a loaded machine) does not make up for lost time with a burst. The schedule
+    belongs to the event loop that uses it.
     """
 
     per_second: float
-    _next: dict[int, float] = field(default_factory=dict, repr=False)
+    _last: dict[int, float] = field(default_factory=dict, repr=False)
+    _turns: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not self.per_second > 0:
@@ -107,11 +121,13 @@ class RequestRate:
     async def wait(self) -> None:
         """Wait for this request's turn."""
         loop = id(asyncio.get_running_loop())
-        now = time.monotonic()
-        start = max(now, self._next.get(loop, now))
-        self._next[loop] = start + 1.0 / self.per_second
-        if start > now:
-            await asyncio.sleep(start - now)
+        # One request at a time takes its turn, in the order they asked (asyncio's lock is fair).
+        async with self._turns.setdefault(loop, asyncio.Lock()):
+            if loop in self._last:
+                pause = self._last[loop] + 1.0 / self.per_second - time.monotonic()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+            self._last[loop] = time.monotonic()
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -121,8 +137,54 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (0 for a date in the past), or None when
+    it is absent or neither a number of seconds nor an HTTP date.
+
+    >>> retry_after_seconds("7"), retry_after_seconds("soon"), retry_after_seconds(None)
+    (7.0, None, None)
+    >>> now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=timezone.utc)
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:28:30 GMT", now)
+    30.0
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # HTTP dates are GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+
+
 class _Transient(Exception):
-    """An attempt that failed in a way worth retrying; the message says how."""
+    """An attempt that failed in a way worth retrying; the message says how, ``retry_after``
+    how long the service asked us to wait (seconds), if it did."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _wait(policy: RetryPolicy) -> Any:
+    """Tenacity's wait: the service's ``Retry-After`` (bounded) when it sent one, else
+    exponential backoff whose jitter spreads the retries of many concurrent callers."""
+    backoff = wait_exponential(multiplier=policy.backoff, max=policy.max_backoff) + wait_random(
+        0, 0.1 * policy.backoff
+    )
+
+    def wait(state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome else None
+        asked = getattr(failure, "retry_after", None)
+        if asked is not None:
+            return min(asked, policy.max_retry_after)
+        return backoff(state)
+
+    return wait
 
 
 async def post_json(
@@ -168,14 +230,12 @@ async def post_json(
                 raise error(url, why, attempts=attempts) from None
         last = f"HTTP {reply.status_code}: {body()!r}"
         if reply.status_code in RETRY_STATUS:
-            raise _Transient(last)
+            raise _Transient(last, retry_after_seconds(reply.headers.get("Retry-After")))
         raise error(url, last, attempts=attempts)
 
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
-        # Exponential backoff; the jitter spreads the retries of many concurrent callers.
-        wait=wait_exponential(multiplier=policy.backoff, max=policy.max_backoff)
-        + wait_random(0, 0.1 * policy.backoff),
+        wait=_wait(policy),
         retry=retry_if_exception_type(_Transient),
         reraise=True,
     )

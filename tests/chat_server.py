@@ -63,8 +63,10 @@ class ChatServer:
         self.base_url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
         threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
 
-    def client(self, *, attempts: int = 3, timeout: float = 0.3, **kwargs) -> LLMClient:
-        """An ``LLMClient`` for model ``judge-1`` here, with fast retries."""
+    def client(self, *, attempts: int = 3, timeout: float = 30.0, **kwargs) -> LLMClient:
+        """An ``LLMClient`` for model ``judge-1`` here, with fast retries. The timeout is
+        generous (on a loaded machine a prompt reply can take seconds); a test of timeouts
+        passes a short one and makes the slow reply far slower."""
         policy = RetryPolicy(max_attempts=attempts, backoff=0.01, timeout=timeout)
         return LLMClient(base_url=self.base_url, model="judge-1", policy=policy, **kwargs)
 

@@ -2,7 +2,9 @@
 
 Both nodes run on this machine (``ray start --head`` and ``ray start --address``), one CPU
 each, with distinct custom resources (``node_head`` / ``node_worker``) so a test can tell
-which node did what. Everything is bounded in time, and ``ray stop`` always runs at the end.
+which node did what. Everything is bounded in time, and the cluster is always stopped at the
+end: its own processes only (``ray stop`` would stop every Ray cluster on the machine, those
+of another checkout's tests running beside these among them).
 
 Ray replaces 127.0.0.1 with the machine's outward address for a multi-node cluster, so the
 nodes and every client run inside a network namespace of the test's own that holds only a
@@ -14,13 +16,19 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
+from contextlib import suppress
+from importlib.util import find_spec
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RAY = str(Path(sys.executable).with_name("ray"))
+#: Ray's package folder: node processes run programs from it (gcs_server, raylet, dashboard).
+RAY_PACKAGE = (find_spec("ray").submodule_search_locations[0] if find_spec("ray") else "?").encode()
 #: Seconds a test waits for a command, a shard or a cluster before failing: generous, since
 #: the suite must pass on a 2-core machine with six CPU-bound processes beside it (a local
 #: run of the slice took over 300 s there).
@@ -43,6 +51,9 @@ def cluster_env() -> dict[str, str]:
     # An in-process `ray.init()` elsewhere may have left ~/.ray/auth_token, which would turn
     # token authentication on for these nodes but not for their clients.
     env["RAY_AUTH_MODE"] = "disabled"
+    # Workers at the priority of every other process, as docs/ray.md asks of a cluster on a
+    # shared machine: Ray's default (nice 15) starves them beside CPU-bound neighbours.
+    env["RAY_worker_niceness"] = "0"
     return env
 
 
@@ -123,9 +134,31 @@ class TwoNodeCluster:
 
     @staticmethod
     def stop() -> None:
-        subprocess.run(NETNS.wrap([RAY, "stop", "--force"]), env=cluster_env(), timeout=PATIENCE,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        """Kill the Ray processes in the test's namespace (nodes, workers, agents; not a
+        driver running there), wait until they are gone, and remove the namespace."""
+        deadline = time.monotonic() + PATIENCE
+        while (pids := _ray_processes()) and time.monotonic() < deadline:
+            for pid in pids:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
         NETNS.__exit__()
+
+
+def _ray_processes() -> list[int]:
+    """Live Ray processes inside the test's namespace: started from Ray's package, or titled
+    by Ray (``ray::...``, its workers and agents)."""
+    listed = subprocess.run(["ip", "netns", "pids", NETNS.name], capture_output=True, text=True,
+                            timeout=PATIENCE)  # fmt: skip
+    found = []
+    for pid in listed.stdout.split():
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        if argv[0].startswith(b"ray::") or any(RAY_PACKAGE in arg for arg in argv[:2]):
+            found.append(int(pid))
+    return found
 
 
 def encoder_processes() -> dict[int, str]:

@@ -21,7 +21,7 @@ def evaluate_json(scifact_dir, scifact_run_file):
     def run(*extra: str) -> dict:
         argv = ["evaluate", "--run", str(scifact_run_file), *extra, "--json"]
         proc = subprocess.run(
-            [sys.executable, "-m", "heta_eval", *argv], capture_output=True, text=True, timeout=120
+            [sys.executable, "-m", "heta_eval", *argv], capture_output=True, text=True, timeout=600
         )
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)

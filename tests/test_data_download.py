@@ -200,7 +200,7 @@ def test_two_concurrent_downloads_fetch_once(server, tmp_path):
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=30)
+        thread.join(timeout=600)
     assert results == [tmp_path / "scifact"] * 3
     assert server.hits["/scifact.zip"] == 1
 
@@ -215,13 +215,13 @@ def test_lock_across_processes(server, tmp_path):
     code = (
         "import sys; from heta_eval.data.download import download_dataset as d; "
         "print(d('scifact', data_dir=sys.argv[1], url=sys.argv[2], md5=sys.argv[3], "
-        "progress=False, timeout=5, retries=0))"
+        "progress=False, timeout=60, retries=0))"
     )
     args = [sys.executable, "-c", code, str(tmp_path), server.url("/scifact.zip"), md5(data)]
     procs = [
         subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
     ]
-    outputs = [p.communicate(timeout=60) for p in procs]
+    outputs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert server.hits["/scifact.zip"] == 1
 
@@ -335,7 +335,7 @@ def test_unknown_md5_is_pinned_on_first_download(server, tmp_path, monkeypatch):
     server.files["/scifact.zip"] = first
     root = tmp_path / "data"
     with pytest.warns(UserWarning, match="recorded sha256"):
-        download_dataset("scifact", data_dir=root, progress=False, retries=0, timeout=5)
+        download_dataset("scifact", data_dir=root, progress=False, retries=0, timeout=60)
     pins = json.loads((root / "_downloads" / "checksums.json").read_text())
     assert pins["scifact.zip"]["sha256"] == hashlib.sha256(first).hexdigest()
     # Upstream changes the file: a fresh download must match the recorded pin.
@@ -345,7 +345,7 @@ def test_unknown_md5_is_pinned_on_first_download(server, tmp_path, monkeypatch):
     (root / "_downloads" / "scifact" / "scifact.zip").unlink()
     server.files["/scifact.zip"] = beir_zip(extra={"scifact/new.txt": b"changed"})
     with pytest.raises(ChecksumMismatchError, match="sha256"):
-        download_dataset("scifact", data_dir=root, progress=False, retries=0, timeout=5)
+        download_dataset("scifact", data_dir=root, progress=False, retries=0, timeout=60)
 
 
 def test_no_network_error_says_how_to_get_the_data(tmp_path):

@@ -1,14 +1,16 @@
 """Ctrl-C and SIGTERM on real `heta-eval run` processes, and two processes sharing a cache.
 
-* SIGINT mid-encode ends the run within 2 s with status 130 and a message that says what is
-  kept and how to resume; the rerun encodes only the passages that had not finished (counted
-  in its summary) and its vectors equal an uninterrupted encode's.
+* SIGINT mid-encode ends the run at once, before its next batch, with status 130 and a
+  message that says what is kept and how to resume; the rerun encodes only the passages that
+  had not finished (counted in its summary) and its vectors equal an uninterrupted encode's.
 * SIGTERM ends it the same way with status 143.
 * A second process wanting the embeddings the first is encoding waits, and says for what,
   who holds them (pid, command) and how far the holder got.
 
-The encode is made slow on purpose (``HETA_EVAL_ENCODE_BATCH_PAUSE``, tiny batches) so that
-the signal lands midway however loaded the machine is.
+No test measures how fast: the machine may be loaded. The encode is made slow on purpose
+(``HETA_EVAL_ENCODE_BATCH_PAUSE``: a long pause after each batch) so that a run that waited
+for the encode instead of ending would be seen keeping another batch; a process stuck where
+only the watchdog or a second signal can end it is stuck for far longer than the test waits.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ from heta_eval import interrupts
 
 REPO = Path(__file__).resolve().parents[1]
 PASSAGES = 40
+#: Seconds the test waits for a process: generous, the machine may be loaded.
+PATIENCE = 600.0
+#: Seconds the encoder pauses after each batch in a run that is to be interrupted: far longer
+#: than a signal takes to be acted on, so a run that ends before keeping its next batch ended
+#: because of the signal.
+SLOW_BATCH = 60.0
 
 
 @pytest.fixture
@@ -62,7 +70,7 @@ def start(dataset: Path, output: Path, cache: Path, *, pause: float) -> subproce
                             stdout=subprocess.DEVNULL, stderr=log, text=True)  # fmt: skip
 
 
-def wait_for(condition, process: subprocess.Popen, timeout: float = 600) -> None:
+def wait_for(condition, process: subprocess.Popen, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert process.poll() is None, "the run ended before the moment the test waits for"
@@ -70,29 +78,27 @@ def wait_for(condition, process: subprocess.Popen, timeout: float = 600) -> None
         time.sleep(0.05)
 
 
-def kept_batches(cache: Path) -> int:
-    return len(list((cache / "kb").glob("partial-dense-*/*.digests.npy")))
-
-
-def stop(process: subprocess.Popen, signum: int) -> tuple[int, float]:
-    sent = time.monotonic()
-    process.send_signal(signum)
-    status = process.wait(timeout=60)
-    return status, time.monotonic() - sent
+def kept_batches(cache: Path) -> set[Path]:
+    return set((cache / "kb").glob("partial-dense-*/*.digests.npy"))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_mid_encode_ends_the_run_in_2s_and_the_rerun_resumes(dataset, tmp_path, signum):
+def test_a_signal_mid_encode_ends_the_run_before_its_next_batch_and_the_rerun_resumes(
+    dataset, tmp_path, signum
+):
     cache = tmp_path / "cache"
-    process = start(dataset, tmp_path / "out", cache, pause=0.2)
+    process = start(dataset, tmp_path / "out", cache, pause=SLOW_BATCH)
     try:
-        wait_for(lambda: kept_batches(cache) >= 1, process)
-        status, seconds = stop(process, signum)
+        wait_for(lambda: kept_batches(cache), process)
+        before = kept_batches(cache)
+        process.send_signal(signum)
+        status = process.wait(timeout=PATIENCE)
     finally:
         process.kill()
     stderr = (tmp_path / "out.err").read_text()
     assert status == 128 + signum, stderr
-    assert seconds < 2.0, f"{seconds:.2f} s from the signal to the exit"
+    # Ended during the pause after a batch, not after the next batch (nor the whole encode).
+    assert kept_batches(cache) == before, "the run kept encoding after the signal"
     name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
     assert f"heta-eval: interrupted ({name}) while encoding {PASSAGES} passages" in stderr
     kept = re.search(rf"kept: (\d+) of {PASSAGES} passages encoded, in ", stderr)
@@ -102,7 +108,7 @@ def test_a_signal_mid_encode_ends_the_run_in_2s_and_the_rerun_resumes(dataset, t
     assert 0 < done < PASSAGES
 
     rerun = start(dataset, tmp_path / "out", cache, pause=0)
-    assert rerun.wait(timeout=600) == 0, (tmp_path / "out.err").read_text()
+    assert rerun.wait(timeout=PATIENCE) == 0, (tmp_path / "out.err").read_text()
     build = json.loads((tmp_path / "out" / "summary.json").read_text())["build"]
     # Only the passages that had not finished were encoded.
     assert build["embeddings"] == f"built (reused {done} of {PASSAGES})"
@@ -110,7 +116,7 @@ def test_a_signal_mid_encode_ends_the_run_in_2s_and_the_rerun_resumes(dataset, t
     resumed = np.load(Path(build["embeddings_path"]) / "embeddings.npy")
 
     whole = start(dataset, tmp_path / "whole", tmp_path / "cache2", pause=0)
-    assert whole.wait(timeout=600) == 0, (tmp_path / "whole.err").read_text()
+    assert whole.wait(timeout=PATIENCE) == 0, (tmp_path / "whole.err").read_text()
     build = json.loads((tmp_path / "whole" / "summary.json").read_text())["build"]
     assert build["embeddings"] == "built"
     # Other batch neighbours pad differently; the vectors agree to float32 rounding.
@@ -125,9 +131,14 @@ def test_a_process_waiting_for_the_cache_says_who_holds_it_and_how_far_it_got(da
     second = None
     try:
         wait_for(lambda: list((cache / "kb").glob("dense-*.lock.progress")), first)
+        # The holder is held still (its lock stays held) until the second process has said
+        # that it waits: however slowly the second starts, the first cannot finish first.
+        first.send_signal(signal.SIGSTOP)
         second = start(dataset, tmp_path / "second", cache, pause=0)
-        assert first.wait(timeout=600) == 0, (tmp_path / "first.err").read_text()
-        assert second.wait(timeout=600) == 0, (tmp_path / "second.err").read_text()
+        wait_for(lambda: "waiting for" in (tmp_path / "second.err").read_text(), second)
+        first.send_signal(signal.SIGCONT)
+        assert first.wait(timeout=PATIENCE) == 0, (tmp_path / "first.err").read_text()
+        assert second.wait(timeout=PATIENCE) == 0, (tmp_path / "second.err").read_text()
     finally:
         for process in (first, second):
             if process is not None:
@@ -163,19 +174,23 @@ def test_the_message_names_the_phase_of_the_signal_and_what_each_phase_keeps():
 STUCK = """
 import sys, time
 from heta_eval import interrupts
+interrupts.GRACE = {grace}
 with interrupts.handled(program="prog"):
     with interrupts.phase("doing something slow"):
         interrupts.keep("demo", lambda: "12 things, in /tmp/x")
         with interrupts.deferred():  # as native code that does not return for a while
             print("ready", flush=True)  # inside: a signal before this line is not deferred
-            time.sleep(30)
+            time.sleep(3600)
 print("not ended", flush=True)
 """
 
 
 @pytest.mark.parametrize("signals", [1, 2])
 def test_the_watchdog_and_a_second_signal_end_a_process_stuck_in_native_code(signals):
-    process = subprocess.Popen([sys.executable, "-c", STUCK], cwd=REPO, text=True,
+    # With two signals the watchdog is put out of reach (an hour): only the second signal
+    # can end the process within the test's patience.
+    script = STUCK.format(grace=interrupts.GRACE if signals == 1 else 3600)
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, text=True,
                                env={**os.environ, "PYTHONPATH": str(REPO)},
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     try:
@@ -183,23 +198,24 @@ def test_the_watchdog_and_a_second_signal_end_a_process_stuck_in_native_code(sig
         sent = time.monotonic()
         process.send_signal(signal.SIGINT)
         if signals == 2:
-            time.sleep(0.05)
-            process.send_signal(signal.SIGINT)  # the second: at once
-        out, err = process.communicate(timeout=60)
+            # Signals sent together may arrive as one: send again until one is a second.
+            deadline = time.monotonic() + PATIENCE
+            while process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+                process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=PATIENCE)
         seconds = time.monotonic() - sent
     finally:
         process.kill()
     assert process.returncode == 130
-    assert out == ""
+    assert out == ""  # ended inside the block (an hour long), not after it
     assert err.splitlines() == [
         "prog: interrupted (Ctrl-C) while doing something slow",
         "prog: kept: 12 things, in /tmp/x",
         "prog: to resume: run the same command again; it continues from what is kept",
     ]
     if signals == 1:
-        assert interrupts.GRACE - 0.1 < seconds < 2.0  # the watchdog
-    else:
-        assert seconds < interrupts.GRACE - 0.2  # the second signal, not the watchdog
+        assert seconds >= interrupts.GRACE - 0.1  # the watchdog gave the block its grace
 
 
 NATIVE = """
@@ -209,10 +225,16 @@ with interrupts.handled(program="prog"):
     with interrupts.phase("in native code"):
         print("ready", flush=True)
         # One long C call that never looks at signals (as a forward pass does); it lets other
-        # threads run, as torch, ONNX Runtime and numpy do. Tens of seconds.
-        hashlib.pbkdf2_hmac("sha256", b"x", b"y", 30_000_000)
+        # threads run, as torch, ONNX Runtime and numpy do. Hours: far past the test's patience.
+        hashlib.pbkdf2_hmac("sha256", b"x", b"y", 2_000_000_000)
 print("not ended", flush=True)
 """
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_a_signal_is_heard_while_the_main_thread_is_in_native_code():
@@ -221,12 +243,12 @@ def test_a_signal_is_heard_while_the_main_thread_is_in_native_code():
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     try:
         assert process.stdout.readline() == "ready\n"
-        sent = time.monotonic()
+        # In the C call once the process has burnt CPU since "ready" (printing takes none).
+        ready = cpu_seconds(process.pid)
+        wait_for(lambda: cpu_seconds(process.pid) > ready + 0.3, process)
         process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=120)
-        seconds = time.monotonic() - sent
+        _, err = process.communicate(timeout=PATIENCE)
     finally:
         process.kill()
     assert process.returncode == 143
     assert err.splitlines()[0] == "prog: interrupted (SIGTERM) while in native code"
-    assert seconds < 2.0

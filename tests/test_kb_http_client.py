@@ -119,39 +119,40 @@ async def test_posts_query_and_validates_reply(server_factory) -> None:
 
 async def test_retries_500_then_succeeds(server_factory) -> None:
     server = server_factory([status(500), status(503), ok])
-    kb = HttpKnowledgeBase(server.url, max_attempts=3, backoff=0.01, timeout=2)
+    kb = HttpKnowledgeBase(server.url, max_attempts=3, backoff=0.01, timeout=30)
     response = await kb.query("q", top_k=1)
     assert len(server.requests) == 3 and response.results[0].text == "hit 0"
 
 
-async def test_always_500_gives_clear_error_in_bounded_time(server_factory) -> None:
+async def test_always_500_gives_a_clear_error_after_the_last_attempt(server_factory) -> None:
     server = server_factory([status(500)])
-    kb = HttpKnowledgeBase(server.url, max_attempts=3, backoff=0.01, timeout=2)
-    started = time.monotonic()
+    kb = HttpKnowledgeBase(server.url, max_attempts=3, backoff=0.01, timeout=30)
     with pytest.raises(HttpKnowledgeBaseError) as info:
         await kb.query("q")
-    assert time.monotonic() - started < 2
     message = str(info.value)
     assert server.url in message and "gave up after 3 attempts" in message and "HTTP 500" in message
     assert len(server.requests) == 3
 
 
+# A reply that comes a minute late: far past the client's 3 s timeout, which a prompt reply
+# meets even on a loaded machine.
+LATE = 60.0
+
+
 async def test_timeout_is_retried_then_succeeds(server_factory) -> None:
-    server = server_factory([slow_ok(1.0), ok])
-    kb = HttpKnowledgeBase(server.url, max_attempts=2, backoff=0.01, timeout=0.2)
-    started = time.monotonic()
+    server = server_factory([slow_ok(LATE), ok])
+    kb = HttpKnowledgeBase(server.url, max_attempts=2, backoff=0.01, timeout=3)
     response = await kb.query("q", top_k=2)
-    assert time.monotonic() - started < 1.0  # did not wait for the slow reply
     assert len(response.results) == 2
+    assert len(server.requests) == 2  # gave up on the slow reply and asked again
 
 
 async def test_server_that_always_times_out(server_factory) -> None:
-    server = server_factory([slow_ok(1.0)])
-    kb = HttpKnowledgeBase(server.url, max_attempts=2, backoff=0.01, timeout=0.2)
-    started = time.monotonic()
-    with pytest.raises(HttpKnowledgeBaseError, match=r"timed out after 0\.2s"):
+    server = server_factory([slow_ok(LATE)])
+    kb = HttpKnowledgeBase(server.url, max_attempts=2, backoff=0.01, timeout=3)
+    with pytest.raises(HttpKnowledgeBaseError, match=r"timed out after 3s"):
         await kb.query("q")
-    assert time.monotonic() - started < 1.5
+    assert len(server.requests) == 2
 
 
 async def test_malformed_json_names_the_url(server_factory) -> None:
@@ -184,7 +185,7 @@ async def test_connection_refused_is_retried_then_clear() -> None:
     server = Server([ok])  # bound but never served, then closed: the port refuses
     url = server.url
     server.httpd.server_close()
-    kb = HttpKnowledgeBase(url, max_attempts=2, backoff=0.01, timeout=1)
+    kb = HttpKnowledgeBase(url, max_attempts=2, backoff=0.01, timeout=30)
     with pytest.raises(HttpKnowledgeBaseError, match="connection failed") as info:
         await kb.query("q")
     assert url in str(info.value)
@@ -192,7 +193,7 @@ async def test_connection_refused_is_retried_then_clear() -> None:
 
 async def test_concurrency_is_bounded(server_factory) -> None:
     server = server_factory([slow_ok(0.1)])
-    kb = HttpKnowledgeBase(server.url, max_concurrency=3, timeout=2)
+    kb = HttpKnowledgeBase(server.url, max_concurrency=3, timeout=30)
     responses = await asyncio.gather(*(kb.query(f"q{i}", top_k=1) for i in range(10)))
     assert len(responses) == 10 and server.max_in_flight <= 3
     assert sorted(r.query for r in responses) == sorted(f"q{i}" for i in range(10))

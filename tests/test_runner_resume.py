@@ -45,14 +45,14 @@ def test_sigkill_mid_run_then_rerun_completes_identically_without_requerying(tmp
     out, log = tmp_path / "killed", tmp_path / "first.log"
     script = SCRIPT.format(tests=str(TESTS), n=N_CASES, log=str(log), out=str(out))
     process = subprocess.Popen([sys.executable, "-c", script])
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         if log.exists() and len(log.read_text().splitlines()) >= 12:
             break
         assert process.poll() is None, "the run ended before it could be killed"
         time.sleep(0.01)
     os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
+    process.wait(timeout=600)
     assert process.returncode == -signal.SIGKILL
 
     journal = out / "per_query.jsonl"

@@ -94,7 +94,7 @@ def _cli(args: list[str], stdin: bytes) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     return subprocess.run(
         [sys.executable, "-m", "heta_eval", *args], input=stdin, capture_output=True,
-        env=env, timeout=120,
+        env=env, timeout=600,
     )  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from heta_eval.cli.compare import add_source_arguments, load_from_args
 EPILOG = """examples:
   heta-eval check results/scifact --system bm25-flat
   heta-eval check run.trec --dataset scifact --data-dir ../shared/datasets/beir --system bm25-flat
+  heta-eval check run.trec --dataset ./my_dataset
   heta-eval check results/scifact --mode vector_search --system all-MiniLM-L6-v2
 
 Statuses: OK when |Δ| <= 1e-4; OKish when |Δ| <= 0.01 or the score is higher than the
@@ -55,6 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from heta_eval.data.folders import is_folder_argument
     from heta_eval.data.references import check, reference_systems
     from heta_eval.measures.measure import canonical_metric
 
@@ -62,12 +64,16 @@ def run_check(args: argparse.Namespace) -> int:
         raise CliError(f"unknown --system {args.system!r}; known: {', '.join(reference_systems())}")
     systems = load_from_args(args, REFERENCE_METRICS)
     wanted = {canonical_metric(m) for m in args.metrics} if args.metrics else None
+    # A registered --dataset NAME vouches for a results folder's data; a TREC run's dataset
+    # (and whether it is the registered one) was found from --dataset itself.
+    claimed = args.dataset if args.dataset and not is_folder_argument(args.dataset) else None
     results: list[tuple[str, Any]] = []
     for system in systems:
-        if system.unverified and not args.dataset:
+        vouched = claimed if system.from_results_folder else None
+        if system.unverified and not vouched:
             print(f"{system.name}: no reference check: {system.unverified}", file=sys.stderr)
             continue
-        dataset = args.dataset or system.dataset
+        dataset = vouched or system.dataset
         if not dataset:
             raise CliError(f"{system.name}: unknown dataset; give --dataset NAME")
         observed = {

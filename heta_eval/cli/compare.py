@@ -97,25 +97,33 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = T
     )
     source: Any = parser.add_mutually_exclusive_group() if exclusive else parser
     source.add_argument("--qrels", help="qrels for TREC run files (TREC or BEIR tsv)")
-    source.add_argument("--dataset", help="registry dataset for TREC run files (qrels, queries)")
-    parser.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset)")
+    source.add_argument(
+        "--dataset",
+        metavar="NAME|PATH",
+        help="qrels and queries for TREC run files: a registered dataset, or a BEIR folder",
+    )
+    parser.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset NAME)")
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
 
 
 def load_from_args(args: argparse.Namespace, metrics: Sequence[str]) -> list[Any]:
     """The systems named on the command line, as ``SystemScores``; errors become CliError."""
-    from heta_eval.compare.loading import is_result_folder, load_systems
+    from heta_eval.compare.loading import is_result_folder, load_systems, unverified_reason
+    from heta_eval.data.folders import dataset_label
 
     needs_qrels = [p for p in args.results if not is_result_folder(p) and Path(p).is_file()]
-    qrels = queries = None
+    qrels = queries = unverified = None
     dataset = getattr(args, "dataset", None)
+    dataset = dataset_label(dataset) if dataset else None
     ignore_identical_ids = True
     if needs_qrels:
-        qrels, queries, ignore_identical_ids = _qrels_and_queries(args)
+        qrels, queries, ignore_identical_ids, found = _qrels_and_queries(args)
+        if found is not None:
+            dataset, unverified = found.info.name, unverified_reason(found.record())
     try:
         return load_systems(
-            args.results, modes=args.modes, qrels=qrels, queries=queries,
-            metrics=metrics, dataset=dataset, ignore_identical_ids=ignore_identical_ids,
+            args.results, modes=args.modes, qrels=qrels, queries=queries, metrics=metrics,
+            dataset=dataset, unverified=unverified, ignore_identical_ids=ignore_identical_ids,
         )  # fmt: skip
     except (OSError, ValueError) as error:
         raise CliError(str(error)) from None
@@ -123,28 +131,33 @@ def load_from_args(args: argparse.Namespace, metrics: Sequence[str]) -> list[Any
 
 def _qrels_and_queries(
     args: argparse.Namespace,
-) -> tuple[dict[str, dict[str, int]], dict[str, str] | None, bool]:
-    """qrels, query texts (with --dataset) and the self-hit policy for TREC run files."""
+) -> tuple[dict[str, dict[str, int]], dict[str, str] | None, bool, Any]:
+    """qrels, query texts (with --dataset), the self-hit policy for TREC run files, and the
+    dataset found for --dataset (a ``ResolvedDataset``; None with --qrels)."""
     if args.qrels:
         from heta_eval.io.trec import TrecFormatError, read_qrels
 
         try:
-            return read_qrels(args.qrels, duplicates="last"), None, True
+            return read_qrels(args.qrels, duplicates="last"), None, True, None
         except (OSError, TrecFormatError) as error:
             raise CliError(str(error)) from None
     if not args.dataset:
-        raise CliError("TREC run files need --qrels FILE or --dataset NAME")
+        raise CliError("TREC run files need --qrels FILE or --dataset NAME|PATH")
     from heta_eval.data.beir_loader import DatasetFormatError, load_beir
-    from heta_eval.data.locate import DatasetNotFoundError, find_dataset
-    from heta_eval.data.registry import RegistryError, get_dataset
+    from heta_eval.data.folders import is_folder_argument, resolve_dataset
+    from heta_eval.data.locate import DatasetNotFoundError
+    from heta_eval.data.registry import RegistryError
 
+    if args.data_dir and is_folder_argument(args.dataset):
+        raise CliError(f"--dataset {args.dataset} is a folder: drop --data-dir")
     try:
-        info = get_dataset(args.dataset)
-        folder = find_dataset(info.name, args.data_dir)
-        data = load_beir(folder, args.split or info.split)
-        return data.qrels, data.queries, info.ignore_identical_ids
+        found = resolve_dataset(args.dataset, args.data_dir, args.split)
+        data = load_beir(found.folder, found.split)
     except (RegistryError, DatasetNotFoundError, DatasetFormatError, OSError) as error:
         raise CliError(str(error)) from None
+    if warning := found.warning():
+        print(f"warning: {warning}", file=sys.stderr)
+    return data.qrels, data.queries, found.info.ignore_identical_ids, found
 
 
 def _resolve_baseline(name: str | None, systems: Sequence[Any]) -> str | None:

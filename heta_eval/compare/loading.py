@@ -38,6 +38,7 @@ __all__ = [
     "load_systems",
     "load_trec_system",
     "read_result_folder",
+    "unverified_reason",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -59,6 +60,11 @@ class SystemScores:
     #: Why published reference numbers do not apply (scored on a folder that is not the
     #: registered dataset), or None.
     unverified: str | None = None
+
+    @property
+    def from_results_folder(self) -> bool:
+        """A results folder's mode (``source`` is the folder), not a TREC run file."""
+        return self.source is not None
 
     def aggregate(self, metric: str, kind: str = "value") -> float | None:
         """The ``kind`` (``value``, ``beir`` or ``strict``) aggregate of ``metric``, if known."""
@@ -108,7 +114,7 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
     if not chosen:
         raise ValueError(f"{folder}: no mode among {wanted}; the folder has {found}")
     dataset = summary.get("benchmark") or summary.get("dataset")
-    unverified = _unverified(summary.get("data") or {})
+    unverified = unverified_reason(summary.get("data") or {})
     systems = []
     for mode in chosen:
         aggregates = {
@@ -147,8 +153,14 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
     return systems
 
 
-def _unverified(data: Mapping[str, Any]) -> str | None:
-    """Why a results folder's data is not its registered dataset, or None."""
+def unverified_reason(data: Mapping[str, Any]) -> str | None:
+    """Why scores on the data a results folder records (``summary.json``'s ``data``, or
+    :meth:`~heta_eval.data.folders.ResolvedDataset.record`) are not its registered
+    dataset's, or None.
+
+    >>> unverified_reason({"name": "x", "folder": "/d/x", "registered": False})
+    'scored on /d/x, a dataset of your own'
+    """
     if not data:
         return None  # written before the data was recorded, or not a dataset
     name, folder = data.get("name"), data.get("folder")
@@ -222,11 +234,14 @@ def load_systems(
     queries: Mapping[str, str] | None = None,
     metrics: Sequence[str] = ("ndcg@10", "recall@100"),
     dataset: str | None = None,
+    unverified: str | None = None,
     ignore_identical_ids: bool = True,
 ) -> list[SystemScores]:
     """Systems from result folders and/or TREC run files (the latter need ``qrels``).
 
     ``metrics`` are the ones computed for TREC runs; result folders carry their own.
+    ``dataset`` and ``unverified`` describe the qrels' dataset for the TREC runs (see
+    :attr:`SystemScores.unverified`).
     """
     systems: list[SystemScores] = []
     mode_list = list(modes) if modes else None
@@ -248,6 +263,7 @@ def load_systems(
                     ignore_identical_ids=ignore_identical_ids,
                 )
             )
+            systems[-1].unverified = unverified
         else:
             raise FileNotFoundError(f"{path}: neither a result folder (summary.json) nor a file")
     _unique_names(systems)

@@ -76,96 +76,133 @@ def encode_shards(
     encoded per node, the encoder processes that sent vectors (an actor Ray restarted after
     its process died counts again), workers, GPUs and seconds.
     """
-    import pyarrow as pa
-    import ray
-
     started = time.perf_counter()
     plan = plan_shards(texts, shard_size, encoder.batch_size)
     shard_size = len(plan[0]) if plan else shard_size
     done = store.finished()
     pending = [s for s in range(len(plan)) if s not in done]
-    per_node: Counter[str] = Counter()
-    processes: set[str] = set()
-    received = 0
+    pool = max(1, min(workers, len(pending))) if pending else 0
+    collector = _ShardCollector(plan, store)
     if pending:
-        # One block per shard, in plan order (longest first): a shard's rows stay together
-        # and each actor call cuts them into the local encoder's batches. A shard must
-        # start at a multiple of the encoder's batch size within the plan, which holds
-        # because only whole shards are ever sent.
-        blocks = [
-            pa.table(
-                {
-                    "shard": np.full(len(plan[s]), s, dtype=np.int64),
-                    "pos": np.arange(len(plan[s]), dtype=np.int64),
-                    "text": [texts[i] for i in plan[s]],
-                }
-            )
-            for s in pending
-        ]
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = progress
-        context.execution_options.verbose_progress = False
-        quiet_ray_data_console()
-        dataset = ray.data.from_arrow(blocks).map_batches(
-            ShardEncoder,
-            fn_constructor_kwargs={
-                "model": encoder.model_name,
-                "precision": encoder.precision,
-                "batch_size": encoder.batch_size,
-                "device": "cuda" if gpus_per_worker else encoder.device,
-            },
-            batch_size=shard_size,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=max(1, min(workers, len(pending)))),
-            num_cpus=0 if gpus_per_worker else 1,
-            num_gpus=gpus_per_worker or None,
-        )
-        # Vectors come back in any order and any batching: a shard is written once all its
-        # rows are back, so an interrupted encode keeps every shard it finished. Ray Data
-        # restarts an encoder actor whose process dies and retries its batch: a row that
-        # comes back twice is kept once (and counted twice in `chunks_encoded`).
-        buffers: dict[int, np.ndarray] = {}
-        seen: dict[int, np.ndarray] = {}
-        filled: Counter[int] = Counter()
-        written: set[int] = set()
+        dataset = _encoding_dataset(encoder, texts, plan, pending, shard_size=shard_size,
+                                    pool=pool, gpus_per_worker=gpus_per_worker,
+                                    progress=progress)  # fmt: skip
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
-            vectors = np.asarray(batch["vector"], dtype=np.float32)
-            received += len(vectors)
-            processes.update(np.unique(batch["worker"]).tolist())
-            shards, positions, nodes = batch["shard"], batch["pos"], batch["node"]
-            # Whole arrays per shard, not a Python step per row: at 8 GPUs the driver takes
-            # in ~100k vectors a second.
-            for shard in np.unique(shards).tolist():
-                if shard in written:
-                    continue
-                rows = np.flatnonzero(shards == shard)
-                pos = positions[rows]
-                if shard not in buffers:
-                    buffers[shard] = np.empty((len(plan[shard]), vectors.shape[1]), np.float32)
-                    seen[shard] = np.zeros(len(plan[shard]), dtype=bool)
-                # A retried batch can repeat rows, also within one reply: keep each row once.
-                pos, first = np.unique(pos, return_index=True)
-                fresh = ~seen[shard][pos]
-                pos, rows = pos[fresh], rows[first[fresh]]
-                seen[shard][pos] = True
-                buffers[shard][pos] = vectors[rows]
-                filled[shard] += len(pos)
-                for node, count in zip(*np.unique(nodes[rows], return_counts=True), strict=True):
-                    per_node[str(node)] += int(count)
-                if filled[shard] == len(plan[shard]):
-                    store.save(shard, buffers.pop(shard))
-                    del seen[shard]
-                    written.add(shard)
+            collector.take(batch)
     record = {
         "shards": len(plan),
         "shard_size": shard_size,
         "shards_reused": len(plan) - len(pending),
         "shards_encoded": len(pending),
-        "chunks_by_node": dict(per_node),
-        "chunks_encoded": received,
-        "encoder_processes": len(processes),
-        "workers": max(1, min(workers, len(pending))) if pending else 0,
-        "gpus": (gpus_per_worker or 0) * (max(1, min(workers, len(pending))) if pending else 0),
+        "chunks_by_node": dict(collector.per_node),
+        "chunks_encoded": collector.received,
+        "encoder_processes": len(collector.processes),
+        "workers": pool,
+        "gpus": (gpus_per_worker or 0) * pool,
         "encode_seconds": round(time.perf_counter() - started, 3),
     }
     return store.assemble(plan, len(texts)), record
+
+
+def _encoding_dataset(
+    encoder: DenseEncoder,
+    texts: Sequence[str],
+    plan: list[np.ndarray],
+    pending: list[int],
+    *,
+    shard_size: int,
+    pool: int,
+    gpus_per_worker: float,
+    progress: bool,
+) -> Any:
+    """The Ray dataset that encodes the ``pending`` shards of ``plan`` on a pool of ``pool``
+    :class:`ShardEncoder` actors (lazy: nothing runs until it is iterated)."""
+    import pyarrow as pa
+    import ray
+
+    # One block per shard, in plan order (longest first): a shard's rows stay together and
+    # each actor call cuts them into the local encoder's batches. A shard must start at a
+    # multiple of the encoder's batch size within the plan, which holds because only whole
+    # shards are ever sent.
+    blocks = [
+        pa.table(
+            {
+                "shard": np.full(len(plan[s]), s, dtype=np.int64),
+                "pos": np.arange(len(plan[s]), dtype=np.int64),
+                "text": [texts[i] for i in plan[s]],
+            }
+        )
+        for s in pending
+    ]
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = progress
+    context.execution_options.verbose_progress = False
+    quiet_ray_data_console()
+    return ray.data.from_arrow(blocks).map_batches(
+        ShardEncoder,
+        fn_constructor_kwargs={
+            "model": encoder.model_name,
+            "precision": encoder.precision,
+            "batch_size": encoder.batch_size,
+            "device": "cuda" if gpus_per_worker else encoder.device,
+        },
+        batch_size=shard_size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=pool),
+        num_cpus=0 if gpus_per_worker else 1,
+        num_gpus=gpus_per_worker or None,
+    )
+
+
+class _ShardCollector:
+    """Takes the encoders' replies and writes each shard to ``store`` once all its rows are
+    back, so an interrupted encode keeps every shard it finished.
+
+    Vectors come back in any order and any batching. Ray Data restarts an encoder actor whose
+    process dies and retries its batch: a row that comes back twice is kept once (and counted
+    twice in ``received``).
+    """
+
+    def __init__(self, plan: list[np.ndarray], store: ShardStore) -> None:
+        self.plan = plan
+        self.store = store
+        self.per_node: Counter[str] = Counter()
+        self.processes: set[str] = set()
+        self.received = 0
+        self._buffers: dict[int, np.ndarray] = {}
+        self._seen: dict[int, np.ndarray] = {}
+        self._filled: Counter[int] = Counter()
+        self._written: set[int] = set()
+
+    def take(self, batch: dict[str, np.ndarray]) -> None:
+        """One reply of the pool: rows of one or more shards."""
+        vectors = np.asarray(batch["vector"], dtype=np.float32)
+        self.received += len(vectors)
+        self.processes.update(np.unique(batch["worker"]).tolist())
+        shards = batch["shard"]
+        # Whole arrays per shard, not a Python step per row: at 8 GPUs the driver takes in
+        # ~100k vectors a second.
+        for shard in np.unique(shards).tolist():
+            if shard not in self._written:
+                rows = np.flatnonzero(shards == shard)
+                self._fill(shard, batch["pos"][rows], rows, vectors, batch["node"])
+
+    def _fill(self, shard: int, pos: np.ndarray, rows: np.ndarray, vectors: np.ndarray,
+              nodes: np.ndarray) -> None:  # fmt: skip
+        size = len(self.plan[shard])
+        if shard not in self._buffers:
+            self._buffers[shard] = np.empty((size, vectors.shape[1]), np.float32)
+            self._seen[shard] = np.zeros(size, dtype=bool)
+        # A retried batch can repeat rows, also within one reply: keep each row once.
+        pos, first = np.unique(pos, return_index=True)
+        fresh = ~self._seen[shard][pos]
+        pos, rows = pos[fresh], rows[first[fresh]]
+        self._seen[shard][pos] = True
+        self._buffers[shard][pos] = vectors[rows]
+        self._filled[shard] += len(pos)
+        for node, count in zip(*np.unique(nodes[rows], return_counts=True), strict=True):
+            self.per_node[str(node)] += int(count)
+        if self._filled[shard] == size:
+            self.store.save(shard, self._buffers.pop(shard))
+            del self._seen[shard]
+            self._written.add(shard)

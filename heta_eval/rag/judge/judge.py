@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
+
 from heta_eval.llm import ChatReply, LLMClient, LLMError
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.rag.judge.cache import JudgeCache, default_judge_cache_path
@@ -268,18 +270,35 @@ class LLMJudge:
     async def _judge_once(
         self, case: BenchmarkCase, messages: list[dict[str, str]], repeat: int
     ) -> tuple[dict[str, Any], dict[str, int] | None, bool]:
-        problems = []
-        for attempt in range(self.attempts):
-            try:
-                reply, cached = await self._call(messages, self._key(messages, repeat, attempt))
-            except LLMError as exc:
-                # The client already retried transient failures; this one is final.
-                raise JudgeError(f"LLM judge failed on case {case.id!r}: {exc}") from exc
-            try:
-                return parse_judgement(reply.content), reply.usage, cached
-            except ValueError as exc:
-                problems.append(str(exc))
+        problems: list[str] = []
+        # An unparseable reply is asked again at once (a new cache key per attempt, so a
+        # cached bad reply is not served twice); transport failures were already retried by
+        # the client and are final here.
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.attempts),
+            retry=retry_if_exception_type(_Unparseable),
+            reraise=True,
+        )
+        try:
+            async for trial in retrying:
+                with trial:
+                    key = self._key(messages, repeat, trial.retry_state.attempt_number - 1)
+                    try:
+                        reply, cached = await self._call(messages, key)
+                    except LLMError as exc:
+                        raise JudgeError(f"LLM judge failed on case {case.id!r}: {exc}") from exc
+                    try:
+                        return parse_judgement(reply.content), reply.usage, cached
+                    except ValueError as exc:
+                        problems.append(str(exc))
+                        raise _Unparseable from None
+        except _Unparseable:
+            pass
         raise JudgeError(
             f"LLM judge ({self.client.url}) gave no valid judgement for case "
             f"{case.id!r} after {self.attempts} attempts: {'; '.join(problems)}"
         )
+
+
+class _Unparseable(Exception):
+    """The judge's reply was not the JSON object asked for (``problems`` says why)."""
