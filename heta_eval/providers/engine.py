@@ -33,7 +33,7 @@ this engine for large runs (``engine="auto"``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -60,7 +60,6 @@ __all__ = [
     "string_buffers",
 ]
 
-#: Column blocks of the kernel's output, each ``len(k_values)`` wide.
 #: Column blocks of the kernel's output, each ``len(k_values)`` wide: BEIR's metrics, in order.
 METRIC_ORDER: tuple[str, ...] = METRICS
 
@@ -88,15 +87,21 @@ def evaluate_columnar(
     run: ColumnarRun,
     qrels: Mapping[str, Mapping[str, int]],
     k_values: Sequence[int],
+    wanted: Iterable[tuple[str, int]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values and statistics of every metric at every k (sorted ascending).
+    """Per-query values and statistics of the metrics at the k values (sorted ascending).
 
     Returns ``values`` (float64, one row per run query, columns ``METRIC_ORDER`` × k) and
     ``stats`` (int64 rows: documents kept, duplicate rows dropped, self-hits removed,
     rank-derived flag). Only meaningful where the query is judged: the caller picks rows
     (trec measures need non-empty qrels, MRR only a qrels entry), as pytrec_eval and BEIR do.
+
+    ``wanted``, ``(metric, k)`` pairs (a measure's ``legacy``), limits the work to those
+    metrics: a metric not named is not computed (MRR's second sort is skipped) and each one
+    named is computed up to its largest k; the columns left out hold 0. The default is all.
     """
     ks = np.asarray(sorted(set(k_values)), dtype=np.int64)
+    upto = _cutoffs_needed(ks, wanted)
     kmax = int(ks[-1])
     # trec_eval divides by libm's log2(rank + 1); Python's math.log2 is libm's (numpy's
     # vectorised log2 may differ in the last ulp).
@@ -121,6 +126,7 @@ def evaluate_columnar(
             qr_labels,
             status[a:b],
             ks,
+            upto,
             discount,
         )
 
@@ -131,6 +137,18 @@ def evaluate_columnar(
     # on every core. Each query's arithmetic is unchanged, so the numbers are identical.
     done = run_in_threads(queries, parts)
     return np.concatenate([v for v, _ in done]), np.concatenate([s for _, s in done])
+
+
+def _cutoffs_needed(ks: np.ndarray, wanted: Iterable[tuple[str, int]] | None) -> np.ndarray:
+    """How many leading ``ks`` each metric of ``METRIC_ORDER`` is computed at."""
+    if wanted is None:
+        return np.full(len(METRIC_ORDER), len(ks), dtype=np.int64)
+    upto = np.zeros(len(METRIC_ORDER), dtype=np.int64)
+    positions = {int(k): i for i, k in enumerate(ks.tolist())}
+    for metric, k in wanted:
+        f = METRIC_ORDER.index(metric)
+        upto[f] = max(upto[f], positions[int(k)] + 1)
+    return upto
 
 
 def load_kernel() -> None:

@@ -76,7 +76,7 @@ def score_columnar(
     from heta_eval.providers.engine import evaluate_columnar, measure_column
 
     engine_ks = tuple(sorted({int(m.param or 0) for m in named.values()}))
-    values, stats = evaluate_columnar(run, qrels, engine_ks)
+    values, stats = evaluate_columnar(run, qrels, engine_ks, [m.legacy for m in named.values()])
     if reject_duplicates and stats[:, 1].any():
         raise DuplicateRowsError(f"{int(stats[:, 1].sum())} repeated (query, doc) rows")
     columns = [(name, measure_column(m, engine_ks)) for name, m in named.items()]

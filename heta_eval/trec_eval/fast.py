@@ -45,13 +45,10 @@ __all__ = [
 
 #: trec_eval families the engine computes, and its column block for each (the engine's
 #: ``METRIC_ORDER``, which is ``METRICS``).
-ENGINE_FAMILIES = {
-    family: METRICS.index(metric)
-    for family, metric in (
-        ("ndcg_cut", "ndcg"), ("map_cut", "map"), ("map", "map"), ("recall", "recall"),
-        ("P", "precision"),
-    )
+_METRIC = {
+    "ndcg_cut": "ndcg", "map_cut": "map", "map": "map", "recall": "recall", "P": "precision",
 }  # fmt: skip
+ENGINE_FAMILIES = {family: METRICS.index(metric) for family, metric in _METRIC.items()}
 # Families formed around the values (no per-query computation).
 _AROUND = ("runid", "num_q")
 # Cutoffs above this go to pytrec_eval: the engine's ideal-DCG loop runs to the largest.
@@ -99,7 +96,12 @@ def engine_values(
         cutoffs.add(longest)  # map_cut past every ranking is map
     ks = sorted(cutoffs) or [1]
     judged = {qid: qrels[qid] for qid in run.query_ids if qrels.get(qid)}
-    values, stats = evaluate_columnar(run, judged, ks)
+    families = [(_METRIC[m.family.name], m) for m in wanted]
+    asked = [(metric, longest) for metric, m in families if m.family.name == "map"]
+    asked += [
+        (metric, int(c)) for metric, m in families if m.family.name != "map" for c in m.values
+    ]
+    values, stats = evaluate_columnar(run, judged, ks, asked)
     repeated = np.flatnonzero(stats[:, 1]).tolist()
     if any(run.query_ids[q] in repeats_refused_in for q in repeated):
         return None

@@ -20,7 +20,57 @@ def trec_ranking(sc, data, d_off, rows):  # pragma: no cover - compiled
         f32[j] = np.float32(sc[j])
     if _in_trec_order(f32, data, d_off, rows):
         return local
+    if _scores_descending(f32):
+        return _order_ties(local, f32, data, d_off, rows)
     return _trec_order(local, f32, data, d_off, rows)
+
+
+@njit(cache=True)
+def _scores_descending(f32):  # pragma: no cover - compiled
+    # True when the float32 scores never rise and none is NaN: only groups of equal scores
+    # are then out of order (a run written in score order, ties in another id order).
+    for j in range(len(f32) - 1):
+        if not f32[j] >= f32[j + 1]:  # also False for a NaN
+            return False
+    return len(f32) == 0 or f32[len(f32) - 1] == f32[len(f32) - 1]
+
+
+#: Equal-score groups up to this size are insertion-sorted in place (no allocation).
+_SMALL_GROUP = 16
+
+
+@njit(cache=True)
+def _order_ties(local, f32, data, d_off, rows):  # pragma: no cover - compiled
+    # Scores already descending: sort each group of equal scores by doc id bytes descending.
+    # The order is total (no NaN, doc ids unique), so this is the full sort's one result.
+    out = local.copy()
+    n = len(out)
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and f32[b] == f32[a]:
+            b += 1
+        if b - a > _SMALL_GROUP:
+            out[a:b] = _trec_order(local[a:b], f32, data, d_off, rows)
+        else:
+            for i in range(a + 1, b):
+                x = out[i]
+                gx = rows[x]
+                j = i - 1
+                while j >= a:
+                    gy = rows[out[j]]
+                    if (
+                        compare_bytes(
+                            data, d_off[gx], d_off[gx + 1], data, d_off[gy], d_off[gy + 1]
+                        )
+                        <= 0
+                    ):
+                        break
+                    out[j + 1] = out[j]
+                    j -= 1
+                out[j + 1] = x
+        a = b
+    return out
 
 
 @njit(cache=True)

@@ -1,5 +1,7 @@
 """The engine's driver: every query of a run slice through the kernels, into one row of
-values (five families × the cutoffs) and one row of statistics."""
+values (five families × the cutoffs) and one row of statistics. Only the families and
+cutoffs asked for are computed: BEIR's MRR sorts again, and nDCG's ideal ranking runs to the
+family's deepest cutoff."""
 
 from __future__ import annotations
 
@@ -30,12 +32,18 @@ def score_queries(
     qr_label,
     status,
     ks,
+    upto,
     discount,
 ):  # pragma: no cover - compiled
-    """``(values, stats)`` of queries ``0..len(q_off)-2`` (see ``evaluate_columnar``)."""
+    """``(values, stats)`` of queries ``0..len(q_off)-2`` (see ``evaluate_columnar``).
+    Family ``f`` (column block ``f``) is computed at its first ``upto[f]`` cutoffs only;
+    the rest of its block stays zero."""
     nq = len(q_off) - 1
     nk = len(ks)
-    kmax = ks[nk - 1]
+    depth = 0  # the deepest cutoff a trec_eval family needs (0: no ranking at all)
+    for f in range(4):
+        if upto[f] > 0:
+            depth = max(depth, ks[upto[f] - 1])
     values = np.zeros((nq, 5 * nk), dtype=np.float64)
     stats = np.zeros((nq, 4), dtype=np.int64)
     for q in range(nq):
@@ -49,14 +57,25 @@ def score_queries(
         qs = qr_off[q]
         qe = qr_off[q + 1]
         labels = row_labels(rows, hashes, data, d_off, qs, qe, qr_data, qr_doff, qr_label)
-        if status[q] == 2:  # judged: trec_eval's measures on its float32 ranking
+        if status[q] == 2 and depth > 0:  # judged: trec_eval's measures on its float32 ranking
             order = trec_ranking(sc, data, d_off, rows)
-            ranked = labels[order[: min(m, kmax)]]
+            ranked = labels[order[: min(m, depth)]]
             n_rel = relevant_count(qr_label, qs, qe)
-            ndcg(ranked, qr_label[qs:qe], ks, discount, values[q, 0:nk])
-            average_precision(ranked, n_rel, ks, values[q, nk : 2 * nk])
-            recall(ranked, n_rel, ks, values[q, 2 * nk : 3 * nk])
-            precision(ranked, ks, values[q, 3 * nk : 4 * nk])
-        if status[q] >= 1:  # a qrels entry, even empty: BEIR's mrr
-            reciprocal_rank(sc, labels, ks, values[q, 4 * nk : 5 * nk])
+            # Each family sees the ranking cut at its own deepest cutoff: a value at k
+            # depends on the top k only.
+            u = upto[0]
+            if u > 0:
+                ndcg(ranked[: ks[u - 1]], qr_label[qs:qe], ks[:u], discount, values[q, 0:u])
+            u = upto[1]
+            if u > 0:
+                average_precision(ranked[: ks[u - 1]], n_rel, ks[:u], values[q, nk : nk + u])
+            u = upto[2]
+            if u > 0:
+                recall(ranked[: ks[u - 1]], n_rel, ks[:u], values[q, 2 * nk : 2 * nk + u])
+            u = upto[3]
+            if u > 0:
+                precision(ranked[: ks[u - 1]], ks[:u], values[q, 3 * nk : 3 * nk + u])
+        if status[q] >= 1 and upto[4] > 0:  # a qrels entry, even empty: BEIR's mrr
+            u = upto[4]
+            reciprocal_rank(sc, labels, ks[:u], values[q, 4 * nk : 4 * nk + u])
     return values, stats
