@@ -166,7 +166,7 @@ def _score_group_fast(
         )
         validate_columnar(batch.run)
         ks = validate_k_values(m.k for m in group)
-        values, stats = evaluate_columnar(batch.run, qrels, ks)
+        values, stats = evaluate_columnar(batch.run, qrels, ks, [m.measure.legacy for m in group])
     columns = [(metric.name, measure_column(metric.measure, ks)) for metric in group]
     for name, column in columns:
         out.values_of[name] = values[:, column].tolist
