@@ -12,12 +12,11 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from loopback import LoopbackService
 
 from heta_eval.kb import HttpKnowledgeBase
 from heta_eval.kb.http_client import HttpKnowledgeBaseError
@@ -29,7 +28,7 @@ DOCS = {"paris": "Paris is the capital of France.", "rome": "Rome is the capital
 KEYWORDS = {"paris": {"paris", "france"}, "rome": {"rome", "italy"}}
 
 
-class AuthServer:
+class AuthServer(LoopbackService):
     """Answers with the document whose keywords the query names, if the request
     carries ``X-Api-Key`` (and ``Authorization: Bearer``) as required; else 401, echoing
     the headers it got. Keeps every request's arrival time."""
@@ -37,49 +36,29 @@ class AuthServer:
     def __init__(self, api_key: str | None = API_KEY, token: str | None = TOKEN) -> None:
         self.arrivals: list[float] = []
         self.seen_headers: list[dict[str, str]] = []
-        outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                outer.arrivals.append(time.monotonic())
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                got = {k.lower(): v for k, v in self.headers.items()}
-                outer.seen_headers.append(got)
-                allowed = (api_key is None or got.get("x-api-key") == api_key) and (
-                    token is None or got.get("authorization") == f"Bearer {token}"
-                )
-                if allowed:
-                    words = set(body["query"].lower().split())
-                    hits = [d for d, keys in KEYWORDS.items() if words & keys]
-                    reply = {"query": body["query"], "results": [
-                        {"text": DOCS[d], "score": 1.0, "source": {"document_id": d}}
-                        for d in hits
-                    ]}  # fmt: skip
-                    status, payload = 200, json.dumps(reply).encode()
-                else:
-                    echo = {
-                        "error": "unauthorized",
-                        "x-api-key": got.get("x-api-key"),
-                        "authorization": got.get("authorization"),
-                    }
-                    status, payload = 401, json.dumps(echo).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+        def reply(raw: bytes, got: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+            self.arrivals.append(time.monotonic())
+            body = json.loads(raw)
+            self.seen_headers.append(got)
+            allowed = (api_key is None or got.get("x-api-key") == api_key) and (
+                token is None or got.get("authorization") == f"Bearer {token}"
+            )
+            if not allowed:
+                echo = {
+                    "error": "unauthorized",
+                    "x-api-key": got.get("x-api-key"),
+                    "authorization": got.get("authorization"),
+                }
+                return 401, json.dumps(echo).encode(), {}
+            words = set(body["query"].lower().split())
+            hits = [d for d, keys in KEYWORDS.items() if words & keys]
+            answer = {"query": body["query"], "results": [
+                {"text": DOCS[d], "score": 1.0, "source": {"document_id": d}} for d in hits
+            ]}  # fmt: skip
+            return 200, json.dumps(answer).encode(), {}
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/query"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(reply)
 
 
 def assert_rate(arrivals: list[float], per_second: float, window: float) -> None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections.abc import Iterator
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import pairwise
 
 import httpx
 import pytest
+from loopback import LoopbackService
 
 from heta_eval.remote import RemoteCallError, RetryPolicy, post_json
 
@@ -22,39 +21,20 @@ from heta_eval.remote import RemoteCallError, RetryPolicy, post_json
 DEADLINE = 120.0
 
 
-class BusyServer:
+class BusyServer(LoopbackService):
     """Answers the first ``busy`` POSTs with ``status`` and ``Retry-After: header()``, then
     200 with ``{"ok": true}``; keeps each request's arrival time."""
 
     def __init__(self, status: int, header, busy: int = 1) -> None:
         self.arrivals: list[float] = []
-        outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers["Content-Length"]))
-                outer.arrivals.append(time.monotonic())
-                refuse = len(outer.arrivals) <= busy
-                payload = json.dumps({"ok": not refuse}).encode()
-                self.send_response(status if refuse else 200)
-                if refuse:
-                    self.send_header("Retry-After", header())
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+        def reply(raw: bytes, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+            self.arrivals.append(time.monotonic())
+            refuse = len(self.arrivals) <= busy
+            payload = json.dumps({"ok": not refuse}).encode()
+            return (status, payload, {"Retry-After": header()}) if refuse else (200, payload, {})
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(reply, path="/")
 
 
 @pytest.fixture

@@ -12,12 +12,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from chat_server import ChatServer, completion_body
+from loopback import LoopbackService
 from report_browser import alert_open, chromium, console_errors, network_requests, open_report
 
 from heta_eval.cli import main as cli_main
@@ -31,50 +30,31 @@ FACTS = {
 CASES = {"paris": "France", "rome": "Italy", "oslo": "Norway FAIL", "tokyo": "Japan FAIL"}
 
 
-class ChunkService:
+class ChunkService(LoopbackService):
     """The chunks of every document, best first: the asked country's document's chunks 0 and
     2 at ranks 1 and 3, another document's chunk 1 (its id holding markup) between them. Queries naming FAIL get
     HTTP 400 with a body of markup (a client error: not retried)."""
 
     def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                query = body["query"]
-                if "FAIL" in query:
-                    status, payload = 400, f"service refused: {HOSTILE}".encode()
-                else:
-                    asked = next(d for d, country in CASES.items() if country in query)
-                    other = next(d for d in FACTS if d != asked)
-                    hits = [(asked, "#0", 0.9), (other, f"#1 {HOSTILE}", 0.8), (asked, "#2", 0.7)]
-                    reply = {
-                        "query": query,
-                        "answer": asked.title(),
-                        "results": [
-                            {"text": FACTS[d], "score": s,
-                             "source": {"document_id": d, "chunk_id": d + n}}
-                            for d, n, s in hits
-                        ],
-                    }  # fmt: skip
-                    status, payload = 200, json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+        def reply(raw: bytes, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+            query = json.loads(raw)["query"]
+            if "FAIL" in query:
+                return 400, f"service refused: {HOSTILE}".encode(), {}
+            asked = next(d for d, country in CASES.items() if country in query)
+            other = next(d for d in FACTS if d != asked)
+            hits = [(asked, "#0", 0.9), (other, f"#1 {HOSTILE}", 0.8), (asked, "#2", 0.7)]
+            answer = {
+                "query": query,
+                "answer": asked.title(),
+                "results": [
+                    {"text": FACTS[d], "score": s,
+                     "source": {"document_id": d, "chunk_id": d + n}}
+                    for d, n, s in hits
+                ],
+            }  # fmt: skip
+            return 200, json.dumps(answer).encode(), {}
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/query"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(reply)
 
 
 def judge_reply(index: int, body: dict, headers: dict) -> tuple[int, bytes, float]:
