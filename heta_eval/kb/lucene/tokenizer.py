@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from heta_eval._runtime import HAVE_NUMBA, import_numba
+from heta_eval._runtime import import_numba
 from heta_eval.kb.lucene.dfa import DFA, alt, cat, compile_dfa, opt, plus, star, sym
 from heta_eval.kb.lucene.word_break import CLASS_NAMES, class_table
 
@@ -173,9 +173,11 @@ def _scan(codes, table, trans, accept, loops, in_set, limit_units, out):  # type
 
 @lru_cache(maxsize=1)
 def _compiled_scan() -> Any:
-    if not HAVE_NUMBA:  # numba is optional for this module: the Python scan is the same code
+    try:
+        numba = import_numba()
+    except ImportError:  # numba is optional for this module: the Python scan is the same code
         return _scan
-    return import_numba().njit(cache=True, nogil=True)(_scan)
+    return numba.njit(cache=True, nogil=True)(_scan)
 
 
 def standard_tokens(text: str) -> Iterator[str]:
