@@ -236,6 +236,31 @@ def test_a_query_whose_labels_are_all_negative_is_refused_where_trec_eval_fails(
         assert proc.stderr.count(b"\n") == 1 and message in proc.stderr, proc.stderr
 
 
+def test_a_gain_for_a_negative_label_on_an_all_negative_query_is_refused(tmp_path):
+    # On a later query whose labels are all -1, trec_eval 9.0.8 reads the previous query's
+    # label counters. A gain for label -1 then makes that memory the value: the binary prints
+    # 1.0000 for q9 below (2.0000 and 0.5000 for the others), a value of no definition.
+    qrels, run = write_pair(
+        tmp_path,
+        "1 0 d1 1\n1 0 d4 1\n2 0 d0 2\nq9 0 d5 -1\n",
+        "1 Q0 d3 1 7 t\n1 Q0 d5 2 1 t\n2 Q0 d7 1 -1.5 t\n2 Q0 d2 2 1 t\nq9 Q0 d3 1 5 t\n",
+    )
+    for measure, refused in [("ndcg_rel.-1=2", True), ("ndcg.1=3,-1=0.5", True),
+                             ("ndcg_rel.1=2", False), ("ndcg_rel", False)]:  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "heta_eval", "trec_eval", "-q", "-m", measure,
+             str(qrels), str(run)],
+            capture_output=True, timeout=600,
+        )  # fmt: skip
+        if refused:
+            assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
+            assert proc.stderr.count(b"\n") == 1
+            assert b"qrels query q9: every label is negative" in proc.stderr
+            assert measure.encode() in proc.stderr
+        else:  # no gain for a negative label: computed (pinned against the binary by the fuzz)
+            assert proc.returncode == 0 and b"\tq9\t" in proc.stdout, proc.stderr
+
+
 def test_M_keeps_each_querys_top_documents_in_trec_eval_order(tmp_path, capsysbinary):
     qrels, run = write_pair(
         tmp_path, "q1 0 a 1\nq1 0 z 1\n", "q1 Q0 a 1 1.0 t\nq1 Q0 z 2 1.0 t\nq1 Q0 m 3 2.0 t\n"

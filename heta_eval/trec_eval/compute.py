@@ -35,7 +35,7 @@ import numpy as np
 from heta_eval.io.trec import ranked
 from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
-from heta_eval.measures.trec_catalogue import TrecFamily
+from heta_eval.measures.trec_catalogue import FAMILIES, TrecFamily
 
 __all__ = [
     "TrecEvalResult",
@@ -224,7 +224,7 @@ def evaluate(
     query_ids = evaluated_queries(qrels, run)
     specs = list(specs)
     if specs or relstring_length is not None:
-        _check_negative_queries(qrels, query_ids)
+        _check_negative_queries(qrels, query_ids, specs)
     if max_per_topic is not None:
         kept = {qid: _top(run[qid], max_per_topic) for qid in query_ids}
     else:  # a run read into arrays builds each query's dict only when it is evaluated
@@ -285,10 +285,15 @@ def make_result(
     )
 
 
-def _check_negative_queries(qrels: Mapping[str, Mapping[str, int]], query_ids: tuple) -> None:
+def _check_negative_queries(
+    qrels: Mapping[str, Mapping[str, int]], query_ids: tuple, specs: Iterable[str] = ()
+) -> None:
     """trec_eval 9.0.8 sizes a query's label counters by its highest label: with none >= 0
     it has no counters for the first query it evaluates (it stops) and crashes on a highest
-    label below -1."""
+    label below -1. On a later query of -1 labels it reads the previous query's counters:
+    harmless for every measure but those that give a negative label a gain, whose value
+    there is the previous query's memory, not a measure of this one."""
+    negative_gain = _negative_gain(specs)
     for position, qid in enumerate(query_ids):
         top = max(qrels[qid].values())
         if top < 0 and (position == 0 or top < -1):
@@ -297,6 +302,28 @@ def _check_negative_queries(qrels: Mapping[str, Mapping[str, int]], query_ids: t
                 f"qrels query {qid}: every label is negative (highest {top}); trec_eval "
                 f"9.0.8 {what} on it"
             )
+        if top < 0 and negative_gain is not None:
+            raise ValueError(
+                f"qrels query {qid}: every label is negative, and -m {negative_gain} gives a "
+                "negative label a gain: trec_eval 9.0.8 takes that query's gains from the "
+                "previous query's label counts (memory it does not reset), so its value there "
+                "measures nothing of this query"
+            )
+
+
+def _negative_gain(specs: Iterable[str]) -> str | None:
+    """The first measure whose gains name a negative label (``ndcg_rel.-1=2``), if any."""
+    for spec in specs:
+        name, _, text = spec.partition(".")
+        if text and name in _GAIN_FAMILIES:
+            levels = (part.partition("=")[0].strip() for part in text.split(","))
+            if any(level.startswith("-") and level.lstrip("-").strip("0") for level in levels):
+                return spec
+    return None
+
+
+# The families whose parameters are label=gain pairs.
+_GAIN_FAMILIES = frozenset(f.name for f in FAMILIES if f.params == "gains")
 
 
 def _top(docs: Mapping[str, float], limit: int | None) -> Mapping[str, float]:
