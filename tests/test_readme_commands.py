@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, shared_path
+from scifact_data import small_scifact
 
 # The README first (its quick start makes results/scifact and puts heta-eval on PATH), then
 # the pages in this order. A page may use what the README made, never what another page made
@@ -191,25 +192,6 @@ def test_the_documented_commands_are_found():
     readme = [command_of(code) for page, kind, code in steps if page == "README.md"]
     # The README's quick start: the main job, then the tests; nothing before them.
     assert readme[:2] == ["make eval DATASET=scifact", "make test"]
-
-
-def small_scifact(source: Path, target: Path, others: int = 200) -> None:
-    """The real SciFact's test queries and qrels, judged documents plus ``others`` more."""
-    folder = target / "scifact"
-    (folder / "qrels").mkdir(parents=True)
-    shutil.copy(source / "queries.jsonl", folder / "queries.jsonl")
-    shutil.copy(source / "qrels" / "test.tsv", folder / "qrels" / "test.tsv")
-    judged = {
-        line.split("\t")[1]
-        for line in (source / "qrels" / "test.tsv").read_text().splitlines()[1:]
-        if line.strip()
-    }
-    with (source / "corpus.jsonl").open() as lines, (folder / "corpus.jsonl").open("w") as out:
-        for line in lines:
-            doc_id = json.loads(line)["_id"]
-            if doc_id in judged or others > 0:
-                others -= doc_id not in judged
-                out.write(line)
 
 
 def fresh_clone(tmp_path: Path) -> Path:

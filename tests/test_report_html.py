@@ -7,7 +7,6 @@ import contextlib
 import io
 import json
 import re
-import shutil
 from html import unescape
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from report_browser import (
     not_blank,
     open_report,
 )
+from scifact_data import small_scifact
 
 from heta_eval.cli import main
 from heta_eval.report.headline import number
@@ -27,31 +27,11 @@ from heta_eval.report.headline import number
 MODES = "keyword_search,vector_search,hybrid_search"
 
 
-def scifact_slice(source: Path, target: Path, others: int = 200) -> Path:
-    """SciFact's test queries and qrels, the judged documents and ``others`` more."""
-    folder = target / "scifact"
-    (folder / "qrels").mkdir(parents=True)
-    shutil.copy(source / "queries.jsonl", folder / "queries.jsonl")
-    shutil.copy(source / "qrels" / "test.tsv", folder / "qrels" / "test.tsv")
-    judged = {
-        line.split("\t")[1]
-        for line in (source / "qrels" / "test.tsv").read_text().splitlines()[1:]
-        if line.strip()
-    }
-    with (source / "corpus.jsonl").open() as lines, (folder / "corpus.jsonl").open("w") as out:
-        for line in lines:
-            doc_id = json.loads(line)["_id"]
-            if doc_id in judged or others > 0:
-                others -= doc_id not in judged
-                out.write(line)
-    return target
-
-
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory, scifact_dir) -> tuple[Path, Path, str]:
     """A results folder written by `heta-eval run` (which writes report.html itself)."""
     root = tmp_path_factory.mktemp("report")
-    data = scifact_slice(scifact_dir, root / "data")
+    data = small_scifact(scifact_dir, root / "data")
     folder = root / "results"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HETA_EVAL_CACHE_DIR", str(root / "cache"))

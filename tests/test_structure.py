@@ -49,7 +49,6 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 
 
-
 def _modules() -> dict[str, tuple[Path, bool]]:
     """Module name -> (file, is a package). ``adapters/`` installs as ``heta_eval.adapters``
     (``heta_eval/adapters`` links to it; rglob does not follow the link)."""
