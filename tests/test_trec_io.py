@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from beir.datasets.data_loader import GenericDataLoader
 from beir.util import load_runfile
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 from heta_eval.io import limits, trec
 from heta_eval.io.grammar import Reading
 from heta_eval.io.run import _read_lines
+from heta_eval.io.run_table import query_blocks, read_table
 from heta_eval.io.source import open_input
 from heta_eval.io.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 
@@ -60,21 +63,71 @@ def test_query_split_over_two_blocks_is_merged(tmp_path):
         ("q1 Q0 d1 1 1 t\nq1  d2 2 1 t\n", 2),  # an empty field in place of a missing one
         ("q1 Q0 d1 1 1 t\n q1 d2 2 1 t\n", 2),
         ("q1 Q0 d1 1 1 t\nq1 Q0 d2 2 1 \n", 2),
+        ("q1\tQ0\td1\t1\t1\tt\nq1\tQ0\td2\t\t1\tt\n", 2),
+        (" q1 d1 1 1 t\nq1 Q0 d2 2 1 t\n", 1),  # the delimiter first or last in the file
+        ("q1 Q0 d1 1 1 t\nq1 Q0 d2 2 1 ", 2),
     ],
 )
-def test_large_file_scan_sends_empty_fields_to_the_line_reader(tmp_path, monkeypatch, text, line):
-    # Files of SCAN_COMPILED_BYTES or more are scanned by the compiled code, after the parse
-    # (numba loads while pyarrow reads): the same fallback to the line that names the error.
-    monkeypatch.setattr(limits, "SCAN_COMPILED_BYTES", 0)
+@pytest.mark.parametrize("window", [limits.SCAN_WINDOW_BYTES, 7, 1])
+def test_an_empty_field_sends_the_run_to_the_line_reader(tmp_path, monkeypatch, text, line, window):
+    # pyarrow reads an empty field as an empty string where the line reader sees one field
+    # fewer: the scan finds it in any window (small ones: two separators across a window's
+    # edge too) and the line reader names the line.
+    monkeypatch.setattr(limits, "SCAN_WINDOW_BYTES", window)
     path = write(tmp_path, text)
+    assert read_table(open_input(path), 0, ["qid", "docid", "score"]) is None
     assert trec.read_run_columnar(path) is None
     with pytest.raises(TrecFormatError, match="expected 6 columns") as info:
         read_run(path)
     assert info.value.line == line
     good = write(tmp_path, "q1 Q0 d1 1 1 t\nq1 Q0 q1 2 0.5 t\nq2 Q0 d2 1 2 t\n", "good")
+    assert read_table(open_input(good), 0, ["qid", "docid", "score"]) is not None
     assert read_run(good) == {"q1": {"d1": 1.0, "q1": 0.5}, "q2": {"d2": 2.0}}
     columnar = trec.read_run_columnar(good)
     assert columnar.query_ids == ["q1", "q2"] and columnar.skip.tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("block_bytes", [limits.PYARROW_BLOCK_BYTES, 64, 40])
+def test_query_blocks_across_pyarrow_blocks_equal_the_line_reader(
+    tmp_path, monkeypatch, block_bytes
+):
+    # Ids that share their first 8 bytes or differ only in length, a query going on across
+    # a block boundary and one coming back later: the same dict as the line reader's.
+    monkeypatch.setattr(limits, "PYARROW_BLOCK_BYTES", block_bytes)
+    ids = ["query-00001", "query-00001", "query-00002", "q", "query-00001x", "query-00002"]
+    ids += ["query-000011", "query-000011", "\u00e9t\u00e9", "\u00e9t\u00e9", "q", "q-2024-1"]
+    ids += ["q-2024-2", "q-2024-2"]
+    text = "".join(f"{q} Q0 d{i} {i} {i / 8} t\n" for i, q in enumerate(ids))
+    path = write(tmp_path, text)
+    table = read_table(open_input(path), 0, ["qid", "docid", "score"])
+    assert table is not None  # read by the fast path
+    assert (table.column("qid").num_chunks > 1) == (block_bytes < 100)
+    fast = read_run(path)
+    assert fast == line_reader(path)
+    assert list(fast) == [
+        "query-00001", "query-00002", "q", "query-00001x", "query-000011", "\u00e9t\u00e9",
+        "q-2024-1", "q-2024-2",
+    ]  # fmt: skip
+    assert list(fast["q"]) == ["d3", "d10"] and list(fast["query-00002"]) == ["d2", "d5"]
+
+
+_IDS = st.lists(
+    st.sampled_from(["", "a", "b", "1234567", "\u00e9", "\u00a0"]),
+    min_size=1,
+    max_size=3,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_IDS, st.integers(1, 3)), min_size=1, max_size=12), st.data())
+def test_query_blocks_equal_a_comparison_of_each_id_with_the_previous(runs, data):
+    ids = [qid for qid, repeat in runs for _ in range(repeat)]
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(ids)), max_size=3)) | {0, len(ids)})
+    column = pa.chunked_array(
+        [ids[a:b] for a, b in itertools.pairwise(cuts)] or [[]], pa.large_string()
+    )
+    firsts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]]
+    assert query_blocks(column) == ([ids[i] for i in firsts], firsts)
 
 
 def test_fast_path_equals_line_by_line_pass_on_the_real_run(scifact_run_file):

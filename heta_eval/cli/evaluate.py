@@ -142,7 +142,7 @@ def _evaluate(args: argparse.Namespace, path: Any, qrels: dict, ignore_ids: bool
     from heta_eval.io.grammar import TrecFormatError
     from heta_eval.io.validate import InputError
     from heta_eval.measures.measure import UnknownMeasureError
-    from heta_eval.retrieval.evaluate import evaluate_run_file
+    from heta_eval.retrieval.run_file import evaluate_run_file
 
     try:
         if args.measures is not None:

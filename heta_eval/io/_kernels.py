@@ -29,18 +29,3 @@ def compare_bytes(data_a, a0, a1, data_b, b0, b1):  # pragma: no cover - compile
     if la == lb:
         return 0
     return -1 if la < lb else 1
-
-
-@njit(cache=True)
-def empty_field(data, delimiter):  # pragma: no cover - compiled
-    """True when a one-delimiter text has an empty field: two delimiters in a row, or one
-    at the start or end of a line."""
-    previous = np.uint8(10)
-    for i in range(len(data)):
-        c = data[i]
-        if c == delimiter and (previous == delimiter or previous == 10):
-            return True
-        if c == 10 and previous == delimiter:
-            return True
-        previous = c
-    return previous == delimiter

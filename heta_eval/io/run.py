@@ -73,8 +73,14 @@ def read_run_and_tag(
     check_duplicates(duplicates)
     if is_in_memory(source):  # a mapping, a DataFrame, a ranx Run
         return dict(as_run(source)), None
-    reading = reading or Reading()
     data = open_input(source)
+    try:
+        return _read(data, duplicates, reading or Reading())
+    finally:
+        data.release()
+
+
+def _read(data: InputBytes, duplicates: Duplicates, reading: Reading) -> tuple[Run, str | None]:
     if data.is_blank():
         raise TrecFormatError("empty file: no run lines", data.name)
     if data.is_json() and not (reading.trec_eval and _has_six_fields(data)):

@@ -3,13 +3,15 @@ floats, equal to Python's ``float()``) on runs whose lines it splits exactly as 
 reader does — one delimiter (a space or a tab) throughout, no other ASCII whitespace, no
 CR or NUL, no empty field. Anything else returns None and the line reader
 (:mod:`heta_eval.io.run`), which names the bad line, reads the input.
+
+Each check is a pass over the whole buffer or column, never a Python step per line, and no
+copy of the file: the other whitespace bytes are ``find`` scans (memchr), empty fields and
+non-ASCII bytes numpy passes over windows of the buffer, and the query blocks are found by
+comparing each row's query id with the one before, eight bytes at a time.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import threading
 from typing import Any
 
 import numpy as np
@@ -18,9 +20,11 @@ from heta_eval._runtime import paused_gc
 from heta_eval.io import limits
 from heta_eval.io.source import InputBytes
 
-__all__ = ["arrow_to_numpy", "read_table", "run_from_table"]
+__all__ = ["arrow_to_numpy", "query_blocks", "read_table", "run_from_table"]
 
 _RUN_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
+#: ``_MASKS[k]``: the low ``k`` bytes of a little-endian 8-byte word.
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 Run = dict[str, dict[str, float]]
 
 
@@ -30,30 +34,14 @@ def read_table(source: InputBytes, start: int, columns: list[str]) -> Any:
     scanned = _scan(source.data, start)
     if scanned is None:
         return None
-    delimiter, ascii_only, large = scanned
-    found: list[bool] = []
-    scanning = None
-    if large:  # numba loads and scans while pyarrow parses (both release the GIL)
-        scanning = threading.Thread(
-            target=_scan_while_parsing, args=(source.data, start, delimiter, found), daemon=True
-        )
-        scanning.start()
-    try:
-        table = _parse(source.data, start, delimiter, ascii_only, columns)
-    finally:
-        if scanning is not None:
-            scanning.join()
-    if table is None:
-        return None
-    if large and (found[0] if found else _has_empty_field(source.data, start, delimiter)):
-        return None
-    return table
+    delimiter, ascii_only = scanned
+    return _parse(source.data, start, delimiter, ascii_only, columns)
 
 
-def _scan(data: Any, start: int) -> tuple[str, bool, bool] | None:
-    """``(delimiter, ascii, large)`` of a run pyarrow splits as the line reader does, or None.
-    A few memchr-speed scans; for a large input the empty-field scan is left to
-    :func:`_has_empty_field` (compiled)."""
+def _scan(data: Any, start: int) -> tuple[str, bool] | None:
+    """``(delimiter, ascii)`` of a run pyarrow splits as the line reader does, or None: the
+    delimiter is the first line's (a tab, else a space); the other one, CR, VT, FF, NUL or an
+    empty field (two separators in a row, a delimiter at either end) rules the run out."""
     if len(data) <= start:
         return None
     end = data.find(b"\n", start)
@@ -62,35 +50,22 @@ def _scan(data: Any, start: int) -> tuple[str, bool, bool] | None:
     for byte in (other, b"\r", b"\x0b", b"\x0c", b"\x00"):
         if data.find(byte, start) >= 0:
             return None
-    if len(data) < limits.SCAN_COMPILED_BYTES:
-        text = data[start:]
-        empty = (
-            d + d in text or b"\n" + d in text or d + b"\n" in text
-            or text.startswith(d) or text.endswith(d)
-        )  # fmt: skip
-        return None if empty else (d.decode(), text.isascii(), False)
-    view = np.frombuffer(data, dtype=np.uint8)[start:]
+    view = window = np.frombuffer(data, dtype=np.uint8)
     try:
-        ascii_only = int(view.max()) < 0x80
+        delimiter = ord(d)
+        if view[start] == delimiter or view[-1] == delimiter:
+            return None
+        ascii_only = True
+        step = limits.SCAN_WINDOW_BYTES
+        for a in range(start, len(view), step):
+            window = view[a : a + step + 1]  # one byte more: the pair across two windows
+            separator = ((window == delimiter) | (window == 10)).view(np.uint8)
+            if np.logical_and(separator[1:], separator[:-1]).any():
+                return None
+            ascii_only = ascii_only and int(window.max()) < 0x80
+        return d.decode(), ascii_only
     finally:
-        del view
-    return d.decode(), ascii_only, True
-
-
-def _has_empty_field(data: Any, start: int, delimiter: str) -> bool:
-    from heta_eval.io._kernels import empty_field
-
-    view = np.frombuffer(data, dtype=np.uint8)[start:]
-    try:
-        return bool(empty_field(view, np.uint8(ord(delimiter))))
-    finally:
-        del view
-
-
-def _scan_while_parsing(data: Any, start: int, delimiter: str, found: list[bool]) -> None:
-    # On failure ``found`` stays empty and the caller scans itself (and meets the error).
-    with contextlib.suppress(Exception):
-        found.append(_has_empty_field(data, start, delimiter))
+        del view, window  # a memory map cannot close while a view of it lives
 
 
 def _parse(data: Any, start: int, delimiter: str, ascii_only: bool, columns: list[str]) -> Any:
@@ -128,6 +103,13 @@ def _parse(data: Any, start: int, delimiter: str, ascii_only: bool, columns: lis
     if scores.null_count or not np.isfinite(arrow_to_numpy(scores)).all():
         return None  # NaN/inf: the line reader names the line
     return table.select(columns)
+
+
+def _offsets(strings: Any) -> np.ndarray:
+    """The ``len + 1`` offsets of a large_string array (a view of its buffer)."""
+    return np.frombuffer(
+        strings.buffers()[1], dtype=np.int64, count=len(strings) + 1, offset=strings.offset * 8
+    )
 
 
 _NUMPY_TYPES = {"double": "float64", "float": "float32", "int64": "int64", "uint64": "uint64",
@@ -168,21 +150,17 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
 def run_from_table(table: Any, repeats_allowed: bool) -> Run | None:
     """The run dict of a parsed table, or None where a repeated (query, doc) pair must be
     named by the line reader (``repeats_allowed`` False)."""
+    qids, starts = query_blocks(table.column("qid"))
     # Millions of new str/float objects would trigger useless full collections.
     with paused_gc():
-        qids = table.column("qid").to_pylist()
         docids = table.column("docid").to_pylist()
         scores = table.column("score").to_pylist()
-        # Runs are grouped by query: build each query's dict from a slice at C speed.
-        ends = [i for i, (a, b) in enumerate(itertools.pairwise(qids), 1) if a != b]
-        ends.append(len(qids))
         run: Run = {}
-        start = 0
-        for end in ends:
+        # Runs are grouped by query: build each query's dict from a slice at C speed.
+        for qid, start, end in zip(qids, starts, [*starts[1:], len(docids)], strict=True):
             block = dict(zip(docids[start:end], scores[start:end], strict=True))
             if len(block) != end - start and not repeats_allowed:
                 return None
-            qid = qids[start]
             existing = run.get(qid)
             if existing is None:
                 run[qid] = block
@@ -190,5 +168,51 @@ def run_from_table(table: Any, repeats_allowed: bool) -> Run | None:
                 if not repeats_allowed and not existing.keys().isdisjoint(block):
                     return None
                 existing.update(block)
-            start = end
     return run
+
+
+def query_blocks(column: Any) -> tuple[list[str], list[int]]:
+    """The query id and first row of each block of consecutive rows with the same id, in a
+    (chunked) large_string column; an id may come back in a later block.
+
+    >>> import pyarrow as pa
+    >>> query_blocks(pa.chunked_array([["q1", "q1", "q2"], ["q2", "q10", "q1"]], pa.large_string()))
+    (['q1', 'q2', 'q10', 'q1'], [0, 2, 4, 5])
+    """
+    qids: list[str] = []
+    starts: list[int] = []
+    row = 0
+    for chunk in column.chunks:
+        if len(chunk):
+            ids, firsts = _chunk_blocks(chunk)
+            if qids and ids[0] == qids[-1]:  # the block goes on from the previous chunk
+                ids, firsts = ids[1:], firsts[1:]
+            qids += ids
+            starts += [row + first for first in firsts]
+        row += len(chunk)
+    return qids, starts
+
+
+def _chunk_blocks(ids: Any) -> tuple[list[str], list[int]]:
+    """:func:`query_blocks` of one non-empty array: each id compared with the previous one
+    as little-endian 8-byte words read at every byte offset of its (zero-padded) bytes."""
+    offsets = _offsets(ids)
+    lengths = np.diff(offsets)
+    raw = ids.buffers()[2]
+    size = 0 if raw is None else raw.size
+    padded = np.zeros(size + 8, dtype=np.uint8)
+    if size:
+        padded[:size] = np.frombuffer(raw, dtype=np.uint8)
+    words = np.ndarray((size + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    new = np.ones(len(ids), dtype=np.bool_)
+    new[1:] = lengths[1:] != lengths[:-1]
+    for j in range(0, int(lengths.max()), 8):
+        # Word j of each id; past a shorter id's end the index is clipped and the mask empty.
+        at = np.minimum(offsets[:-1] + j, size)
+        differ = words[at[1:]] ^ words[at[:-1]]
+        new[1:] |= (differ & _MASKS[np.clip(lengths[1:] - j, 0, 8)]) != 0
+    firsts = np.flatnonzero(new)
+    text = padded.data
+    bounds = zip(offsets[firsts].tolist(), offsets[firsts + 1].tolist(), strict=True)
+    ids_at = [str(text[a:b], "utf-8") for a, b in bounds]
+    return ids_at, firsts.tolist()

@@ -57,6 +57,13 @@ class InputBytes:
         start = self.start()
         return len(self) - start <= 1 << 16 and not bytes(self.data[start:]).strip(_SPACE)
 
+    def release(self) -> None:
+        """Hand a memory-mapped file's pages back once a reader is done with them: they stop
+        counting in this process's memory (a run is scored after it is read), and a later read
+        of the same input finds them in the page cache again. Bytes in memory are kept."""
+        if isinstance(self.data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            self.data.madvise(mmap.MADV_DONTNEED)
+
     def lines(self, drop_bom: bool = True) -> Iterator[tuple[int, bytes]]:
         """``(line number, bytes)`` of every line, split on ``\\n`` only (a ``\\r`` or
         ``\\x1c`` inside a line is a byte of that line, as in trec_eval)."""
