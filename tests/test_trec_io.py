@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import mmap
 from pathlib import Path
 
 import pyarrow as pa
@@ -128,6 +129,18 @@ def test_query_blocks_equal_a_comparison_of_each_id_with_the_previous(runs, data
     )
     firsts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]]
     assert query_blocks(column) == ([ids[i] for i in firsts], firsts)
+
+
+def test_a_mapped_run_reads_the_same_again_after_its_pages_are_handed_back(tmp_path):
+    # The reader hands a memory-mapped file's pages back once read; the map stays valid, so
+    # the same opened input reads again (as evaluate_run_file does after the compiled parser).
+    path = write(tmp_path, "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1 t\nq2 Q0 d1 1 -3 t\n")
+    data = open_input(path)
+    assert isinstance(data.data, mmap.mmap)
+    first = read_run(data)
+    assert first == {"q1": {"d1": 2.5, "d2": 1.0}, "q2": {"d1": -3.0}}
+    assert read_run(data) == first and data.data[:2] == b"q1"
+    assert trec.read_run_columnar(data).query_ids == ["q1", "q2"]
 
 
 def test_fast_path_equals_line_by_line_pass_on_the_real_run(scifact_run_file):
