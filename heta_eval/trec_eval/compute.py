@@ -36,6 +36,7 @@ from heta_eval.io.trec import ranked
 from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
 from heta_eval.measures.trec_catalogue import FAMILIES, TrecFamily
+from heta_eval.trec_eval.levels import below_one
 
 __all__ = [
     "TrecEvalResult",
@@ -78,6 +79,9 @@ def per_query_values(
     specs = set(measures)
     if not specs:
         return {}
+    if relevance_level < 1:  # formed from level-1 values (see heta_eval.trec_eval.levels)
+        return below_one(per_query_values, qrels, run, specs, relevance_level, judged_only,
+                         ids_checked=ids_checked, visit=visit)  # fmt: skip
     safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
     if not ids_checked:
         for qid, docs in run.items():
@@ -143,8 +147,6 @@ def _pytrec_eval_level(
     """The level to give pytrec_eval (a C int): any level above every label counts the same.
     bpref reads a counter per label below the level; far past a query's labels trec_eval
     crashes, so that is refused."""
-    if level < 1:
-        raise ValueError(f"relevance level {level}: pytrec_eval computes levels of 1 and above")
     if not evaluated:
         return 1
     lowest_top = min(max(qrels[qid].values()) for qid in evaluated)
