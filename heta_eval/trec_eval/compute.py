@@ -92,6 +92,9 @@ def per_query_values(
     aliases = _aliases(safe_qrels, run)
     qrels_in = {aliases.get(qid, qid): docs for qid, docs in safe_qrels.items()}
     evaluators: dict[bool, RelevanceEvaluator] = {}
+    # pytrec_eval rewrites label=gain pairs in place as it reads them: such an evaluator can
+    # evaluate once (a second call reads '1,2' and crashes), so each batch gets a new one.
+    once = any(spec.partition(".")[0] in _GAIN_FAMILIES and "." in spec for spec in specs)
     values: dict[str, dict[str, float]] = {}
     # In batches: pytrec_eval copies what it is given, so this bounds that copy (and a run
     # read into arrays builds each query's dict only here).
@@ -109,7 +112,7 @@ def per_query_values(
             batches[judged][aliases.get(qid, qid)] = docs or {_unjudged(safe_qrels[qid]): 0.0}
         for judged, batch in batches.items():
             if batch:
-                if judged not in evaluators:
+                if judged not in evaluators or once:
                     evaluators[judged] = RelevanceEvaluator(qrels_in, specs, level, judged)
                 values.update(evaluators[judged].evaluate(batch))
     names = {alias: qid for qid, alias in aliases.items()}
