@@ -54,10 +54,12 @@ def below_one(
     specs: set[str],
     level: int,
     judged_only: bool,
+    max_label: int,
     **options: Any,
 ) -> dict[str, dict[str, float]]:
     """Values at ``level`` < 1 from ``per_query`` (the level-1 computation,
-    :func:`~heta_eval.trec_eval.compute.per_query_values`, with its ``options``)."""
+    :func:`~heta_eval.trec_eval.compute.per_query_values`, with its ``options``), which
+    refuses labels above ``max_label``: here, raised by one, from ``max_label`` on."""
     free = {spec for spec in specs if _name(spec) in LEVEL_FREE}
     cut = specs - free
     visit = options.pop("visit", None)  # each query is visited once
@@ -66,6 +68,7 @@ def below_one(
         values = per_query(qrels, run, free, 1, judged_only, visit=visit, **options)
         visit = None
     if cut:
+        _check_labels(qrels, max_label)
         raised = {qid: {doc: lab + 1 if lab >= 0 else lab for doc, lab in docs.items()}
                   for qid, docs in qrels.items()}  # fmt: skip
         specs_raised = {_raised_gains(spec, qrels) if _name(spec) == "Rndcg" else spec: spec
@@ -80,6 +83,17 @@ def below_one(
             if any(level <= rel < 0 for rel in rels):
                 row.update(loop_values(rels, qrels[qid], loops, level))
     return values
+
+
+def _check_labels(qrels: Mapping[str, Mapping[str, int]], max_label: int) -> None:
+    for qid, docs in qrels.items():
+        for doc, label in docs.items():
+            if label >= max_label:
+                raise ValueError(
+                    f"qrels ({qid!r}, {doc!r}): label {label}: below -l 1, labels of "
+                    f"{max_label:,} and above are refused (trec_eval allocates a counter for "
+                    "every label value up to the largest)"
+                )
 
 
 def _name(spec: str) -> str:
