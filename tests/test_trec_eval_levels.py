@@ -18,6 +18,7 @@ from trec_eval_levels_corpus import CORPUS, REFERENCE, live
 
 from heta_eval.cli import main
 from heta_eval.io.trec import TrecFormatError
+from heta_eval.providers import backends
 from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
 from heta_eval.trec_eval.options import TrecEvalUsageError
 
@@ -56,6 +57,14 @@ def test_cases_cover_every_level_below_one_and_option():
 
 @pytest.mark.parametrize("index", range(len(CASES)))
 def test_random_case_prints_what_trec_eval_prints(index, tmp_path):
+    assert mismatch(CASES[index], tmp_path) is None, CASES[index]["argv"]
+
+
+@pytest.mark.parametrize("index", range(0, len(CASES), 3))
+def test_random_case_read_into_arrays_prints_what_trec_eval_prints(index, tmp_path, monkeypatch):
+    # Every run file read by the compiled parser, as a large one is (each query's dict built
+    # from the arrays when it is evaluated).
+    monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 0)
     assert mismatch(CASES[index], tmp_path) is None, CASES[index]["argv"]
 
 
