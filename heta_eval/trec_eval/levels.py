@@ -20,6 +20,14 @@ levels from level-1 computations, following what trec_eval's C code does with th
   arithmetic for the queries where this changes anything (a retrieved document outside the
   qrels or with a negative label). ``-J`` leaves only judged documents in the list, so with
   it every level below 1 gives level 0's values.
+
+>>> from heta_eval.trec_eval import per_query_values
+>>> qrels, run = {"q": {"a": 0, "b": 1}}, {"q": {"a": 2.0, "x": 1.0}}  # x: outside the qrels
+>>> for level in (1, 0, -1):
+...     print(level, sorted(per_query_values(qrels, run, ["P.2", "num_rel"], level)["q"].items()))
+1 [('P_2', 0.0), ('num_rel', 1.0)]
+0 [('P_2', 0.5), ('num_rel', 2.0)]
+-1 [('P_2', 1.0), ('num_rel', 2.0)]
 """
 
 from __future__ import annotations
@@ -76,7 +84,7 @@ def below_one(
         got = per_query(raised, run, set(specs_raised), 1, judged_only, visit=visit, **options)
         for qid, row in got.items():
             values.setdefault(qid, {}).update(row)
-    loops = [spec for spec in cut if _name(spec) in LOOPS]
+    loops = [resolve_measures([spec])[0][0] for spec in cut if _name(spec) in LOOPS]
     if level < 0 and loops and not judged_only:
         for qid, row in values.items():
             rels = _rank_list(run[qid], qrels[qid])
@@ -132,20 +140,18 @@ def _div(a: float, b: float) -> float:
 
 
 def loop_values(
-    rels: list[int], labels: Mapping[str, int], specs: Iterable[str], level: int
+    rels: list[int], labels: Mapping[str, int], measures: Iterable[RequestedMeasure], level: int
 ) -> dict[str, float]:
-    """The :data:`LOOPS` families of ``specs`` for one query's rank list ``rels`` at
-    ``level`` < 0, each as trec_eval 9.0.8's ``te_calc_*`` computes it (same operations in
-    the same order, so the same doubles)."""
+    """The values of ``measures`` (:data:`LOOPS` families) for one query's rank list ``rels``
+    at ``level`` < 0, each as trec_eval 9.0.8's ``te_calc_*`` computes it (same operations in
+    the same order, so the same doubles), under pytrec_eval's keys."""
     num_rel = sum(1 for label in labels.values() if label >= 0)
     num_rel_ret = sum(1 for rel in rels if rel >= 0)
     hits = [rel >= level for rel in rels]
     out: dict[str, float] = {}
-    for spec in specs:
-        (measure,), _ = resolve_measures([spec])
-        keys = measure.keys()
+    for measure in measures:
         got = _LOOP[measure.family.name](measure, hits, num_rel, num_rel_ret)
-        out.update(zip(keys, got, strict=True))
+        out.update(zip(measure.keys(), got, strict=True))
     return out
 
 
