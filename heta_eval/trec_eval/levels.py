@@ -36,7 +36,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from heta_eval.io.trec import ranked
+import numpy as np
+
 from heta_eval.measures.trec_catalogue import MIN_GEO_MEAN
 from heta_eval.trec_eval.options import RequestedMeasure, resolve_measures
 from heta_eval.trec_eval.params import atol
@@ -124,12 +125,14 @@ def _raised_gains(spec: str, qrels: Mapping[str, Mapping[str, int]]) -> str:
 
 def _rank_list(docs: Mapping[str, float], labels: Mapping[str, int]) -> list[int]:
     """trec_eval's ``results_rel_list``: each ranked document's label, -1 outside the qrels,
-    -2 for a negative label."""
-    out = []
-    for doc, _ in ranked(docs):
-        label = labels.get(doc)
-        out.append(_NONPOOL if label is None else _UNJUDGED if label < 0 else label)
-    return out
+    -2 for a negative label. Its ranking: float32 score, then doc id, both descending (as
+    :func:`heta_eval.io.trec.ranked`)."""
+    ids = list(docs)
+    with np.errstate(over="ignore"):  # |score| > 3.4e38 is +-inf in float32, as in C
+        scores = np.asarray(list(docs.values()), dtype=np.float32)
+    order = np.lexsort((np.asarray(ids, dtype=object), scores))[::-1].tolist()
+    marked = {doc: label if label >= 0 else _UNJUDGED for doc, label in labels.items()}
+    return [marked.get(ids[position], _NONPOOL) for position in order]
 
 
 def _div(a: float, b: float) -> float:
@@ -147,33 +150,50 @@ def loop_values(
     the same order, so the same doubles), under pytrec_eval's keys."""
     num_rel = sum(1 for label in labels.values() if label >= 0)
     num_rel_ret = sum(1 for rel in rels if rel >= 0)
-    hits = [rel >= level for rel in rels]
+    ranks = _Ranks(rels, level)
     out: dict[str, float] = {}
     for measure in measures:
-        got = _LOOP[measure.family.name](measure, hits, num_rel, num_rel_ret)
+        got = _LOOP[measure.family.name](measure, ranks, num_rel, num_rel_ret)
         out.update(zip(measure.keys(), got, strict=True))
     return out
 
 
-Loop = Callable[[RequestedMeasure, list[bool], int, int], list[float]]
+class _Ranks:
+    """One rank list at one level: which ranks count as relevant, and the running counts
+    and average-precision sums trec_eval's forward loops keep (index k: the first k ranks)."""
+
+    def __init__(self, rels: list[int], level: int):
+        hits = np.asarray(rels, dtype=np.int64) >= level
+        self.hits: list[bool] = hits.tolist()
+        self.n = len(rels)
+        self.count = np.concatenate(([0], np.cumsum(hits)))
+        # rel_so_far / rank at each relevant rank, summed in rank order (accumulate adds one
+        # term after another, as the C loop does; a 0.0 term changes no sum).
+        terms = np.where(hits, self.count[1:] / np.arange(1, self.n + 1), 0.0)
+        self.ap_sum = np.concatenate(([0.0], np.add.accumulate(terms)))
+
+    def at(self, k: int) -> tuple[int, float]:
+        """The relevant count and average-precision sum over the first ``k`` ranks."""
+        k = min(k, self.n)
+        return int(self.count[k]), float(self.ap_sum[k])
+
+
+Loop = Callable[[RequestedMeasure, _Ranks, int, int], list[float]]
 
 
 def _at_cutoffs(
-    cutoffs: list[int], hits: list[bool], value: Callable[[int, int, float], float]
+    cutoffs: list[int], ranks: _Ranks, value: Callable[[int, int, float], float]
 ) -> list[float]:
-    """trec_eval's cutoff loop (P, recall, map_cut, relative_P, success): ``value(i,
-    rel_so_far, ap_sum)`` at each cutoff i reached, then at the cutoffs past the list."""
-    out, rel_so_far, ap_sum, index = [], 0, 0.0, 0
-    for i, hit in enumerate(hits):
-        if i == cutoffs[index]:
-            out.append(value(i, rel_so_far, ap_sum))
-            index += 1
-            if index == len(cutoffs):
-                break
-        if hit:
-            rel_so_far += 1
-            ap_sum += rel_so_far / (i + 1)
-    out += [value(c, rel_so_far, ap_sum) for c in cutoffs[index:]]
+    """trec_eval's cutoff loop (P, recall, map_cut, relative_P, success): ``value(cutoff,
+    rel_so_far, ap_sum)`` over the ranks before each cutoff, or all of them past the list.
+    Cutoffs in trec_eval's order that is not ascending (more than 2**31 apart) are reached
+    by its loop one after another: past the first that is not, all get the whole list's."""
+    out, reached = [], 0
+    for c in cutoffs:
+        if c <= reached:  # the loop's rank only grows: it never meets this one
+            reached = ranks.n
+        reached = min(max(c, reached), ranks.n)
+        out.append(value(c, *ranks.at(reached)))
     return out
 
 
@@ -181,60 +201,53 @@ def _cutoffs(measure: RequestedMeasure) -> list[int]:
     return [int(c) for c in measure.values]
 
 
-def _p(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list[float]:
-    return _at_cutoffs(_cutoffs(m), hits, lambda i, rel, _: rel / i)
+def _p(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list[float]:
+    return _at_cutoffs(_cutoffs(m), ranks, lambda i, rel, _: rel / float(i))
 
 
-def _recall(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
+def _recall(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
     if num_rel == 0:
         return [0.0] * len(m.values)
-    return _at_cutoffs(_cutoffs(m), hits, lambda i, rel, _: rel / num_rel)
+    return _at_cutoffs(_cutoffs(m), ranks, lambda i, rel, _: rel / num_rel)
 
 
-def _map_cut(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
+def _map_cut(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
     if num_rel == 0:
         return [0.0] * len(m.values)
-    return _at_cutoffs(_cutoffs(m), hits, lambda i, rel, ap: ap / num_rel)
+    return _at_cutoffs(_cutoffs(m), ranks, lambda i, rel, ap: ap / num_rel)
 
 
-def _relative_p(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
+def _relative_p(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
     if num_rel == 0:
         return [0.0] * len(m.values)
-    return _at_cutoffs(_cutoffs(m), hits, lambda i, rel, _: rel / (num_rel if i > num_rel else i))
+    return _at_cutoffs(
+        _cutoffs(m), ranks, lambda i, rel, _: rel / float(num_rel if i > num_rel else i)
+    )
 
 
-def _success(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
-    return _at_cutoffs(_cutoffs(m), hits, lambda i, rel, _: 1.0 if rel else 0.0)
+def _success(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
+    return _at_cutoffs(_cutoffs(m), ranks, lambda i, rel, _: 1.0 if rel else 0.0)
 
 
-def _ap_sum(hits: list[bool]) -> tuple[int, float]:
-    rel_so_far, total = 0, 0.0
-    for i, hit in enumerate(hits):
-        if hit:
-            rel_so_far += 1
-            total += rel_so_far / (i + 1)
-    return rel_so_far, total
-
-
-def _map(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list[float]:
-    rel_so_far, total = _ap_sum(hits)
+def _map(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list[float]:
+    rel_so_far, total = ranks.at(ranks.n)
     return [_div(total, num_rel) if rel_so_far else 0.0]
 
 
-def _gm_map(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
-    rel_so_far, total = _ap_sum(hits)
+def _gm_map(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
+    rel_so_far, total = ranks.at(ranks.n)
     if rel_so_far:
         total = _div(total, num_rel)
     return [math.log(max(total, MIN_GEO_MEAN))]
 
 
-def _rprec(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
-    look = min(len(hits), num_rel)
-    return [sum(hits[:look]) / num_rel] if look else [0.0]
+def _rprec(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
+    look = min(ranks.n, num_rel)
+    return [ranks.at(look)[0] / num_rel] if look else [0.0]
 
 
-def _recip_rank(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
-    first = next((i for i, hit in enumerate(hits) if hit), None)
+def _recip_rank(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
+    first = next((i for i, hit in enumerate(ranks.hits) if hit), None)
     return [1.0 / (first + 1)] if first is not None else [0.0]
 
 
@@ -266,19 +279,20 @@ def _interpolated(
     return out
 
 
-def _iprec(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
-    return _interpolated(m.values, hits, num_rel, num_rel_ret)
+def _iprec(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
+    return _interpolated(m.values, ranks.hits, num_rel, num_rel_ret)
 
 
-def _11pt(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
+def _11pt(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
     # trec_eval adds each cutoff's value as the loop reaches it: highest fraction first.
     total = 0.0
-    for value in reversed(_interpolated(m.values, hits, num_rel, num_rel_ret)):
+    for value in reversed(_interpolated(m.values, ranks.hits, num_rel, num_rel_ret)):
         total += value
     return [total / len(m.values)]
 
 
-def _rprec_mult(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
+def _rprec_mult(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
+    hits = ranks.hits
     cutoffs = [int(f * num_rel + 0.9) for f in m.values]
     out = [0.0] * len(cutoffs)
     num_ret = len(hits)
@@ -298,13 +312,25 @@ def _rprec_mult(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret
     return out
 
 
-def _bin_g(m: RequestedMeasure, hits: list[bool], num_rel: int, num_rel_ret: int) -> list:
-    rel_so_far, total = 0, 0.0
-    for i, hit in enumerate(hits):
-        if hit:
-            rel_so_far += 1
-            total += 1.0 / math.log2(3 + i - rel_so_far)
-    return [_div(total, num_rel) if rel_so_far else 0.0]
+def _bin_g(m: RequestedMeasure, ranks: _Ranks, num_rel: int, num_rel_ret: int) -> list:
+    # The j-th relevant rank i (from 0) adds 1 / log2(3 + i - (j + 1)): i - j is the count of
+    # ranks before it that are not relevant.
+    before = np.flatnonzero(ranks.hits) - np.arange(int(ranks.count[-1]))
+    if not len(before):
+        return [0.0]
+    terms = _inverse_log2(int(before[-1]))[before]
+    return [_div(float(np.add.accumulate(terms)[-1]), num_rel)]
+
+
+_INVERSE_LOG2: list[float] = []
+
+
+def _inverse_log2(k: int) -> np.ndarray:
+    """``1.0 / log2(2 + j)`` for j = 0..k, with libm's ``log2`` (trec_eval's; numpy's own may
+    differ in the last bit), kept between calls."""
+    while len(_INVERSE_LOG2) <= k:
+        _INVERSE_LOG2.append(1.0 / math.log2(2 + len(_INVERSE_LOG2)))
+    return np.asarray(_INVERSE_LOG2[: k + 1])
 
 
 _LOOP: dict[str, Loop] = {
