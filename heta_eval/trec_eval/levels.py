@@ -80,9 +80,9 @@ def below_one(
         _check_labels(qrels, max_label)
         raised = {qid: {doc: lab + 1 if lab >= 0 else lab for doc, lab in docs.items()}
                   for qid, docs in qrels.items()}  # fmt: skip
-        specs_raised = {_raised_gains(spec, qrels) if _name(spec) == "Rndcg" else spec: spec
+        specs_raised = {_raised_gains(spec, qrels) if _name(spec) == "Rndcg" else spec
                         for spec in cut}  # fmt: skip
-        got = per_query(raised, run, set(specs_raised), 1, judged_only, visit=visit, **options)
+        got = per_query(raised, run, specs_raised, 1, judged_only, visit=visit, **options)
         for qid, row in got.items():
             values.setdefault(qid, {}).update(row)
     loops = [resolve_measures([spec])[0][0] for spec in cut if _name(spec) in LOOPS]
