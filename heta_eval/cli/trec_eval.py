@@ -22,7 +22,8 @@ options:
                                 a trec_eval name (map, ndcg_cut.10, recall.100,1000,
                                 iprec_at_recall.0.5, utility.1,-1,0,0, ndcg.0=0,1=1,2=3) or
                                 a nickname: official (the default), all_trec, set
-  -l, --level_for_rel N         lowest label that counts as relevant (default 1)
+  -l, --level_for_rel N         lowest label that counts as relevant (default 1; 0: every
+                                judged document)
   -M, --Max_retrieved_per_topic N
                                 use only each query's top N documents
   -J, --Judged_docs_only        drop unjudged documents before scoring
@@ -37,8 +38,8 @@ examples:
 
 Numbers are read as trec_eval reads them (-m ndcg_cut.23.4 is ndcg_cut_23). Negative labels
 are "pooled but unjudged", as in trec_eval. Where trec_eval 9.0.8 stops or crashes, and for
--D, -N, -Z, -o, other -R/-T formats and -l below 1, the error is one line on stderr, exit
-status 2. See docs/trec_eval.md.
+-D, -N, -Z, -o and other -R/-T formats, the error is one line on stderr, exit status 2.
+See docs/trec_eval.md.
 """
 
 VERSION = "trec_eval version 9.0.8 (heta-eval, through pytrec_eval)"

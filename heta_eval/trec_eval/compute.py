@@ -36,6 +36,7 @@ from heta_eval.io.trec import ranked
 from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
 from heta_eval.measures.trec_catalogue import FAMILIES, TrecFamily
+from heta_eval.trec_eval.levels import below_one
 
 __all__ = [
     "TrecEvalResult",
@@ -78,6 +79,9 @@ def per_query_values(
     specs = set(measures)
     if not specs:
         return {}
+    if relevance_level < 1:  # formed from level-1 values (see heta_eval.trec_eval.levels)
+        return below_one(per_query_values, qrels, run, specs, relevance_level, judged_only,
+                         MAX_LABEL, ids_checked=ids_checked, visit=visit)  # fmt: skip
     safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
     if not ids_checked:
         for qid, docs in run.items():
@@ -88,6 +92,9 @@ def per_query_values(
     aliases = _aliases(safe_qrels, run)
     qrels_in = {aliases.get(qid, qid): docs for qid, docs in safe_qrels.items()}
     evaluators: dict[bool, RelevanceEvaluator] = {}
+    # pytrec_eval rewrites label=gain pairs in place as it reads them: such an evaluator can
+    # evaluate once (a second call reads '1,2' and crashes), so each batch gets a new one.
+    once = any(spec.partition(".")[0] in _GAIN_FAMILIES and "." in spec for spec in specs)
     values: dict[str, dict[str, float]] = {}
     # In batches: pytrec_eval copies what it is given, so this bounds that copy (and a run
     # read into arrays builds each query's dict only here).
@@ -105,7 +112,7 @@ def per_query_values(
             batches[judged][aliases.get(qid, qid)] = docs or {_unjudged(safe_qrels[qid]): 0.0}
         for judged, batch in batches.items():
             if batch:
-                if judged not in evaluators:
+                if judged not in evaluators or once:
                     evaluators[judged] = RelevanceEvaluator(qrels_in, specs, level, judged)
                 values.update(evaluators[judged].evaluate(batch))
     names = {alias: qid for qid, alias in aliases.items()}
@@ -143,8 +150,6 @@ def _pytrec_eval_level(
     """The level to give pytrec_eval (a C int): any level above every label counts the same.
     bpref reads a counter per label below the level; far past a query's labels trec_eval
     crashes, so that is refused."""
-    if level < 1:
-        raise ValueError(f"relevance level {level}: pytrec_eval computes levels of 1 and above")
     if not evaluated:
         return 1
     lowest_top = min(max(qrels[qid].values()) for qid in evaluated)

@@ -193,11 +193,6 @@ def _build(
             measure_specs.append(value)
         elif short == "l":
             level = _integer(value, "-l (relevance level)", notes)
-            if level < 1:
-                raise TrecEvalUsageError(
-                    f"-l {value}: relevance levels below 1 are not supported (pytrec_eval "
-                    "refuses them; every label >= the level counts as relevant)"
-                )
         elif short == "M":
             max_per_topic = _integer(value, "-M (documents per topic)", notes)
             if max_per_topic < 0:

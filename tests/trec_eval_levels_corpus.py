@@ -1,0 +1,185 @@
+"""trec_eval 9.0.8's outputs at relevance levels below 1 (``-l 0``, ``-l -1``, ...), pinned.
+
+``python tests/trec_eval_levels_corpus.py TREC_EVAL [N]`` runs the C binary on
+
+* N seeded random cases (labels -2..3, ties, documents outside the qrels, queries in only
+  one file, queries whose labels are all negative; ``-l`` 0, -1, -2, -7, 2 or the default;
+  ``-q``, ``-c``, ``-J``, ``-M``, ``-n``; ``-m all_trec``, the default set, or one or more
+  families with parameters), written to ``tests/data/trec_eval_levels.json``;
+* trec_eval's own test inputs (``qrels.test``, ``qrels.rel_level``, ``results.test``,
+  ``results.trunc`` of the reference folder) with ``-m all_trec -q`` and the default set, at
+  the same levels, with and without ``-c``, ``-J``, ``-M``, written gzip-compressed to
+  ``tests/data/trec_eval_levels_reference.json.gz``;
+
+each with the binary's exit status and standard output. ``tests/test_trec_eval_levels.py``
+replays them against ``heta-eval trec_eval`` without the binary.
+``python tests/trec_eval_levels_corpus.py TREC_EVAL N --live`` instead compares N fresh
+random cases (another seed each run) with the binary and prints the mismatches.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+CORPUS = DATA / "trec_eval_levels.json"
+REFERENCE = DATA / "trec_eval_levels_reference.json.gz"
+REFERENCE_FILES = ("qrels.test", "qrels.rel_level", "results.test", "results.trunc")
+
+QIDS = ["1", "10", "2", "q1", "Q9", "7"]
+DOCS = [f"d{i}" for i in range(12)]
+SCORES = ["0", "0.5", "1", "1", "2", "-1.5", "3.25e-3", "7", "0.50000001"]
+LEVELS = ["0", "0", "-1", "-1", "-2", "-7", "2", None]
+FAMILIES = [
+    "P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "iprec_at_recall",
+    "Rprec_mult", "utility", "11pt_avg", "set_F", "relstring", "map", "num_rel", "num_rel_ret",
+    "gm_map", "bpref", "ndcg", "Rndcg", "G", "ndcg_rel", "num_ret", "infAP", "recip_rank",
+    "gm_bpref", "Rprec", "binG", "set_P", "set_recall", "set_map", "set_relative_P",
+    "num_nonrel_judged_ret", "runid", "num_q", "all_trec", "official", "set",
+]  # fmt: skip
+PARAMS = {
+    "P": ["1,2,3", "5", "2,10"], "recall": ["1,3", "4"], "ndcg_cut": ["2,5"],
+    "map_cut": ["1,4", "3"], "relative_P": ["1,2,5"], "success": ["1,2,3"],
+    "iprec_at_recall": ["0.25,0.5,1", "0"], "Rprec_mult": ["0.5,1,1.5", "3"],
+    "utility": ["1,-1,0,0", "2,-0.5,-1,0"], "11pt_avg": ["0.5,0.2", "1,0"],
+    "set_F": ["0.5", "2"], "relstring": ["5"],
+    "ndcg": ["0=1,1=2", "-1=2"], "Rndcg": ["0=1,2=3", "0=2", "-1=1,1=1"],
+    "G": ["0=1", "2=3,3=1"], "ndcg_rel": ["0=1,1=1"],
+}  # fmt: skip
+
+
+def _measure(rng: random.Random) -> str:
+    name = rng.choice(FAMILIES)
+    if name in PARAMS and rng.random() < 0.5:
+        return f"{name}.{rng.choice(PARAMS[name])}"
+    return name
+
+
+def make_case(rng: random.Random) -> dict:
+    """One case: qrels and run texts and an argument list (files last)."""
+    pool = DOCS if rng.random() < 0.8 else [f"d{i}" for i in range(60)]  # past P_30's cutoff
+    qrels_lines = []
+    qrels_queries = rng.sample(QIDS, rng.randint(1, 4))
+    any_negative_only = False
+    for position, qid in enumerate(qrels_queries):
+        # A query of negative labels only, not first: trec_eval evaluates it (first: stops).
+        negative_only = position > 0 and rng.random() < 0.1
+        labels = [-1, -2] if negative_only else [-2, -1, 0, 0, 0, 1, 1, 2, 3]
+        drawn = [rng.choice(labels) for _ in range(rng.randint(1, len(pool) // 2 + 1))]
+        any_negative_only |= max(drawn) < 0
+        for doc, label in zip(rng.sample(pool, len(drawn)), drawn, strict=True):
+            qrels_lines.append(f"{qid} 0 {doc} {label}\n")
+    run_lines = []
+    run_queries = rng.sample(QIDS, rng.randint(1, 4))
+    run_queries += [q for q in qrels_queries[:1] if q not in run_queries]
+    for qid in run_queries:
+        for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
+            run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    argv: list[str] = []
+    for flag in ("-q", "-c", "-J", "-n"):
+        if rng.random() < (0.1 if flag == "-n" else 0.35):
+            argv.append(flag)
+    if rng.random() < 0.2:
+        argv += ["-M", rng.choice(["0", "1", "2", "5"])]
+    level = rng.choice(LEVELS)
+    if level is not None:
+        argv += ["-l", level]
+    for _ in range(rng.choice([0, 1, 1, 2, 3])):
+        measure = _measure(rng)
+        if any_negative_only and "-1=" in measure:
+            # Refused on purpose: trec_eval takes such a query's gains from stale memory.
+            measure = measure.partition(".")[0]
+        argv += ["-m", measure]
+    return {"qrels": "".join(qrels_lines), "run": "".join(run_lines), "argv": argv}
+
+
+# Cases chosen by hand: Rndcg's gains on a query with no label above 0 (its R is 0 at level
+# 1, not at 0), levels read by atol past a C long, a query of -1 labels after another.
+_Q = "a 0 d1 1\na 0 d2 0\nb 0 d1 0\nb 0 d2 0\nb 0 d3 -1\nc 0 d1 -1\nc 0 d4 -1\n"
+_R = "".join(f"{q} Q0 d{d} {d} {9 - d}.5 t\n" for q in "abc" for d in range(1, 7))
+FIXED = [
+    {"qrels": _Q, "run": _R, "argv": ["-q", "-l", level, "-m", measure]}
+    for level in ("0", "-1", "-2", "-99999999999999999999", "-2147483649", "1")
+    for measure in ("Rndcg.0=2", "Rndcg.0=1,1=3", "Rndcg", "all_trec", "G.0=1")
+]
+
+
+def reference_commands() -> list[list[str]]:
+    """The argument lists run on trec_eval's own test inputs (files last)."""
+    pairs = [
+        ["qrels.test", "results.test"], ["qrels.rel_level", "results.test"],
+        ["qrels.test", "results.trunc"],
+    ]  # fmt: skip
+    commands = []
+    for files in pairs:
+        for level in (["-l", "0"], ["-l", "-1"], ["-l", "-2"], ["-l", "2"], []):
+            commands.append([*level, *files])
+            commands.append(["-m", "all_trec", "-q", *level, *files])
+            commands.append(["-m", "all_trec", "-c", "-J", *level, *files])
+            commands.append(["-m", "all_trec", "-c", "-M", "20", *level, *files])
+    return commands
+
+
+def run_case(binary: str, case: dict, folder: Path) -> subprocess.CompletedProcess:
+    """Run ``binary`` on ``case`` (its qrels and run written to ``folder``)."""
+    (folder / "qrels").write_text(case["qrels"])
+    (folder / "run").write_text(case["run"])
+    return subprocess.run(
+        [binary, *case["argv"], "qrels", "run"], cwd=folder, capture_output=True, timeout=60
+    )
+
+
+def _outcome(proc: subprocess.CompletedProcess) -> dict:
+    ok = proc.returncode == 0
+    return {"c_status": proc.returncode, "c_stdout": proc.stdout.decode("latin-1") if ok else None}
+
+
+def live(binary: str, count: int) -> int:
+    """Compare ``count`` fresh random cases with the binary; the number of mismatches."""
+    from test_trec_eval_levels import mismatch
+
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(count):
+            case = make_case(rng)
+            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            problem = mismatch(case, Path(tmp))
+            if problem:
+                bad += 1
+                print(json.dumps(case), problem, sep="\n")
+    print(f"seed {seed}: {count} cases, {bad} mismatches")
+    return bad
+
+
+def main() -> None:
+    binary, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    if "--live" in sys.argv:
+        sys.exit(1 if live(binary, count) else 0)
+    rng = random.Random(-1)
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in [make_case(rng) for _ in range(count)] + [dict(c) for c in FIXED]:
+            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            cases.append(case)
+    CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
+    reference = Path(sys.argv[3] if len(sys.argv) > 3 else "../shared/reference/trec_eval-9.0.8")
+    pinned = []
+    for argv in reference_commands():
+        proc = subprocess.run([binary, *argv], cwd=reference, capture_output=True, timeout=60)
+        pinned.append({"argv": argv, **_outcome(proc)})
+    REFERENCE.write_bytes(gzip.compress(json.dumps(pinned).encode(), mtime=0))
+    refused = sum(case["c_stdout"] is None for case in cases)
+    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {CORPUS}; "
+          f"{len(pinned)} on its test inputs -> {REFERENCE}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
