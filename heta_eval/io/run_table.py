@@ -77,7 +77,11 @@ def _parse(data: Any, start: int, delimiter: str, ascii_only: bool, columns: lis
         table = pcsv.read_csv(
             pa.BufferReader(pa.py_buffer(memoryview(data)[start:])),
             read_options=pcsv.ReadOptions(
-                column_names=_RUN_COLUMNS, block_size=limits.PYARROW_BLOCK_BYTES
+                column_names=_RUN_COLUMNS,
+                block_size=limits.PYARROW_BLOCK_BYTES,
+                # One block gains nothing from threads, and pyarrow's idle workers can abort
+                # the process at exit ("terminate called without an active exception").
+                use_threads=len(data) - start > limits.PYARROW_BLOCK_BYTES,
             ),
             parse_options=pcsv.ParseOptions(
                 delimiter=delimiter,
