@@ -252,18 +252,21 @@ def options_corpus(binary: str, count: int, fresh: bool) -> int:
 
     seed = random.randrange(2**32) if fresh else -2
     rng = random.Random(seed)
-    cases, bad = [], 0
+    cases, bad, undefined = [], 0, 0
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(count):
             case = make_options_case(rng)
             case.update(_outcome(run_case(binary, case, Path(tmp))))
             cases.append(case)
             problem = mismatch(case, Path(tmp)) if fresh else None
-            if problem:
+            if problem and problem.startswith("undefined"):
+                undefined += 1  # trec_eval read outside its zscore table and did not crash
+            elif problem:
                 bad += 1
                 print(json.dumps(case), problem, sep="\n")
     if fresh:
-        print(f"seed {seed}: {count} cases, {bad} mismatches")
+        print(f"seed {seed}: {count} cases, {bad} mismatches, {undefined} refused on purpose "
+              "where trec_eval reads outside its zscore table and did not crash")  # fmt: skip
         return 1 if bad else 0
     OPTIONS_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
     refused = sum(case["c_stdout"] is None for case in cases)
