@@ -10,8 +10,8 @@ counts included, as ``%6.4f``.
 trec_eval finds entries by a binary search that also looks one place past the end: past a
 query's own measures it reads the next query's first entry (and uses it when its name
 matches), past the last query or the last entry it reads outside its table: what it
-finds there depends on memory, and it mostly crashes (seen: 16 crashes in 17 such cases,
-the other counted the entry missing). The first is reproduced, the second refused
+finds there depends on memory, and it mostly crashes (seen: 35 crashes in 43 such cases,
+the others counted the entry missing). The first is reproduced, the second refused
 (ValueError); a last line whose query and measure sort after every other (``~ ~ 0 1``)
 keeps every lookup inside the table.
 
