@@ -138,7 +138,7 @@ def test_parameters_follow_trec_eval_naming():
         (["-m", "yaap", "q", "r"], "pytrec_eval does not compute it"),
         (["-l", "two", "q", "r"], "must be a number"),
         (["-M", "-1", "q", "r"], "0 or more"),
-        (["-N", "100", "q", "r"], "-N"),
+        (["-N", "x", "q", "r"], "-N .* must be a number"),
         (["-R", "prefs", "q", "r"], "only the 'qrels' format"),
         (["--meas", "map", "--Re", "x", "q", "r"], "ambiguous option --Re"),
     ],

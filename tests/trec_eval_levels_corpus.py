@@ -127,9 +127,11 @@ def reference_commands() -> list[list[str]]:
 
 
 def run_case(binary: str, case: dict, folder: Path) -> subprocess.CompletedProcess:
-    """Run ``binary`` on ``case`` (its qrels and run written to ``folder``)."""
+    """Run ``binary`` on ``case`` (its qrels, run and zscore file written to ``folder``)."""
     (folder / "qrels").write_text(case["qrels"])
     (folder / "run").write_text(case["run"])
+    if "zscores" in case:
+        (folder / "zscores").write_bytes(case["zscores"].encode())
     return subprocess.run(
         [binary, *case["argv"], "qrels", "run"], cwd=folder, capture_output=True, timeout=60
     )
@@ -159,8 +161,69 @@ def live(binary: str, count: int) -> int:
     return bad
 
 
+OPTIONS_CORPUS = DATA / "trec_eval_options.json"
+UTILITY_4TH = ["1,-1,0,0.25", "0,0,0,1", "-1,2,3,-4", "0.5,-0.5,1e-3,-0.001", "1,-1,0,0"]
+NUM_DOCS = ["0", "12", "1000", "-5", "7", "99999999999999999999", "1e3", "3000000000"]
+# Measures that print debugging lines at -D 1 or more (refused: see the options module).
+_DEBUG_PRINTS = ("ndcg", "Rndcg", "G", "gm_bpref", "all_trec")
+Z_NAMES = [
+    "map", "P_5", "P_10", "P_1", "num_ret", "num_rel", "num_rel_ret", "num_q", "utility",
+    "utility_1,-1,0,0.25", "gm_map", "bpref", "recip_rank", "Rprec", "relstring", "recall_5",
+    "set_F", "11pt_avg", "infAP", "success_1", "zzz", "A", "ndcg_cut_5",
+]  # fmt: skip
+Z_MEANS = ["0.5", "0", "0.25", "-1", "1e-2", "abc", "2", "7"]
+Z_SDS = ["0.1", "0.25", "0", "1", "0", "-0.5", "3", "2e-1x"]
+
+
+def make_zscores(rng: random.Random, qids: list[str]) -> str:
+    """A zscore file for ``qids``: random entries, odd separators, sometimes a malformed
+    line; usually a last query and measure (``~``) that keep trec_eval's lookups in bounds."""
+    lines = []
+    bounded = rng.random() < 0.7
+    for qid in [*qids, "A", "zz"] if bounded else [*qids, "A"]:
+        if rng.random() < 0.85:
+            for name in rng.sample(Z_NAMES, rng.randint(1, len(Z_NAMES))):
+                sep = rng.choice([" ", "\t", "  ", " \x0b"])
+                end = rng.choice(["", "", " ", "\r", "\t "])
+                lines.append(
+                    f"{qid}{sep}{name}{sep}{rng.choice(Z_MEANS)} {rng.choice(Z_SDS)}{end}\n"
+                )
+    if bounded:
+        lines.append("~ ~ 0 1\n")
+    rng.shuffle(lines)
+    if rng.random() < 0.05:
+        lines.insert(
+            rng.randrange(len(lines) + 1), rng.choice(["\n", "q1 map 0.5\n", "a b c d e\n"])
+        )
+    return "".join(lines)
+
+
+def make_options_case(rng: random.Random) -> dict:
+    """A :func:`make_case` case with -N, -o, -Z (and its file) and -D options added."""
+    case = make_case(rng)
+    argv = case["argv"]
+    if rng.random() < 0.5:
+        argv += ["-m", f"utility.{rng.choice(UTILITY_4TH)}"]
+    if rng.random() < 0.6:
+        argv += ["-N", rng.choice(NUM_DOCS)]
+    if rng.random() < 0.2:
+        argv += rng.choice([["-o"], ["--Output_old_results_format=x"], ["--Out", "y"]])
+    if rng.random() < 0.4:
+        qids = sorted({line.split()[0] for line in (case["qrels"] + case["run"]).splitlines()})
+        case["zscores"] = make_zscores(rng, qids)
+        argv += ["-Z", "zscores"]
+    if rng.random() < 0.25:
+        printing = any(name in word for word in argv for name in _DEBUG_PRINTS)
+        level = rng.choice(["0", "-1"] if printing else ["0", "1", "3", "-1"])
+        query = rng.choice(["", "", "." + rng.choice(QIDS), ".", ".nope"])
+        argv += ["-D", level + query]
+    return case
+
+
 def main() -> None:
     binary, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    if "--options" in sys.argv:
+        sys.exit(options_corpus(binary, count, "--live" in sys.argv))
     if "--live" in sys.argv:
         sys.exit(1 if live(binary, count) else 0)
     rng = random.Random(-1)
@@ -179,6 +242,36 @@ def main() -> None:
     refused = sum(case["c_stdout"] is None for case in cases)
     print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {CORPUS}; "
           f"{len(pinned)} on its test inputs -> {REFERENCE}")  # fmt: skip
+
+
+def options_corpus(binary: str, count: int, fresh: bool) -> int:
+    """Pin ``count`` option cases (seed -2) or, ``fresh``, compare new ones with the binary
+    (the number of mismatches)."""
+    if fresh:  # the replay reads the pinned corpus when imported
+        from test_trec_eval_options import mismatch
+
+    seed = random.randrange(2**32) if fresh else -2
+    rng = random.Random(seed)
+    cases, bad, undefined = [], 0, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(count):
+            case = make_options_case(rng)
+            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            cases.append(case)
+            problem = mismatch(case, Path(tmp)) if fresh else None
+            if problem and problem.startswith("undefined"):
+                undefined += 1  # trec_eval read outside its zscore table and did not crash
+            elif problem:
+                bad += 1
+                print(json.dumps(case), problem, sep="\n")
+    if fresh:
+        print(f"seed {seed}: {count} cases, {bad} mismatches, {undefined} refused on purpose "
+              "where trec_eval reads outside its zscore table and did not crash")  # fmt: skip
+        return 1 if bad else 0
+    OPTIONS_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
+    refused = sum(case["c_stdout"] is None for case in cases)
+    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {OPTIONS_CORPUS}")
+    return 0
 
 
 if __name__ == "__main__":

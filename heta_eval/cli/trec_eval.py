@@ -9,7 +9,7 @@ from heta_eval.cli import CliError, write_stdout
 
 HELP = """\
 usage: heta-eval trec_eval [-q] [-c] [-n] [-J] [-m MEASURE[.PARAMS]]... [-l LEVEL] [-M N]
-                           QRELS RUN
+                           [-N N] [-Z ZSCORE_FILE] [-D LEVEL[.QID]] [-o] QRELS RUN
 
 trec_eval 9.0.8's command line (the trec_eval inside pytrec_eval, so the numbers are
 BEIR's): the same options, and standard output identical to trec_eval's, byte for byte.
@@ -28,6 +28,13 @@ options:
                                 use only each query's top N documents
   -J, --Judged_docs_only        drop unjudged documents before scoring
   -n, --nosummary               no summary ("all") lines
+  -N, --Number_docs_in_coll N   documents in the collection (default 0): utility's 4th
+                                coefficient counts N + num_rel_ret - num_ret - num_rel
+  -Z, --Zscore FILE             print z-scores: FILE has lines "qid measure mean stddev";
+                                a missing entry gives -1000000
+  -D, --Debug_level L[.QID]     debug level (standard output unchanged); .QID evaluates
+                                only that query
+  -o                            accepted and ignored, as trec_eval 9.0.8 does
   -h, --help                    this help;  -v, --version: the version emulated
 
 examples:
@@ -37,8 +44,10 @@ examples:
   heta-eval trec_eval -mndcg_cut.10 -mP.5 -M100 qrels.trec run.trec
 
 Numbers are read as trec_eval reads them (-m ndcg_cut.23.4 is ndcg_cut_23). Negative labels
-are "pooled but unjudged", as in trec_eval. Where trec_eval 9.0.8 stops or crashes, and for
--D, -N, -Z, -o and other -R/-T formats, the error is one line on stderr, exit status 2.
+are "pooled but unjudged", as in trec_eval. Where trec_eval 9.0.8 stops or crashes (a
+-Z lookup past the end of its table included), for -D with a measure whose debugging trace
+trec_eval prints on standard output (ndcg, ndcg_cut, ndcg_rel, Rndcg, G, binG, gm_bpref),
+and for other -R/-T formats, the error is one line on stderr, exit status 2.
 See docs/trec_eval.md.
 """
 

@@ -4,7 +4,8 @@ Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` reques
 :mod:`~heta_eval.trec_eval.inputs` (the two files), :mod:`~heta_eval.trec_eval.compute`
 (values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.fast`
 (large runs read into arrays, the compiled engine), :mod:`~heta_eval.trec_eval.output`
-(its exact output lines). The measures themselves are catalogued in
+(its exact output lines), :mod:`~heta_eval.trec_eval.utility` (``-N``),
+:mod:`~heta_eval.trec_eval.zscores` (``-Z``). The measures themselves are catalogued in
 :mod:`heta_eval.measures.trec_catalogue`. See docs/trec_eval.md.
 
 >>> import tempfile, pathlib
@@ -47,6 +48,8 @@ from heta_eval.trec_eval.inputs import read_trec_eval_qrels, read_trec_eval_run
 from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
 from heta_eval.trec_eval.output import report_lines
 from heta_eval.trec_eval.params import c_long
+from heta_eval.trec_eval.utility import missing_counts, with_num_docs
+from heta_eval.trec_eval.zscores import apply_zscores, read_zscores
 
 __all__ = [
     "TrecEvalOptions",
@@ -70,13 +73,22 @@ def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
     """Read the files named in ``options`` and evaluate them as trec_eval would. A large
     run is read into arrays (:mod:`~heta_eval.trec_eval.fast`) and scored by the compiled
     engine when it computes every measure, else handed to pytrec_eval a query at a time;
-    the same output either way."""
+    the same output either way. ``-Z`` converts the values (:mod:`~.zscores`)."""
+    result = _evaluate_files(options)
+    if options.zscore_file is not None:
+        apply_zscores(options, result, read_zscores(options.zscore_file))
+    return result
+
+
+def _evaluate_files(options: TrecEvalOptions) -> TrecEvalResult:
     qrels = read_trec_eval_qrels(options.qrels)
     data = open_input(options.run)  # read once: a pipe or "-" is never reopened
     ranking = any(m.family.name not in _NO_RANKING for m in options.measures)
     # trec_eval refuses a repeated document only in a query it ranks.
     ranked = {qid for qid, docs in qrels.items() if docs} if ranking else set()
-    if reads_columnar(options, data):
+    if options.debug_query is not None:  # -D LEVEL.QID: trec_eval evaluates only QID
+        ranked &= {options.debug_query}
+    if reads_columnar(options, data) and options.debug_query is None:
         columnar = read_run_columnar(data, ignore_identical_ids=False)
         if columnar is not None:
             tag = last_tag(data)
@@ -94,6 +106,8 @@ def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
     run, tag = read_trec_eval_run(
         data, repeats_refused_in=ranked, max_per_topic=options.max_per_topic
     )
+    if options.debug_query is not None:
+        run = {qid: docs for qid, docs in run.items() if qid == options.debug_query}
     return _evaluate(options, qrels, run, tag, False)
 
 
@@ -101,18 +115,24 @@ def _evaluate(
     options: TrecEvalOptions, qrels: Qrels, run: Mapping, tag: str, ids_checked: bool
 ) -> TrecEvalResult:
     relstring = next((m for m in options.measures if m.family.name == "relstring"), None)
-    return evaluate(
+    utility = next((m for m in options.measures if m.family.name == "utility"), None)
+    specs = [m.pytrec_eval_spec() for m in options.measures
+             if m.family.name not in _NOT_FROM_PYTREC_EVAL]  # fmt: skip
+    counts = [] if utility is None or not options.num_docs else missing_counts(specs)
+    result = evaluate(
         qrels,
         run,
         tag,
-        [m.pytrec_eval_spec() for m in options.measures
-         if m.family.name not in _NOT_FROM_PYTREC_EVAL],
+        specs + counts,
         relevance_level=options.relevance_level,
         max_per_topic=options.max_per_topic,
         judged_only=options.judged_only,
         relstring_length=c_long(relstring.values[0]) if relstring else None,
         ids_checked=ids_checked,
     )  # fmt: skip
+    if utility is not None and options.num_docs:
+        with_num_docs(result, utility.values, options.num_docs, counts)
+    return result
 
 
 def trec_eval_lines(argv: Sequence[str | os.PathLike[str]]) -> Iterator[str]:

@@ -81,6 +81,10 @@ class TrecEvalOptions:
     max_per_topic: int | None = None  # -M (None: no limit)
     judged_only: bool = False  # -J
     summary: bool = True  # not -n
+    num_docs: int = 0  # -N (documents in the collection: utility's 4th coefficient)
+    zscore_file: str | None = None  # -Z (per-query means and standard deviations)
+    debug_level: int = 0  # -D LEVEL[.QID]
+    debug_query: str | None = None  # -D's .QID: trec_eval evaluates only that query
     notes: tuple[str, ...] = field(default=())  # harmless oddities, printed on stderr
     help: bool = False
     version: bool = False
@@ -101,18 +105,18 @@ _OPTIONS = (
     ("M", "Max_retrieved_per_topic", True),
     ("R", "Rel_info_format", True),
     ("T", "Results_format", True),
-    ("o", "Output_old_results_format", False),
+    ("o", "Output_old_results_format", False),  # the long form takes a value (_LONG_VALUE)
     ("Z", "Zscore", True),
 )
 _TAKES_VALUE = {short: takes for short, _, takes in _OPTIONS}
 _LONG_TO_SHORT = {long: short for short, long, _ in _OPTIONS}
-_UNSUPPORTED = {
-    "D": "-D (debug output) is not supported",
-    "N": "-N (documents in the collection, used only by utility's 4th coefficient) is not "
-    "supported: pytrec_eval has no such parameter",
-    "o": "-o (the obsolete old output format) is not supported",
-    "Z": "-Z (Z scores) is not supported",
-}
+# trec_eval's long option table gives --Output_old_results_format a value (ignored, as -o
+# is: trec_eval 9.0.8 sets a flag nothing reads).
+_LONG_VALUE = {"o"}
+# Measures whose trec_eval code prints debugging lines on standard output at -D levels
+# above the number given (m_ndcg.c and the others): their traces are not reproduced.
+_DEBUG_PRINTS = {"ndcg": 0, "ndcg_cut": 0, "ndcg_rel": 0, "Rndcg": 0, "G": 0, "binG": 0,
+                 "gm_bpref": 1}  # fmt: skip
 # Measures that need another -R rel_info format: trec_eval's nicknames and names for them.
 _OTHER_FORMATS = ("all_prefs", "prefs", "qrels_jg")
 
@@ -133,11 +137,12 @@ def parse_options(argv: Sequence[str]) -> TrecEvalOptions:
         if word.startswith("--"):
             name, eq, value = word[2:].partition("=")
             short = _long_option(name)
-            if _TAKES_VALUE[short] and not eq:
+            takes = _TAKES_VALUE[short] or short in _LONG_VALUE
+            if takes and not eq:
                 if i >= len(words):
                     raise TrecEvalUsageError(f"option --{name} needs a value")
                 value, i = words[i], i + 1
-            elif not _TAKES_VALUE[short] and eq:
+            elif not takes and eq:
                 raise TrecEvalUsageError(f"option --{name} takes no value")
             _record(short, value, flags, values)
             continue
@@ -175,8 +180,6 @@ def _long_option(name: str) -> str:
 
 
 def _record(short: str, value: str, flags: dict[str, int], values: list[tuple[str, str]]) -> None:
-    if short in _UNSUPPORTED:
-        raise TrecEvalUsageError(_UNSUPPORTED[short])
     flags[short] = flags.get(short, 0) + 1
     if _TAKES_VALUE[short]:
         values.append((short, value))
@@ -187,12 +190,20 @@ def _build(
 ) -> TrecEvalOptions:
     if flags.get("h") or flags.get("v"):
         return TrecEvalOptions("", "", (), help=bool(flags.get("h")), version=bool(flags.get("v")))
-    level, max_per_topic, measure_specs, notes = 1, None, [], []
+    numbers: dict[str, int] = {"l": 1, "N": 0, "D": 0}
+    max_per_topic, measure_specs, notes = None, [], []
+    zscore_file = debug_query = None
     for short, value in values:
         if short == "m":
             measure_specs.append(value)
-        elif short == "l":
-            level = _integer(value, "-l (relevance level)", notes)
+        elif short in ("l", "N"):
+            numbers[short] = _integer(value, _WHAT[short], notes)
+        elif short == "D":  # LEVEL[.QID]; a later -D without a query keeps the earlier one
+            level_text, dot, query = value.partition(".")
+            numbers["D"] = _integer(level_text, _WHAT["D"], notes)
+            debug_query = query if dot else debug_query
+        elif short == "Z":
+            zscore_file = value
         elif short == "M":
             max_per_topic = _integer(value, "-M (documents per topic)", notes)
             if max_per_topic < 0:
@@ -211,18 +222,39 @@ def _build(
         )
     measures, measure_notes = resolve_measures(measure_specs or ["official"])
     notes += measure_notes
+    _check_debug_level(numbers["D"], measures)
     return TrecEvalOptions(
         qrels=files[0],
         run=files[1],
         measures=measures,
         per_query=bool(flags.get("q")),
         complete=bool(flags.get("c")),
-        relevance_level=level,
+        relevance_level=numbers["l"],
         max_per_topic=max_per_topic,
         judged_only=bool(flags.get("J")),
         summary=not flags.get("n"),
+        num_docs=numbers["N"],
+        zscore_file=zscore_file,
+        debug_level=numbers["D"],
+        debug_query=debug_query,
         notes=tuple(notes),
     )
+
+
+_WHAT = {"l": "-l (relevance level)", "N": "-N (documents in the collection)",
+         "D": "-D (debug level)"}  # fmt: skip
+
+
+def _check_debug_level(level: int, measures: Sequence[RequestedMeasure]) -> None:
+    """-D only adds lines to standard output, from the measures of ``_DEBUG_PRINTS``."""
+    for measure in measures:
+        above = _DEBUG_PRINTS.get(measure.family.name)
+        if above is not None and level > above:
+            raise TrecEvalUsageError(
+                f"-D {level} with -m {measure.family.name}: trec_eval 9.0.8 then prints its "
+                f"{measure.family.name} computation's debugging trace on standard output, "
+                "which is not reproduced (use -D 0, or leave it out)"
+            )
 
 
 def _integer(text: str, what: str, notes: list[str]) -> int:

@@ -22,12 +22,19 @@ from collections.abc import Iterator
 
 from heta_eval.trec_eval.compute import TrecEvalResult, summary_value
 from heta_eval.trec_eval.options import TrecEvalOptions
+from heta_eval.trec_eval.zscores import is_negative_nan
 
 __all__ = ["line", "report_lines"]
 
 
-def line(name: str, qid: str, value: float | str, *, integer: bool) -> str:
-    """One trec_eval output line (without the newline)."""
+def line(name: str, qid: str, value: float | str, *, integer: bool, zscore: bool = False) -> str:
+    """One trec_eval output line (without the newline); ``zscore`` (``-Z``): ``Z`` before the
+    name, every number as ``%6.4f``, and a NaN printed by its sign (a mean or standard
+    deviation read as ``nan`` gives one with the sign clear)."""
+    if zscore and not isinstance(value, str):
+        if math.isnan(value):
+            return f"Z{name:<22}\t{qid}\t{'-nan' if is_negative_nan(value) else 'nan':>6}"
+        return f"Z{name:<22}\t{qid}\t{value:6.4f}"
     if isinstance(value, str):
         text = value
     elif integer:
@@ -43,6 +50,7 @@ def line(name: str, qid: str, value: float | str, *, integer: bool) -> str:
 
 def report_lines(options: TrecEvalOptions, result: TrecEvalResult) -> Iterator[str]:
     """Every line trec_eval prints for ``options`` and ``result``, in its order."""
+    zscore = options.zscore_file is not None
     if options.per_query:
         for qid in result.query_ids:
             values = result.values[qid]
@@ -55,12 +63,12 @@ def report_lines(options: TrecEvalOptions, result: TrecEvalResult) -> Iterator[s
                     yield line(name, qid, f"'{result.relstrings[qid]}'", integer=False)
                     continue
                 for key, name in zip(measure.keys(), measure.printed_names(), strict=True):
-                    yield line(name, qid, values[key], integer=fam.integer)
+                    yield line(name, qid, values[key], integer=fam.integer, zscore=zscore)
     if not options.summary:
         return
     for measure in options.measures:
         fam = measure.family
         for key, name in zip(measure.keys(), measure.printed_names(), strict=True):
             value = summary_value(fam, key, result, options.complete)
-            if value is not None:
-                yield line(name, "all", value, integer=fam.integer)
+            if value is not None:  # runid's tag is printed as it is, -Z or not
+                yield line(name, "all", value, integer=fam.integer, zscore=zscore)
