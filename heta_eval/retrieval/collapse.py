@@ -2,7 +2,8 @@
 
 A response lists chunks, best first; BEIR's measures rank documents. Each result is mapped
 to its benchmark document (``default_document_resolver`` or a caller's resolver), then one
-rule, :func:`~heta_eval.retrieval.first_chunks.first_chunks`, decides on every path:
+rule, :mod:`~heta_eval.retrieval.first_chunks` (on a table's codes, or on a list's ids),
+decides on every path:
 
 * a result that maps to no document is dropped and counted (``unmapped``);
 * with ``ignore_identical_ids`` every result whose document id equals the query id is
