@@ -27,7 +27,7 @@ from heta_eval.kb import Recipe
 from heta_eval.models.columns import ChunkTable
 from heta_eval.models.records import Document
 from heta_eval.retrieval.collapse import collapse_batch, collapse_to_documents
-from heta_eval.retrieval.first_chunks import first_chunks, first_chunks_of_one
+from heta_eval.retrieval.first_chunks import first_chunks, first_chunks_of_list
 
 QIDS = ["q1", "q2", "10", "文"]
 # Some doc ids equal a query id (self-hits); None: a chunk with no resolvable document.
@@ -158,7 +158,7 @@ def test_every_entry_point_keeps_each_documents_first_chunk(queries, ignore, pla
     ),
     many_documents=st.booleans(),
 )
-def test_the_kernel_compiled_and_as_python_give_the_rules_answer(queries, many_documents):
+def test_the_kernel_compiled_as_python_and_on_lists_gives_the_rules_answer(queries, many_documents):
     codes = [code for rows, _ in queries for code in rows]
     offsets = np.cumsum([0] + [len(rows) for rows, _ in queries])
     own = [mine for _, mine in queries]
@@ -180,11 +180,13 @@ def test_the_kernel_compiled_and_as_python_give_the_rules_answer(queries, many_d
         )
         assert keep.tolist() == keep_expected
         assert counts.reshape(-1, 4).tolist() == counts_expected
-        for q, (rows, mine) in enumerate(queries):  # one query on a list, as one response
-            kept, one_counts = first_chunks_of_one(rows, mine, n_codes, compiled=compiled)
-            start = int(offsets[q])
-            assert kept == [i for i in range(len(rows)) if keep_expected[start + i]]
-            assert one_counts == counts_expected[q]
+    for q, (rows, mine) in enumerate(queries):  # the list form: one query's ids, as one response
+        ids = [c if c >= 0 else None for c in rows]
+        first, one_counts = first_chunks_of_list(ids, mine if mine >= 0 else None)
+        start = int(offsets[q])
+        assert list(first.values()) == [i for i in range(len(rows)) if keep_expected[start + i]]
+        assert list(first) == [rows[i] for i in first.values()]
+        assert one_counts == counts_expected[q]
     # A caller's scratch array (all -1) gives the same answer and is left all -1 again.
     seen = np.full(n_codes, -1, dtype=np.int64)
     for _ in range(2):
@@ -193,6 +195,19 @@ def test_the_kernel_compiled_and_as_python_give_the_rules_answer(queries, many_d
         )
         assert keep.tolist() == keep_expected and counts.tolist() == counts_expected
         assert (seen == -1).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(chunks=chunks_strategy, own=st.sampled_from([*QIDS, None]))
+def test_the_list_form_gives_the_rules_answer_on_document_ids(chunks, own):
+    """None: unmapped; ``own`` None: no self-hits. Kept ids in rank order, each with the row
+    of its first chunk."""
+    ids = [doc for doc, _ in chunks]
+    kept, unmapped, duplicates, self_hits = reference(chunks, own, own is not None)
+    first, counts = first_chunks_of_list(ids, own)
+    assert list(first) == list(kept)
+    assert all(ids.index(doc) == row for doc, row in first.items())
+    assert counts == [len(kept), unmapped, duplicates, self_hits]
 
 
 @settings(max_examples=60, deadline=None)
@@ -204,10 +219,8 @@ def test_the_kernel_compiled_and_as_python_give_the_rules_answer(queries, many_d
     ),
     query_id=st.sampled_from(QIDS),
 )
-def test_a_long_response_takes_the_compiled_kernel_to_the_same_answer(chunks, query_id):
-    """From 64 rows on, with numba loaded (a ``ChunkTable`` loads it), one response runs the
-    compiled kernel; a batch always does."""
-    assert "numba" in sys.modules
+def test_a_long_response_keeps_each_documents_first_chunk(chunks, query_id):
+    """Hundreds of rows of a few documents: most are duplicates, as in a real response."""
     kept, unmapped, duplicates, self_hits = reference(chunks, query_id)
     ranking = collapse_to_documents(list_response(chunks), query_id=query_id)
     assert list(ranking.scores.items()) == list(final_scores(kept).items())

@@ -2,7 +2,8 @@
 
 A response lists chunks, best first; BEIR's measures rank documents. Each result is mapped
 to its benchmark document (``default_document_resolver`` or a caller's resolver), then one
-rule, :func:`~heta_eval.retrieval.first_chunks.first_chunks`, decides on every path:
+rule, :mod:`~heta_eval.retrieval.first_chunks` (on a table's codes, or on a list's ids),
+decides on every path:
 
 * a result that maps to no document is dropped and counted (``unmapped``);
 * with ``ignore_identical_ids`` every result whose document id equals the query id is
@@ -22,8 +23,7 @@ and so are the engine's repeated rows (:mod:`heta_eval.providers.kernels.dedup`)
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, repeat
 from math import isnan
@@ -39,7 +39,7 @@ from heta_eval.models.document_id import source_document_id
 from heta_eval.retrieval.first_chunks import (
     first_chunks,
     first_chunks_of_ids,
-    first_chunks_of_one,
+    first_chunks_of_list,
 )
 
 if TYPE_CHECKING:  # pydantic's models load with the evaluator, not for a run file
@@ -92,24 +92,10 @@ class DocumentRanking:
 
 _SOURCE = attrgetter("source")
 _SCORE = attrgetter("score")
-# A response this long goes through the kernel as arrays (compiled once numba is loaded);
-# a shorter one runs it as Python on lists, cheaper than building arrays for it.
-_PLAIN_ROWS = 64
 
 
 def _offsets(sizes: Iterable[int]) -> np.ndarray:
     return np.array([0, *accumulate(sizes)], dtype=np.int64)
-
-
-def _numbered(ids: list[Any]) -> tuple[list[int], dict[Any, int]]:
-    """A code per id, in one C-level pass: the position where the id first occurs (any
-    numbering would do); and the ids' codes, with None's -1 (no document)."""
-    number: dict[Any, int] = {}
-    codes = list(map(number.setdefault, ids, range(len(ids))))
-    if None in number:  # rare: an unmapped result
-        number[None] = -1
-        codes = list(map(number.__getitem__, ids))
-    return codes, number
 
 
 def _plain_ids(results: Sequence[QueryResult]) -> list[Any]:
@@ -124,23 +110,24 @@ def _resolved(ids: list[Any], results: Sequence[QueryResult]) -> list[str | None
     return [i if type(i) is str and i else resolve(r) for i, r in zip(ids, results, strict=True)]
 
 
-def _ids_and_codes(
-    results: Sequence[QueryResult], resolver: DocumentResolver | None
-) -> tuple[list[Any], list[int], dict[Any, int]]:
-    """Each result's document id (None: unmapped), its code (-1: unmapped) and the ids'
-    codes, in C-level passes over one response."""
+def _first_documents(
+    results: Sequence[QueryResult], own: str | None, resolver: DocumentResolver | None
+) -> tuple[dict[Any, int], list[int]]:
+    """:func:`first_chunks_of_list` of one response's document ids: ``{kept id: row}``
+    and the counts. With the default resolver the plain ids are tried first; any that is
+    not a non-empty str (None among them) sends the response through the resolver."""
     if resolver is not None:
-        ids = list(map(resolver, results))
-    else:
-        ids = _plain_ids(results)
-        codes, number = _numbered(ids)
-        if None not in number and "" not in number and set(map(type, number)) <= {str}:
-            return ids, codes, number
-        ids = _resolved(ids, results)
-    return ids, *_numbered(ids)
+        return first_chunks_of_list(list(map(resolver, results)), own)
+    ids = _plain_ids(results)
+    # A resolved id is a non-empty str: an ``own`` that is not one can drop nothing, and
+    # keeping it out leaves every id that needs resolving among the kept.
+    first, counts = first_chunks_of_list(ids, own if type(own) is str and own else None)
+    if counts[1] or "" in first or not set(map(type, first)) <= {str}:
+        first, counts = first_chunks_of_list(_resolved(ids, results), own)
+    return first, counts
 
 
-def _kept_scores(results: Sequence[QueryResult], kept: list[int]) -> list[float | None]:
+def _kept_scores(results: Sequence[QueryResult], kept: Collection[int]) -> list[float | None]:
     """The scores of one response's results ``kept`` (None or NaN: none)."""
     if isinstance(results, ResultColumns):
         if results.scores is None:
@@ -154,16 +141,14 @@ def _collapse_one(
     query_id: str | None,
     resolver: DocumentResolver | None,
     ignore_identical_ids: bool,
-    compiled: bool,
-) -> tuple[list[Any], list[float | None], list[int]]:
+) -> tuple[Iterable[Any], list[float | None], list[int]]:
     """One response's kept document ids, their scores (None or NaN: none) and counts
-    (kept, unmapped, duplicates, self-hits); every step in one pass while it is in cache."""
+    (kept, unmapped, duplicates, self-hits); every step while the response is in cache."""
+    own = query_id if ignore_identical_ids else None
     if resolver is None and isinstance(results, ResultColumns):
-        return _collapse_columns(results, query_id if ignore_identical_ids else None)
-    ids, codes, number = _ids_and_codes(results, resolver)
-    own = number.get(query_id, -1) if ignore_identical_ids else -1
-    kept, counts = first_chunks_of_one(codes, own, len(codes), compiled=compiled)
-    return list(map(ids.__getitem__, kept)), _kept_scores(results, kept), counts
+        return _collapse_columns(results, own)
+    first, counts = _first_documents(results, own, resolver)
+    return first, _kept_scores(results, first.values()), counts
 
 
 _SCRATCH: WeakKeyDictionary[Any, tuple[Lock, np.ndarray]] = WeakKeyDictionary()
@@ -222,7 +207,7 @@ def _collapse_lists(
     counts: list[int] = []
     for query_id, response in pairs:
         kept_ids, kept_scores, kept_counts = _collapse_one(
-            response.results, query_id, resolver, ignore_identical_ids, True
+            response.results, query_id, resolver, ignore_identical_ids
         )
         ids += kept_ids
         scores += kept_scores
@@ -292,10 +277,10 @@ def collapse_to_documents(
     >>> ranking.scores, ranking.duplicates, ranking.unmapped
     ({'a': 0.9, 'b': 0.8}, 1, 1)
     """
-    compiled = len(response.results) >= _PLAIN_ROWS and "numba" in sys.modules
-    ids, scores, counts = _collapse_one(
-        response.results, query_id, resolver, ignore_identical_ids, compiled
+    kept_ids, scores, counts = _collapse_one(
+        response.results, query_id, resolver, ignore_identical_ids
     )
+    ids = list(kept_ids)
     _, unmapped, duplicates, self_hits = counts
     rank_derived = None in scores or any(map(isnan, scores))  # type: ignore[arg-type]
     values = range(len(ids), 0, -1) if rank_derived else scores

@@ -1,31 +1,35 @@
-"""The chunk collapse's one rule, on integer document codes: the kernel behind
-:mod:`heta_eval.retrieval.collapse` (one response, many responses) and the reference
-knowledge base's distinct documents.
+"""The chunk collapse's one rule, on integer document codes or a list of ids: the module
+behind :mod:`heta_eval.retrieval.collapse` (one response, many responses) and the
+reference knowledge base's distinct documents.
 
 Per query, each row (a chunk hit, in rank order) is, in this order of tests:
 
-1. *unmapped* when its code is -1 (its document id could not be resolved): dropped;
-2. a *self-hit* when its code is the query's own document's (``own``): dropped, every one;
+1. *unmapped* when its code is -1 (id: None; its document could not be resolved): dropped;
+2. a *self-hit* when its document is the query's own (``own``): dropped, every one;
 3. a *duplicate* when its document already kept a row in this query: dropped;
 4. otherwise *kept*: a document keeps its first row, whatever the later rows score.
 
-The function is plain Python; numba compiles it for arrays (numba is loaded only when a
-compiled run is asked for), and run as Python on lists it gives the same answer.
+The rule is written in two forms, side by side here and pinned to each other and to a
+plain loop by the tests: on integer codes (:func:`first_chunks`: plain Python, compiled by numba for
+arrays once numba is loaded, the same answer run as Python on lists), and on one query's
+list of ids (:func:`first_chunks_of_list`: dict passes, for a response of result objects,
+whose ids would cost a numbering pass before the codes' kernel could run).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
 from functools import cache
-from itertools import compress, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from heta_eval._runtime import njit
 
-__all__ = ["first_chunks", "first_chunks_of_ids", "first_chunks_of_one", "own_codes"]
+__all__ = ["first_chunks", "first_chunks_of_ids", "first_chunks_of_list", "own_codes"]
 
 
 def _first_chunks(codes, offsets, own, seen, keep, counts):  # pragma: no cover - compiled
@@ -117,34 +121,25 @@ def first_chunks(
     return np.array(keep_list, dtype=np.bool_), np.array(count_list, np.int64).reshape(nq, 4)
 
 
-def first_chunks_of_one(
-    codes: list[int], own: int, n_codes: int, *, compiled: bool = False
-) -> tuple[list[int], list[int]]:
-    """:func:`first_chunks` of one query on a list of codes: the kept rows' positions and
-    ``[kept, unmapped, duplicates, self-hits]``. Run as Python (no arrays to build) unless
-    ``compiled``: for a few hundred rows either beats a batch's pass, which reads the
-    kept results long after their response left the CPU's cache.
+def first_chunks_of_list(
+    ids: Sequence[Hashable], own: Hashable = None
+) -> tuple[dict[Any, int], list[int]]:
+    """The rules of the module docstring on one query's list of document ids (None:
+    unmapped; ``own``: the query's own document id, None for none): ``{kept id: its first
+    row}`` in rank order, and ``[kept, unmapped, duplicates, self-hits]``. Ids need no codes
+    first: one C-level dict pass finds each id's first row, in rank order, and unmapped rows
+    and self-hits are counted only when there are some (the form for a response of result
+    objects, whose ids come as a list).
 
-    >>> first_chunks_of_one([0, 1, 0, -1, 2], 2, 3)
-    ([0, 1], [2, 1, 1, 1])
+    >>> first_chunks_of_list(["a", "b", "a", None, "q", "q"], "q")
+    ({'a': 0, 'b': 1}, [2, 1, 1, 2])
     """
-    n = len(codes)
-    if compiled:
-        keep = np.zeros(n, dtype=np.bool_)
-        counts = np.zeros(4, dtype=np.int64)
-        _compiled(_first_chunks)(
-            np.array(codes, dtype=np.int64),
-            np.array([0, n], dtype=np.int64),
-            np.array([own], dtype=np.int64),
-            np.full(n_codes, -1, dtype=np.int64),
-            keep,
-            counts,
-        )
-        return np.flatnonzero(keep).tolist(), counts.tolist()
-    mask = [False] * n
-    count_list = [0, 0, 0, 0]
-    _first_chunks(codes, (0, n), (own,), [-1] * n_codes, mask, count_list)
-    return list(compress(range(n), mask)), count_list
+    first: dict[Any, int] = {}
+    deque(map(first.setdefault, ids, range(len(ids))), maxlen=0)
+    unmapped = ids.count(None) if first.pop(None, -1) >= 0 else 0
+    self_hits = ids.count(own) if own is not None and first.pop(own, -1) >= 0 else 0
+    duplicates = len(ids) - len(first) - unmapped - self_hits
+    return first, [len(first), unmapped, duplicates, self_hits]
 
 
 def _compact(codes: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
