@@ -14,7 +14,9 @@
 each with the binary's exit status and standard output. ``tests/test_trec_eval_levels.py``
 replays them against ``heta-eval trec_eval`` without the binary.
 ``python tests/trec_eval_levels_corpus.py TREC_EVAL N --live`` instead compares N fresh
-random cases (another seed each run) with the binary and prints the mismatches.
+random cases (another seed each run) with the binary and prints the mismatches. With
+``--options`` (``-N``, ``-Z``, ``-D``, ``-o``: ``tests/data/trec_eval_options.json``) or
+``--qrels-jg`` (``-R qrels_jg``: ``tests/data/trec_eval_qrels_jg.json``) the same for those.
 """
 
 from __future__ import annotations
@@ -222,6 +224,8 @@ def make_options_case(rng: random.Random) -> dict:
 
 def main() -> None:
     binary, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    if "--qrels-jg" in sys.argv:
+        sys.exit(jg_corpus(binary, count, "--live" in sys.argv))
     if "--options" in sys.argv:
         sys.exit(options_corpus(binary, count, "--live" in sys.argv))
     if "--live" in sys.argv:
@@ -271,6 +275,84 @@ def options_corpus(binary: str, count: int, fresh: bool) -> int:
     OPTIONS_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
     refused = sum(case["c_stdout"] is None for case in cases)
     print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {OPTIONS_CORPUS}")
+    return 0
+
+
+JG_CORPUS = DATA / "trec_eval_qrels_jg.json"
+JG_GROUPS = ["a", "b", "u1", "U2", "jg10", "0"]
+JG_MEASURES = [
+    "qrels_jg", "map_avgjg", "P_avgjg", "P_avgjg.1,2,3", "P_avgjg.5", "P_avgjg.20,2",
+    "Rprec_mult_avgjg", "Rprec_mult_avgjg.0.5,1,1.5", "Rprec_mult_avgjg.3", "runid", "num_q",
+]  # fmt: skip
+# Lines trec_eval refuses in a qrels_jg file: too few or too many fields, an empty line.
+JG_BAD_LINES = ["q1 a d1\n", "q1 a d1 1 x\n", "\n", "   \n", "q1\n"]
+
+
+def make_jg_case(rng: random.Random) -> dict:
+    """A ``-R qrels_jg`` case: 1-3 judgment groups per query (some with negative labels
+    only), queries in one file only, ties, -q/-c/-J/-n/-M/-l/-D, sometimes a bad line."""
+    pool = DOCS if rng.random() < 0.8 else [f"d{i}" for i in range(60)]
+    lines = []
+    qrels_queries = rng.sample(QIDS, rng.randint(1, 4))
+    for qid in qrels_queries:
+        for group in rng.sample(JG_GROUPS, rng.randint(1, 3)):
+            labels = [-1, -2, 0] if rng.random() < 0.15 else [-2, -1, 0, 0, 1, 1, 2, 3]
+            drawn = rng.randint(1, len(pool) // 2 + 1)
+            for doc in rng.sample(pool, drawn):
+                sep = rng.choice([" ", "\t", "  "])
+                lines.append(f"{qid}{sep}{group} {doc} {rng.choice(labels)}\n")
+    rng.shuffle(lines)
+    if rng.random() < 0.05:
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(JG_BAD_LINES))
+    if rng.random() < 0.03:
+        lines.append(lines[0])  # judged twice in one group
+    run_lines = []
+    run_queries = rng.sample(QIDS, rng.randint(1, 4))
+    run_queries += [q for q in qrels_queries[:1] if q not in run_queries]
+    for qid in run_queries:
+        for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
+            run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    argv = ["-R", "qrels_jg"]
+    for flag in ("-q", "-c", "-J", "-n"):
+        if rng.random() < (0.1 if flag == "-n" else 0.35):
+            argv.append(flag)
+    if rng.random() < 0.2:
+        argv += ["-M", rng.choice(["0", "1", "2", "5"])]
+    level = rng.choice(LEVELS)
+    if level is not None:
+        argv += ["-l", level]
+    if rng.random() < 0.1:
+        argv += ["-D", "0." + rng.choice(QIDS)]
+    for _ in range(rng.choice([1, 1, 2, 3]) if rng.random() < 0.92 else 0):
+        argv += ["-m", rng.choice(JG_MEASURES) if rng.random() < 0.95 else _measure(rng)]
+    return {"qrels": "".join(lines), "run": "".join(run_lines), "argv": argv}
+
+
+def jg_corpus(binary: str, count: int, fresh: bool) -> int:
+    """Pin ``count`` qrels_jg cases (seed -3) or, ``fresh``, compare new ones with the binary
+    (the number of mismatches)."""
+    if fresh:  # the replay reads the pinned corpus when imported
+        from test_trec_eval_qrels_jg import mismatch
+
+    seed = random.randrange(2**32) if fresh else -3
+    rng = random.Random(seed)
+    cases, bad = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(count):
+            case = make_jg_case(rng)
+            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            cases.append(case)
+            problem = mismatch(case, Path(tmp)) if fresh else None
+            if problem:
+                bad += 1
+                print(json.dumps(case), problem, sep="\n")
+    if fresh:
+        refused = sum(case["c_stdout"] is None for case in cases)
+        print(f"seed {seed}: {count} cases ({refused} refused by trec_eval), {bad} mismatches")
+        return 1 if bad else 0
+    JG_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
+    refused = sum(case["c_stdout"] is None for case in cases)
+    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {JG_CORPUS}")
     return 0
 
 
