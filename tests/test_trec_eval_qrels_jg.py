@@ -50,7 +50,7 @@ def test_cases_cover_the_options_and_the_measures():
                    "P_avgjg.", "Rprec_mult_avgjg.", "map_avgjg", "-m qrels_jg"):  # fmt: skip
         assert sum(needle in argv for argv in argvs) >= 3, needle
     printed = [case for case in CASES if case["c_stdout"] is not None]
-    assert len(printed) > 0.7 * len(CASES)
+    assert len(printed) > 0.65 * len(CASES)
     assert sum(case["c_status"] == 2 for case in CASES) >= 3  # a bad qrels_jg line
     several = [c for c in printed if len({ln.split()[1] for ln in c["qrels"].splitlines()}) > 1]
     assert len(several) > 0.5 * len(printed)

@@ -322,7 +322,7 @@ def make_jg_case(rng: random.Random) -> dict:
     if level is not None:
         argv += ["-l", level]
     if rng.random() < 0.1:
-        argv += ["-D", "0." + rng.choice(QIDS)]
+        argv += ["-D", "0." + rng.choice([qrels_queries[0], qrels_queries[0], *QIDS])]
     for _ in range(rng.choice([1, 1, 2, 3]) if rng.random() < 0.92 else 0):
         argv += ["-m", rng.choice(JG_MEASURES) if rng.random() < 0.95 else _measure(rng)]
     return {"qrels": "".join(lines), "run": "".join(run_lines), "argv": argv}

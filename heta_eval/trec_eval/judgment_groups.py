@@ -14,9 +14,10 @@ a plain qrels query would (``-M``, ``-J``, ``-l`` apply per group). Then:
   group's number of relevant documents, averaged over the groups.
 
 Summaries (``all``) are means over the evaluated queries (every query of the file with
-``-c``). Besides these only ``runid`` and ``num_q`` can be computed from such a file: trec_eval
-stops on every other measure (:mod:`~heta_eval.trec_eval.judgment_measures` says which). The arithmetic follows trec_eval's
-C code step by step, so the doubles, and the printed digits, are its own.
+``-c``). Besides these only ``runid`` and ``num_q`` can be computed from such a file:
+trec_eval stops on every other measure (:mod:`~heta_eval.trec_eval.judgment_measures` says
+which). The arithmetic follows trec_eval's C code step by step, so the doubles, and the
+printed digits, are its own.
 
 >>> groups = read_qrels_jg(b"q1 alice d1 1\\nq1 bob d1 0\\nq1 bob d2 2\\n")
 >>> groups
@@ -61,7 +62,7 @@ def read_qrels_jg(source: Any, warn: Warn | None = print_note) -> QrelsJg:
     for number, raw in data.lines(drop_bom=False):  # trec_eval keeps a BOM in the first qid
         parts = fields(decode_line(raw, data.name, number))
         if len(parts) != 4:
-            what = "empty line" if not parts else f"{len(parts)} fields"
+            what = "an empty line" if not parts else f"{len(parts)} fields"
             raise TrecFormatError(
                 f"expected 4 fields 'qid group docno rel', got {what}", data.name, number
             )

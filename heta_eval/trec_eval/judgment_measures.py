@@ -31,6 +31,8 @@ QRELS_JG_MEASURES = ("runid", "num_q", *(f.name for f in JG_FAMILIES))
 _JG_NAMES = frozenset(f.name for f in JG_FAMILIES) | {"qrels_jg"}
 # What trec_eval stops on under -R qrels_jg (it forms a plain qrels ranking for them).
 _NOT_FROM_GROUPS = frozenset((*ALL_TREC, *NICKNAMES, "yaap")) - set(QRELS_JG_MEASURES)
+
+
 def refusal(name: str, rel_format: str) -> str | None:
     """Why ``-m name`` cannot be computed with ``-R rel_format`` (None: it can)."""
     if name in ("prefs", "all_prefs") or name.startswith("prefs_"):
@@ -41,7 +43,7 @@ def refusal(name: str, rel_format: str) -> str | None:
     if rel_format == "qrels_jg" and name in _NOT_FROM_GROUPS:
         return (
             "is not computed from judgment groups (-R qrels_jg): trec_eval 9.0.8 stops on it "
-            f"(\"Can't calculate measure\"); it computes {', '.join(QRELS_JG_MEASURES)} "
+            f'("Can\'t calculate measure"); it computes {", ".join(QRELS_JG_MEASURES)} '
             "(-m qrels_jg)"
         )
     return None
