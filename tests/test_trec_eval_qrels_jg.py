@@ -165,3 +165,14 @@ def test_unjudged_documents_count_as_relevant_below_level_minus_one(tmp_path):
     assert ours(["-R", "qrels_jg", "-l", "-1", "-m", "map_avgjg"], tmp_path) == (
         "map_avgjg             \tall\t1.5000\n"
     )
+
+
+def test_a_group_with_no_relevant_judgment_gives_inf_where_trec_eval_divides_by_zero(tmp_path):
+    # -l -1: group a judged d1 -1 (R 0) but d2, unjudged, counts as relevant: trec_eval's
+    # sum / R is x / 0, printed "inf" (as the binary prints it).
+    write(tmp_path, qrels="q1 a d1 -1\nq1 b d1 1\n", run="q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\n")
+    argv = ["-q", "-R", "qrels_jg", "-l", "-1", "-m", "map_avgjg", "-m", "Rprec_mult_avgjg.1"]
+    assert ours(argv, tmp_path) == (
+        "map_avgjg             \tq1\t   inf\nRprec_mult_avgjg_1.00 \tq1\t0.0000\n"
+        "map_avgjg             \tall\t   inf\nRprec_mult_avgjg_1.00 \tall\t0.0000\n"
+    )
