@@ -37,6 +37,7 @@ def mismatch(case: dict, folder: Path) -> str | None:
         return None if case["c_stdout"] is None else f"refused what trec_eval prints: {error}"
     if case["c_stdout"] is None:
         return f"printed where trec_eval fails (status {case['c_status']})"
+    text = text.encode("utf-8").decode("latin-1")  # the binary's bytes are pinned as latin-1
     if text != case["c_stdout"]:
         mine, theirs = text.splitlines(), case["c_stdout"].splitlines()
         diff = [(a, b) for a, b in zip(mine, theirs, strict=False) if a != b][:3]

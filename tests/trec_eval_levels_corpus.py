@@ -328,6 +328,23 @@ def make_jg_case(rng: random.Random) -> dict:
     return {"qrels": "".join(lines), "run": "".join(run_lines), "argv": argv}
 
 
+# Cases chosen by hand: a BOM kept in the first query id, a non-ASCII id, a label read by
+# atol, a group of one label 500000, cutoffs in trec_eval's order (past a C long), negative
+# and huge multiples, levels past a C long.
+_JQ = "\ufeffq1 a d1 1\nq1 b d2 500000\nq\u00e9 a d1 3\nq\u00e9 a d2 abc\nq1 a d3 1\n"
+_JR = ("q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq\u00e9 Q0 d2 1 1 r\nq\u00e9 Q0 d1 1 1 r\n"
+       "\ufeffq1 Q0 d3 1 5 r\nq1 Q0 d9 1 0.1 r\n")  # fmt: skip
+JG_FIXED = [
+    {"qrels": _JQ, "run": _JR, "argv": ["-R", "qrels_jg", "-q", *extra]}
+    for extra in (
+        ["-m", "P_avgjg.99999999999999999999,3"], ["-m", "Rprec_mult_avgjg.-1,1e300,0.5"],
+        ["-m", "Rprec_mult_avgjg.1000000"], ["-l", "99999999999999999999", "-m", "qrels_jg"],
+        ["-l", "-99999999999999999999", "-m", "qrels_jg"], ["-l", "500000", "-m", "qrels_jg"],
+        ["-J", "-l", "0", "-M", "1", "-m", "qrels_jg"], ["-m", "qrels_jg", "-m", "P_avgjg.1"],
+    )
+]  # fmt: skip
+
+
 def jg_corpus(binary: str, count: int, fresh: bool) -> int:
     """Pin ``count`` qrels_jg cases (seed -3) or, ``fresh``, compare new ones with the binary
     (the number of mismatches)."""
@@ -338,8 +355,8 @@ def jg_corpus(binary: str, count: int, fresh: bool) -> int:
     rng = random.Random(seed)
     cases, bad = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(count):
-            case = make_jg_case(rng)
+        drawn = [make_jg_case(rng) for _ in range(count)]
+        for case in drawn + ([] if fresh else [dict(c) for c in JG_FIXED]):
             case.update(_outcome(run_case(binary, case, Path(tmp))))
             cases.append(case)
             problem = mismatch(case, Path(tmp)) if fresh else None
