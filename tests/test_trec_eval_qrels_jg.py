@@ -31,8 +31,11 @@ def mismatch(case: dict, folder: Path) -> str | None:
     """What differs between the library's output for ``case`` and the binary's (None: same)."""
     (folder / "qrels").write_text(case["qrels"])
     (folder / "run").write_text(case["run"])
+    if "zscores" in case:
+        (folder / "zscores").write_text(case["zscores"])
+    argv = [str(folder / w) if w == "zscores" else w for w in case["argv"]]
     try:
-        text = ours(case["argv"], folder)
+        text = ours(argv, folder)
     except (TrecEvalUsageError, TrecFormatError, ValueError) as error:
         return None if case["c_stdout"] is None else f"refused what trec_eval prints: {error}"
     if case["c_stdout"] is None:
@@ -48,7 +51,7 @@ def mismatch(case: dict, folder: Path) -> str | None:
 def test_cases_cover_the_options_and_the_measures():
     argvs = [" ".join(case["argv"]) for case in CASES]
     for needle in ("-q", "-c", "-J", "-M 0", "-M ", "-l 0", "-l -", "-l 2", "-D 0.",
-                   "P_avgjg.", "Rprec_mult_avgjg.", "map_avgjg", "-m qrels_jg"):  # fmt: skip
+                   "P_avgjg.", "Rprec_mult_avgjg.", "map_avgjg", "-m qrels_jg", "-Z "):  # fmt: skip
         assert sum(needle in argv for argv in argvs) >= 3, needle
     printed = [case for case in CASES if case["c_stdout"] is not None]
     assert len(printed) > 0.65 * len(CASES)

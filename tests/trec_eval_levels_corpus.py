@@ -284,6 +284,8 @@ JG_MEASURES = [
     "qrels_jg", "map_avgjg", "P_avgjg", "P_avgjg.1,2,3", "P_avgjg.5", "P_avgjg.20,2",
     "Rprec_mult_avgjg", "Rprec_mult_avgjg.0.5,1,1.5", "Rprec_mult_avgjg.3", "runid", "num_q",
 ]  # fmt: skip
+JG_Z_NAMES = ["map_avgjg", "P_avgjg_5", "P_avgjg_1", "Rprec_mult_avgjg_1.00", "num_q",
+              "Rprec_mult_avgjg_0.20", "P_avgjg_2"]  # fmt: skip
 # Lines trec_eval refuses in a qrels_jg file: too few or too many fields, an empty line.
 JG_BAD_LINES = ["q1 a d1\n", "q1 a d1 1 x\n", "\n", "   \n", "q1\n"]
 
@@ -325,7 +327,16 @@ def make_jg_case(rng: random.Random) -> dict:
         argv += ["-D", "0." + rng.choice([qrels_queries[0], qrels_queries[0], *QIDS])]
     for _ in range(rng.choice([1, 1, 2, 3]) if rng.random() < 0.92 else 0):
         argv += ["-m", rng.choice(JG_MEASURES) if rng.random() < 0.95 else _measure(rng)]
-    return {"qrels": "".join(lines), "run": "".join(run_lines), "argv": argv}
+    case = {"qrels": "".join(lines), "run": "".join(run_lines), "argv": argv}
+    if rng.random() < 0.15:  # entries for some of the printed names; "~ ~" bounds lookups
+        entries = [
+            f"{qid} {name} {rng.choice(Z_MEANS)} {rng.choice(Z_SDS)}\n"
+            for qid in [*qrels_queries, "A"]
+            for name in rng.sample(JG_Z_NAMES, 4)
+        ]
+        case["zscores"] = "".join(rng.sample(entries, len(entries))) + "~ ~ 0 1\n"
+        argv += ["-Z", "zscores"]
+    return case
 
 
 # Cases chosen by hand: a BOM kept in the first query id, a non-ASCII id, a label read by
