@@ -139,7 +139,7 @@ def test_parameters_follow_trec_eval_naming():
         (["-l", "two", "q", "r"], "must be a number"),
         (["-M", "-1", "q", "r"], "0 or more"),
         (["-N", "x", "q", "r"], "-N .* must be a number"),
-        (["-R", "prefs", "q", "r"], "only the 'qrels' format"),
+        (["-R", "prefs", "q", "r"], "preference judgments .* are not supported"),
         (["--meas", "map", "--Re", "x", "q", "r"], "ambiguous option --Re"),
     ],
 )

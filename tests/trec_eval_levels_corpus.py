@@ -14,7 +14,9 @@
 each with the binary's exit status and standard output. ``tests/test_trec_eval_levels.py``
 replays them against ``heta-eval trec_eval`` without the binary.
 ``python tests/trec_eval_levels_corpus.py TREC_EVAL N --live`` instead compares N fresh
-random cases (another seed each run) with the binary and prints the mismatches.
+random cases (another seed each run) with the binary and prints the mismatches. With
+``--options`` (``-N``, ``-Z``, ``-D``, ``-o``: ``tests/data/trec_eval_options.json``) or
+``--qrels-jg`` (``-R qrels_jg``: ``tests/data/trec_eval_qrels_jg.json``) the same for those.
 """
 
 from __future__ import annotations
@@ -222,6 +224,8 @@ def make_options_case(rng: random.Random) -> dict:
 
 def main() -> None:
     binary, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    if "--qrels-jg" in sys.argv:
+        sys.exit(jg_corpus(binary, count, "--live" in sys.argv))
     if "--options" in sys.argv:
         sys.exit(options_corpus(binary, count, "--live" in sys.argv))
     if "--live" in sys.argv:
@@ -271,6 +275,112 @@ def options_corpus(binary: str, count: int, fresh: bool) -> int:
     OPTIONS_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
     refused = sum(case["c_stdout"] is None for case in cases)
     print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {OPTIONS_CORPUS}")
+    return 0
+
+
+JG_CORPUS = DATA / "trec_eval_qrels_jg.json"
+JG_GROUPS = ["a", "b", "u1", "U2", "jg10", "0"]
+JG_MEASURES = [
+    "qrels_jg", "map_avgjg", "P_avgjg", "P_avgjg.1,2,3", "P_avgjg.5", "P_avgjg.20,2",
+    "Rprec_mult_avgjg", "Rprec_mult_avgjg.0.5,1,1.5", "Rprec_mult_avgjg.3", "runid", "num_q",
+]  # fmt: skip
+JG_Z_NAMES = ["map_avgjg", "P_avgjg_5", "P_avgjg_1", "Rprec_mult_avgjg_1.00", "num_q",
+              "Rprec_mult_avgjg_0.20", "P_avgjg_2"]  # fmt: skip
+# Lines trec_eval refuses in a qrels_jg file: too few or too many fields, an empty line.
+JG_BAD_LINES = ["q1 a d1\n", "q1 a d1 1 x\n", "\n", "   \n", "q1\n"]
+
+
+def make_jg_case(rng: random.Random) -> dict:
+    """A ``-R qrels_jg`` case: 1-3 judgment groups per query (some with negative labels
+    only), queries in one file only, ties, -q/-c/-J/-n/-M/-l/-D, sometimes a bad line."""
+    pool = DOCS if rng.random() < 0.8 else [f"d{i}" for i in range(60)]
+    lines = []
+    qrels_queries = rng.sample(QIDS, rng.randint(1, 4))
+    for qid in qrels_queries:
+        for group in rng.sample(JG_GROUPS, rng.randint(1, 3)):
+            labels = [-1, -2, 0] if rng.random() < 0.15 else [-2, -1, 0, 0, 1, 1, 2, 3]
+            drawn = rng.randint(1, len(pool) // 2 + 1)
+            for doc in rng.sample(pool, drawn):
+                sep = rng.choice([" ", "\t", "  "])
+                lines.append(f"{qid}{sep}{group} {doc} {rng.choice(labels)}\n")
+    rng.shuffle(lines)
+    if rng.random() < 0.05:
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(JG_BAD_LINES))
+    if rng.random() < 0.03:
+        lines.append(lines[0])  # judged twice in one group
+    run_lines = []
+    run_queries = rng.sample(QIDS, rng.randint(1, 4))
+    run_queries += [q for q in qrels_queries[:1] if q not in run_queries]
+    for qid in run_queries:
+        for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
+            run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    argv = ["-R", "qrels_jg"]
+    for flag in ("-q", "-c", "-J", "-n"):
+        if rng.random() < (0.1 if flag == "-n" else 0.35):
+            argv.append(flag)
+    if rng.random() < 0.2:
+        argv += ["-M", rng.choice(["0", "1", "2", "5"])]
+    level = rng.choice(LEVELS)
+    if level is not None:
+        argv += ["-l", level]
+    if rng.random() < 0.1:
+        argv += ["-D", "0." + rng.choice([qrels_queries[0], qrels_queries[0], *QIDS])]
+    for _ in range(rng.choice([1, 1, 2, 3]) if rng.random() < 0.92 else 0):
+        argv += ["-m", rng.choice(JG_MEASURES) if rng.random() < 0.95 else _measure(rng)]
+    case = {"qrels": "".join(lines), "run": "".join(run_lines), "argv": argv}
+    if rng.random() < 0.15:  # entries for some of the printed names; "~ ~" bounds lookups
+        entries = [
+            f"{qid} {name} {rng.choice(Z_MEANS)} {rng.choice(Z_SDS)}\n"
+            for qid in [*qrels_queries, "A"]
+            for name in rng.sample(JG_Z_NAMES, 4)
+        ]
+        case["zscores"] = "".join(rng.sample(entries, len(entries))) + "~ ~ 0 1\n"
+        argv += ["-Z", "zscores"]
+    return case
+
+
+# Cases chosen by hand: a BOM kept in the first query id, a non-ASCII id, a label read by
+# atol, a group of one label 500000, cutoffs in trec_eval's order (past a C long), negative
+# and huge multiples, levels past a C long.
+_JQ = "\ufeffq1 a d1 1\nq1 b d2 500000\nq\u00e9 a d1 3\nq\u00e9 a d2 abc\nq1 a d3 1\n"
+_JR = ("q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq\u00e9 Q0 d2 1 1 r\nq\u00e9 Q0 d1 1 1 r\n"
+       "\ufeffq1 Q0 d3 1 5 r\nq1 Q0 d9 1 0.1 r\n")  # fmt: skip
+JG_FIXED = [
+    {"qrels": _JQ, "run": _JR, "argv": ["-R", "qrels_jg", "-q", *extra]}
+    for extra in (
+        ["-m", "P_avgjg.99999999999999999999,3"], ["-m", "Rprec_mult_avgjg.-1,1e300,0.5"],
+        ["-m", "Rprec_mult_avgjg.1000000"], ["-l", "99999999999999999999", "-m", "qrels_jg"],
+        ["-l", "-99999999999999999999", "-m", "qrels_jg"], ["-l", "500000", "-m", "qrels_jg"],
+        ["-J", "-l", "0", "-M", "1", "-m", "qrels_jg"], ["-m", "qrels_jg", "-m", "P_avgjg.1"],
+    )
+]  # fmt: skip
+
+
+def jg_corpus(binary: str, count: int, fresh: bool) -> int:
+    """Pin ``count`` qrels_jg cases (seed -3) or, ``fresh``, compare new ones with the binary
+    (the number of mismatches)."""
+    if fresh:  # the replay reads the pinned corpus when imported
+        from test_trec_eval_qrels_jg import mismatch
+
+    seed = random.randrange(2**32) if fresh else -3
+    rng = random.Random(seed)
+    cases, bad = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        drawn = [make_jg_case(rng) for _ in range(count)]
+        for case in drawn + ([] if fresh else [dict(c) for c in JG_FIXED]):
+            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            cases.append(case)
+            problem = mismatch(case, Path(tmp)) if fresh else None
+            if problem:
+                bad += 1
+                print(json.dumps(case), problem, sep="\n")
+    if fresh:
+        refused = sum(case["c_stdout"] is None for case in cases)
+        print(f"seed {seed}: {count} cases ({refused} refused by trec_eval), {bad} mismatches")
+        return 1 if bad else 0
+    JG_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
+    refused = sum(case["c_stdout"] is None for case in cases)
+    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {JG_CORPUS}")
     return 0
 
 

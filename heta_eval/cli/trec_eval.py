@@ -9,7 +9,8 @@ from heta_eval.cli import CliError, write_stdout
 
 HELP = """\
 usage: heta-eval trec_eval [-q] [-c] [-n] [-J] [-m MEASURE[.PARAMS]]... [-l LEVEL] [-M N]
-                           [-N N] [-Z ZSCORE_FILE] [-D LEVEL[.QID]] [-o] QRELS RUN
+                           [-N N] [-Z ZSCORE_FILE] [-D LEVEL[.QID]] [-R FORMAT] [-o]
+                           QRELS RUN
 
 trec_eval 9.0.8's command line (the trec_eval inside pytrec_eval, so the numbers are
 BEIR's): the same options, and standard output identical to trec_eval's, byte for byte.
@@ -34,6 +35,10 @@ options:
                                 a missing entry gives -1000000
   -D, --Debug_level L[.QID]     debug level (standard output unchanged); .QID evaluates
                                 only that query
+  -R, --Rel_info_format F       QRELS's format: qrels (the default) or qrels_jg, lines
+                                "qid group docno rel" with -m map_avgjg, P_avgjg[.CUTS],
+                                Rprec_mult_avgjg[.MULTS] averaged over each query's
+                                groups (-m qrels_jg: all three, runid and num_q)
   -o                            accepted and ignored, as trec_eval 9.0.8 does
   -h, --help                    this help;  -v, --version: the version emulated
 
@@ -42,12 +47,14 @@ examples:
   heta-eval trec_eval -c -m ndcg_cut.10 -m recall.100,1000 qrels.trec run.trec
   heta-eval trec_eval -q -m all_trec -l2 qrels.trec run.trec
   heta-eval trec_eval -mndcg_cut.10 -mP.5 -M100 qrels.trec run.trec
+  heta-eval trec_eval -R qrels_jg -m qrels_jg -q qrels.jg run.trec
 
 Numbers are read as trec_eval reads them (-m ndcg_cut.23.4 is ndcg_cut_23). Negative labels
 are "pooled but unjudged", as in trec_eval. Where trec_eval 9.0.8 stops or crashes (a
 -Z lookup past the end of its table included), for -D with a measure whose debugging trace
 trec_eval prints on standard output (ndcg, ndcg_cut, ndcg_rel, Rndcg, G, binG, gm_bpref),
-and for other -R/-T formats, the error is one line on stderr, exit status 2.
+for measures trec_eval stops on under the -R format given, and for the preference formats
+(-R prefs, qrels_prefs), the error is one line on stderr, exit status 2.
 See docs/trec_eval.md.
 """
 

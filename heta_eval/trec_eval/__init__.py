@@ -5,7 +5,8 @@ Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` reques
 (values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.fast`
 (large runs read into arrays, the compiled engine), :mod:`~heta_eval.trec_eval.output`
 (its exact output lines), :mod:`~heta_eval.trec_eval.utility` (``-N``),
-:mod:`~heta_eval.trec_eval.zscores` (``-Z``). The measures themselves are catalogued in
+:mod:`~heta_eval.trec_eval.zscores` (``-Z``), :mod:`~heta_eval.trec_eval.judgment_groups`
+(``-R qrels_jg``). The measures themselves are catalogued in
 :mod:`heta_eval.measures.trec_catalogue`. See docs/trec_eval.md.
 
 >>> import tempfile, pathlib
@@ -45,6 +46,7 @@ from heta_eval.trec_eval.fast import (
     reads_columnar,
 )
 from heta_eval.trec_eval.inputs import read_trec_eval_qrels, read_trec_eval_run
+from heta_eval.trec_eval.judgment_groups import evaluate_groups, read_qrels_jg
 from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
 from heta_eval.trec_eval.output import report_lines
 from heta_eval.trec_eval.params import c_long
@@ -81,14 +83,15 @@ def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
 
 
 def _evaluate_files(options: TrecEvalOptions) -> TrecEvalResult:
-    qrels = read_trec_eval_qrels(options.qrels)
+    groups = options.rel_format == "qrels_jg"
+    qrels = read_qrels_jg(options.qrels) if groups else read_trec_eval_qrels(options.qrels)
     data = open_input(options.run)  # read once: a pipe or "-" is never reopened
     ranking = any(m.family.name not in _NO_RANKING for m in options.measures)
     # trec_eval refuses a repeated document only in a query it ranks.
     ranked = {qid for qid, docs in qrels.items() if docs} if ranking else set()
     if options.debug_query is not None:  # -D LEVEL.QID: trec_eval evaluates only QID
         ranked &= {options.debug_query}
-    if reads_columnar(options, data) and options.debug_query is None:
+    if not groups and reads_columnar(options, data) and options.debug_query is None:
         columnar = read_run_columnar(data, ignore_identical_ids=False)
         if columnar is not None:
             tag = last_tag(data)
@@ -108,6 +111,8 @@ def _evaluate_files(options: TrecEvalOptions) -> TrecEvalResult:
     )
     if options.debug_query is not None:
         run = {qid: docs for qid, docs in run.items() if qid == options.debug_query}
+    if groups:
+        return evaluate_groups(options, qrels, run, tag)
     return _evaluate(options, qrels, run, tag, False)
 
 

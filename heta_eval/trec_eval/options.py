@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from heta_eval.measures.params import GAIN_PAIR, NUMBER
 from heta_eval.measures.trec_catalogue import FAMILIES, NICKNAMES, TrecFamily, family
+from heta_eval.trec_eval.judgment_measures import JG_FAMILIES, QRELS_JG_MEASURES, refusal
 from heta_eval.trec_eval.params import (
     LONG_MAX,
     atol,
@@ -85,6 +86,7 @@ class TrecEvalOptions:
     zscore_file: str | None = None  # -Z (per-query means and standard deviations)
     debug_level: int = 0  # -D LEVEL[.QID]
     debug_query: str | None = None  # -D's .QID: trec_eval evaluates only that query
+    rel_format: str = "qrels"  # -R: "qrels", or "qrels_jg" (judgment groups)
     notes: tuple[str, ...] = field(default=())  # harmless oddities, printed on stderr
     help: bool = False
     version: bool = False
@@ -117,8 +119,9 @@ _LONG_VALUE = {"o"}
 # above the number given (m_ndcg.c and the others): their traces are not reproduced.
 _DEBUG_PRINTS = {"ndcg": 0, "ndcg_cut": 0, "ndcg_rel": 0, "Rndcg": 0, "G": 0, "binG": 0,
                  "gm_bpref": 1}  # fmt: skip
-# Measures that need another -R rel_info format: trec_eval's nicknames and names for them.
-_OTHER_FORMATS = ("all_prefs", "prefs", "qrels_jg")
+# trec_eval's -R formats: those read here, and the preference formats (not supported).
+_REL_FORMATS = ("qrels", "qrels_jg")
+_PREFS_FORMATS = ("prefs", "qrels_prefs")
 
 
 def parse_options(argv: Sequence[str]) -> TrecEvalOptions:
@@ -193,6 +196,7 @@ def _build(
     numbers: dict[str, int] = {"l": 1, "N": 0, "D": 0}
     max_per_topic, measure_specs, notes = None, [], []
     zscore_file = debug_query = None
+    rel_format = "qrels"
     for short, value in values:
         if short == "m":
             measure_specs.append(value)
@@ -210,8 +214,8 @@ def _build(
                 raise TrecEvalUsageError(
                     f"-M {value}: must be 0 or more (trec_eval 9.0.8 crashes on it)"
                 )
-        elif short == "R" and value != "qrels":
-            raise TrecEvalUsageError(f"-R {value}: only the 'qrels' format is supported")
+        elif short == "R":  # the last -R counts, as in trec_eval
+            rel_format = value
         elif short == "T" and value != "trec_results":
             raise TrecEvalUsageError(f"-T {value}: only the 'trec_results' format is supported")
     if len(files) != 2:
@@ -220,7 +224,8 @@ def _build(
             + (f": {' '.join(files)}" if files else "")
             + " (see --help)"
         )
-    measures, measure_notes = resolve_measures(measure_specs or ["official"])
+    _check_rel_format(rel_format)
+    measures, measure_notes = resolve_measures(measure_specs or ["official"], rel_format)
     notes += measure_notes
     _check_debug_level(numbers["D"], measures)
     return TrecEvalOptions(
@@ -238,7 +243,21 @@ def _build(
         debug_level=numbers["D"],
         debug_query=debug_query,
         notes=tuple(notes),
+        rel_format=rel_format,
     )
+
+
+def _check_rel_format(rel_format: str) -> None:
+    if rel_format in _PREFS_FORMATS:
+        raise TrecEvalUsageError(
+            f"-R {rel_format}: preference judgments (-R prefs, qrels_prefs) and the prefs_* "
+            "measures are not supported; -R qrels and qrels_jg are"
+        )
+    if rel_format not in _REL_FORMATS:
+        raise TrecEvalUsageError(
+            f"-R {rel_format}: not a trec_eval 9.0.8 rel_info format (qrels, qrels_jg, "
+            "prefs, qrels_prefs); -R qrels and qrels_jg are supported"
+        )
 
 
 _WHAT = {"l": "-l (relevance level)", "N": "-N (documents in the collection)",
@@ -270,7 +289,9 @@ def _integer(text: str, what: str, notes: list[str]) -> int:
     return value
 
 
-def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...], list[str]]:
+def resolve_measures(
+    specs: Sequence[str], rel_format: str = "qrels"
+) -> tuple[tuple[RequestedMeasure, ...], list[str]]:
     """trec_eval's ``mark_measure``: nicknames mark their families; ``name.params`` sets a
     family's parameters, the first time only (trec_eval ignores later ones, silently; this
     says so in a note). Families come back in trec_eval's print order.
@@ -286,11 +307,10 @@ def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...]
         name, dot, text = spec.partition(".")
         if dot and not text:
             raise TrecEvalUsageError(f"-m {spec}: no parameters after the dot")
-        if name in _OTHER_FORMATS or name.startswith("prefs_") or name.endswith("_avgjg"):
-            raise TrecEvalUsageError(
-                f"-m {spec}: needs a preference or judgment-group rel_info file (-R), "
-                "which is not supported"
-            )
+        problem = refusal(name, rel_format)
+        if problem is not None:
+            default = " (the default set)" if spec == "official" else ""
+            raise TrecEvalUsageError(f"-m {spec}{default} {problem}")
         if name == "yaap":
             raise TrecEvalUsageError(
                 f"-m {spec}: yaap is in trec_eval but not in all_trec, and pytrec_eval does "
@@ -304,8 +324,11 @@ def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...]
                 )
             else:
                 param_texts[name] = text
-        if name in NICKNAMES:
-            marked.update(NICKNAMES[name])
+        if name in NICKNAMES or name == "qrels_jg":
+            marked.update(NICKNAMES.get(name, QRELS_JG_MEASURES))
+            continue
+        if name in _JG_BY_NAME:
+            marked.add(name)
             continue
         try:
             family(name)
@@ -313,7 +336,7 @@ def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...]
             raise TrecEvalUsageError(f"-m {spec}: {error}") from None
         marked.add(name)
     measures = []
-    for fam in FAMILIES:
+    for fam in (*FAMILIES, *JG_FAMILIES):  # trec_eval's print order
         if fam.name not in marked:
             continue
         text = param_texts.get(fam.name)
@@ -323,6 +346,7 @@ def resolve_measures(specs: Sequence[str]) -> tuple[tuple[RequestedMeasure, ...]
     return tuple(measures), notes
 
 
+_JG_BY_NAME = {f.name: f for f in JG_FAMILIES}
 _NUMBER = NUMBER  # the catalogue's reading of a number (measures/params.py)
 
 
