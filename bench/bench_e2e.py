@@ -1,4 +1,4 @@
-"""End to end (target 5): wall time of ``make eval DATASET=scifact`` with all three modes, on a
+"""End to end: wall time of ``make eval DATASET=scifact`` with all three modes, on a
 cold cache (fresh ``HETA_EVAL_CACHE_DIR`` and output folder), then rerun on the same cache
 into a fresh output folder.
 

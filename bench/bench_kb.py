@@ -1,5 +1,5 @@
-"""Knowledge-base speed: BM25 build and retrieval vs raw ``bm25s`` (target 3), dense
-encoding vs plain sentence-transformers float32 (target 4).
+"""Knowledge-base speed: BM25 build and retrieval vs raw ``bm25s``, dense encoding vs
+plain sentence-transformers float32.
 
 Rows (JSON list on stdout or ``--output``), medians of ``--repeats`` alternated runs:
 

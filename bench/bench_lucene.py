@@ -4,7 +4,7 @@ Row ``keyword_search SciFact index + search vs Anserini``: wall seconds of index
 SciFact documents (title + text, flat) and searching its 300 test queries for 1,000 hits each,
 each side in a fresh process: ours (``LuceneBM25Index.build`` + ``search``; Python start,
 imports and the numba cache load included) and Anserini's ``IndexCollection`` +
-``SearchCollection`` (2 threads, JVM start included, as the issue measured it). ``identical``:
+``SearchCollection`` (2 threads, JVM start included, as a user runs it). ``identical``:
 the same ranked top-1000 for >= 99% of queries, scores within 1e-4. Skips with the reason
 where Java or the pyserini wheel is missing.
 

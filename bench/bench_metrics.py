@@ -1,4 +1,4 @@
-"""Benchmark the metric engine against its peers (issue 7, targets 1 and 2).
+"""Benchmark the metric engine against its peers: run files and chunk-level responses.
 
 Each side runs in its own subprocess (``--side NAME``), repeats the timed work and reports
 its times, its rounded numbers and its peak RSS; the parent compares numbers and ratios.

@@ -1,4 +1,4 @@
-"""Whole-process rows (issue 14): what a user waits for when running one command.
+"""Whole-process rows: what a user waits for when running one command.
 
 * ``one-shot evaluate``: ``heta-eval evaluate --dataset scifact`` on the real SciFact run
   (``../shared/datasets/runs``) vs ``bench/plain_pytrec_eval.py`` (read both files, one

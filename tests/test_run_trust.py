@@ -1,4 +1,4 @@
-"""A run never reports a wrong number without a word (issue 13, items 1-7): stale folders
+"""A run never reports a wrong number without a word: stale folders
 are refused, replies that map to no document are mapped or reported, failed queries count
 in the headline, dangling judgments and skipped files are warned about, and the command
 fails fast and clearly. Real runner, real files, real HTTP on loopback, real processes."""
