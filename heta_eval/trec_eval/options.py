@@ -124,8 +124,7 @@ _LONG_VALUE = {"o"}
 # Measures whose trec_eval code prints debugging lines on standard output at -D levels
 # above the number given (m_ndcg.c and the others): their traces are not reproduced.
 _DEBUG_PRINTS = {"ndcg": 0, "ndcg_cut": 0, "ndcg_rel": 0, "Rndcg": 0, "G": 0, "binG": 0,
-                 "gm_bpref": 1,
-                 **{f.name: 2 for f in PREFS_FAMILIES}}  # form_prefs_counts.c, from -D 3 # fmt: skip
+                 "gm_bpref": 1, **{f.name: 2 for f in PREFS_FAMILIES}}  # fmt: skip
 # trec_eval's -R formats.
 _REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 

@@ -10,8 +10,8 @@ and kept as a C ``float``. A line with another number of fields is an error, as 
 trec_eval; so is a level of ``nan`` (trec_eval's sort is undefined with it) and a NUL byte.
 
 >>> prefs = read_prefs(b"q1 u1 s1 d1 2\\nq1 u1 s1 d2 1\\n", subgroups=True)
->>> prefs["q1"]
-[PrefLine(jg='u1', jsg='s1', docno='d1', level=2.0), PrefLine(jg='u1', jsg='s1', docno='d2', level=1.0)]
+>>> prefs["q1"][0]
+PrefLine(jg='u1', jsg='s1', docno='d1', level=2.0)
 >>> read_prefs(b"q1 u1 d1 0.5\\n", subgroups=False)["q1"][0].level
 0.5
 """

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from heta_eval.trec_eval.compute import TrecEvalResult, evaluated_queries
+from heta_eval.trec_eval.preferences import Prefs
 from heta_eval.trec_eval.prefs_counts import QueryPrefs
 from heta_eval.trec_eval.prefs_counts import form_prefs_counts as _form
 from heta_eval.trec_eval.prefs_rnonrel import recalculate
-from heta_eval.trec_eval.preferences import Prefs
 
 if TYPE_CHECKING:
     from heta_eval.trec_eval.options import TrecEvalOptions
