@@ -18,8 +18,17 @@ import random
 import tempfile
 from pathlib import Path
 
-from trec_eval_levels_corpus import DATA, DOCS, LEVELS, QIDS, SCORES, Z_MEANS, Z_SDS
-from trec_eval_levels_corpus import _outcome, run_case
+from trec_eval_levels_corpus import (
+    DATA,
+    DOCS,
+    LEVELS,
+    QIDS,
+    SCORES,
+    Z_MEANS,
+    Z_SDS,
+    _outcome,
+    run_case,
+)
 
 PREFS_CORPUS = DATA / "trec_eval_prefs.json"
 PREFS_NAMES = [
@@ -117,7 +126,7 @@ def prefs_corpus(binary: str, count: int, fresh: bool) -> int:
     """Pin ``count`` cases (seed -5) or, ``fresh``, compare new ones with the binary (the
     number of mismatches)."""
     if fresh:  # the replay reads the pinned corpus when imported
-        from test_trec_eval_qrels_jg import mismatch
+        from test_trec_eval_prefs import mismatch
 
     seed = random.randrange(2**32) if fresh else -5
     rng = random.Random(seed)
