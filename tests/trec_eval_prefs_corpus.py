@@ -104,7 +104,7 @@ def make_prefs_case(rng: random.Random) -> dict:
 
 
 # Chosen by hand: the format's own example (trec_eval's documentation of -R prefs), a BOM
-# kept in the first query id, levels read by atof, a cycle across sub-groups.
+# kept in the first query id, levels read by atof, a cycle across sub-groups, -3.
 _EXAMPLE = ("\ufeffq1 u1 s1 d1 3.0\nq1 u1 s1 d2 2.0\nq1 u1 s1 d3 0.0\nq1 u1 s1 d4 6.0\n"
             "q1 u1 s1 d5 0.0\nq1 u1 s1 d6 2.0\nq1 u2 s1 d1 3.0\nq1 u2 s1 d2 2.0\n"
             "q1 u2 s1 d3 1.0\nq1 u2 s2 d1 2.0\nq1 u2 s2 d2 1.0\nq1 u2 s2 d4 3.0\n"
@@ -119,6 +119,9 @@ PREFS_FIXED = [
      "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},
     {"qrels": _CYCLE, "run": _RUN, "argv": ["-R", "prefs", "-m", "prefs_simp"]},
     {"qrels": _CYCLE, "run": _RUN, "argv": ["-R", "prefs", "-m", "runid", "-m", "num_q"]},
+    # A group whose highest level is -3 (trec_eval's own "no level yet" marker).
+    {"qrels": "q1 a d1 -3\nq1 a d2 -5\nq1 a d3 -5\nq1 b d1 1\nq1 b d2 0\n", "run": _RUN,
+     "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},
 ]  # fmt: skip
 
 

@@ -94,11 +94,6 @@ def _class_group(
     group: list[PrefLine], ranks: dict[str, int], query: QueryPrefs, where: str
 ) -> JudgmentGroup:
     """form_jg_ec and add_ec_pref_to_jg: one sub-group, classes of equal levels."""
-    if group[0].level == -3.0:  # trec_eval's "no level yet" marker: it miscounts the classes
-        raise PrefsError(
-            f"{where}: its highest rel_level is -3, which trec_eval 9.0.8 takes for its own "
-            "'no level' marker (it then counts one class too few and reads unset memory)"
-        )
     levels: list[float] = []
     classes: list[list[int]] = []
     for line in group:
@@ -106,6 +101,10 @@ def _class_group(
             levels.append(line.level)
             classes.append([])
         classes[-1].append(ranks[line.docno])
+    if group[0].level == -3.0:
+        # trec_eval starts each group's count of levels from -3, its "no level yet" marker:
+        # a group whose highest level is -3 gets one class fewer, and the lowest is ignored.
+        levels, classes = levels[:-1], classes[:-1]
     jg = JudgmentGroup(ecs=[np.asarray(c, dtype=np.int64) for c in classes])
     njr = query.num_judged_ret
     for i, ec1 in enumerate(jg.ecs):
