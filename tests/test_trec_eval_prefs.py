@@ -29,6 +29,11 @@ def mismatch(case: dict, folder: Path) -> str | None:
     return None if problem and _BY_DESIGN in problem else problem
 
 
+def _column(case: dict, index: int) -> set[str]:
+    """The values of one field of a case's judgment lines (\\v and \\f split fields)."""
+    return {line.split()[index] for line in case["qrels"].split("\n") if line}
+
+
 def test_cases_cover_the_formats_options_and_measures():
     argvs = [" ".join(case["argv"]) for case in CASES]
     for needle in ("-R prefs", "-R qrels_prefs", "-q", "-c", "-J", "-M ", "-l ", "-D 0.",
@@ -38,10 +43,9 @@ def test_cases_cover_the_formats_options_and_measures():
     assert len(printed) > 0.65 * len(CASES)
     assert sum(case["c_status"] == 4 for case in CASES) >= 3  # inconsistent judgments
     assert sum(case["c_status"] == 2 for case in CASES) >= 3  # a malformed line
-    groups = [c for c in printed if len({ln.split()[1] for ln in c["qrels"].splitlines()}) > 1]
+    groups = [c for c in printed if len(_column(c, 1)) > 1]
     assert len(groups) > 0.5 * len(printed)
-    subgroups = [c for c in printed if "-R prefs" in " ".join(c["argv"])
-                 and len({ln.split()[2] for ln in c["qrels"].splitlines()}) > 1]  # fmt: skip
+    subgroups = [c for c in printed if "-R prefs" in " ".join(c["argv"]) and len(_column(c, 2)) > 1]
     assert len(subgroups) > 0.3 * len(printed)
 
 

@@ -6,7 +6,8 @@ on N seeded random cases (seed -5) and a few chosen by hand, written to
 Cases: 1-4 queries, 1-3 judgment groups a query and, with ``-R prefs``, 1-3 sub-groups a
 group, drawn mostly consistent (each sub-group takes its levels from one hidden order of the
 group, ties included), sometimes not (a cycle, a document at 0 and above 0, at two levels of
-one sub-group), sometimes with negative levels; runs with ties and unjudged documents;
+one sub-group), sometimes with negative levels; runs with ties and unjudged documents,
+sometimes a document twice;
 ``-q``, ``-c``, ``-J``, ``-n``, ``-M``, ``-l``, ``-D 0.QID``, ``-Z``; ``-m all_prefs``,
 ``prefs`` or single measures; now and then a bad line or a measure of another format.
 """
@@ -79,6 +80,9 @@ def make_prefs_case(rng: random.Random) -> dict:
     for qid in run_queries:
         for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
             run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    if rng.random() < 0.08:  # a document twice (trec_eval stops unless -M cuts a copy)
+        qid, _, doc, *_ = rng.choice(run_lines).split()
+        run_lines.append(f"{qid} Q0 {doc} 9 {rng.choice(SCORES)} tag{qid}\n")
     argv = ["-R", "prefs" if subgroups else "qrels_prefs"]
     for flag in ("-q", "-c", "-J", "-n"):
         if rng.random() < (0.1 if flag == "-n" else 0.35):
@@ -104,13 +108,22 @@ def make_prefs_case(rng: random.Random) -> dict:
 
 
 # Chosen by hand: the format's own example (trec_eval's documentation of -R prefs), a BOM
-# kept in the first query id, levels read by atof, a cycle across sub-groups, -3.
+# kept in the first query id, levels read by atof, a cycle across sub-groups, odd levels and
+# whitespace, repeated documents and ties at the -M cut, non-ASCII ids, -3.
 _EXAMPLE = ("\ufeffq1 u1 s1 d1 3.0\nq1 u1 s1 d2 2.0\nq1 u1 s1 d3 0.0\nq1 u1 s1 d4 6.0\n"
             "q1 u1 s1 d5 0.0\nq1 u1 s1 d6 2.0\nq1 u2 s1 d1 3.0\nq1 u2 s1 d2 2.0\n"
             "q1 u2 s1 d3 1.0\nq1 u2 s2 d1 2.0\nq1 u2 s2 d2 1.0\nq1 u2 s2 d4 3.0\n"
             "q2 u1 s1 d1 1e0\nq2 u1 s1 d9 abc\nq2 u1 s1 d8 0x0\nq2 u1 s2 d8 -0\n")  # fmt: skip
 _RUN = ("\ufeffq1 Q0 d2 1 0.9 r\n\ufeffq1 Q0 d1 2 0.8 r\n\ufeffq1 Q0 d7 3 0.8 r\n"
         "\ufeffq1 Q0 d5 4 0.5 r\nq2 Q0 d9 1 0.9 r\nq2 Q0 d1 2 0.9 r\nq2 Q0 d8 3 0.7 r\n")  # fmt: skip
+_ODD = (
+    "q1 a s1 d1 inf\nq1 a s1 d2 1e40\nq1 a s1 d3 -inf\nq1 a s2 d3 0x\nq1 a s2 d4 .5e1\n"
+    "q1 b s1 d1 1\r\nq1\x0bb\x0cs1 d5 0\nq2 a s1 d1 1\nq2 a s1 d2 0"
+)
+_ODD_RUN = (
+    "q1 Q0 d1 1 1 r\nq1 Q0 d2 1 1 r\nq1 Q0 d3 1 0.5 r\nq1 Q0 d1 1 0.1 r\n"
+    "q2 Q0 d2 1 3 r\nq2 Q0 d1 1 3 r\n"
+)
 _CYCLE = "q1 a s1 d1 2\nq1 a s1 d2 1\nq1 a s2 d2 2\nq1 a s2 d1 1\n"
 PREFS_FIXED = [
     {"qrels": _EXAMPLE, "run": _RUN, "argv": ["-R", "prefs", "-q", "-m", "all_prefs"]},
@@ -119,6 +132,12 @@ PREFS_FIXED = [
      "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},
     {"qrels": _CYCLE, "run": _RUN, "argv": ["-R", "prefs", "-m", "prefs_simp"]},
     {"qrels": _CYCLE, "run": _RUN, "argv": ["-R", "prefs", "-m", "runid", "-m", "num_q"]},
+    # Levels inf, 1e40, -inf, "0x", ".5e1"; \r\n, \v and \f; a document twice in the run
+    # (trec_eval stops unless -M leaves one copy out), score ties at the -M cut.
+    *[{"qrels": _ODD, "run": _ODD_RUN, "argv": ["-R", "prefs", "-m", "all_prefs", *extra]}
+      for extra in (["-q"], ["-q", "-M", "1"], ["-q", "-M", "2"], ["-c", "-D", "0.q2"])],
+    {"qrels": "q\u00e9 a d\u00e9 2\nq\u00e9 a d2 1\n", "run": "q\u00e9 Q0 d\u00e9 1 1 r\n"
+     "q\u00e9 Q0 d2 1 2 r\n", "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},
     # A group whose highest level is -3 (trec_eval's own "no level yet" marker).
     {"qrels": "q1 a d1 -3\nq1 a d2 -5\nq1 a d3 -5\nq1 b d1 1\nq1 b d2 0\n", "run": _RUN,
      "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},

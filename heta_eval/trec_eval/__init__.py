@@ -110,7 +110,10 @@ def _evaluate_files(options: TrecEvalOptions) -> TrecEvalResult:
                     return _evaluate(options, qrels, RunView(columnar, ranked), tag, True)
             del columnar
     run, tag = read_trec_eval_run(
-        data, repeats_refused_in=ranked, max_per_topic=options.max_per_topic
+        data,
+        repeats_refused_in=ranked,
+        max_per_topic=options.max_per_topic,
+        ties_by_increasing_docno=options.rel_format in ("prefs", "qrels_prefs"),
     )
     if options.debug_query is not None:
         run = {qid: docs for qid, docs in run.items() if qid == options.debug_query}
