@@ -132,7 +132,10 @@ def _count_pairs(
             f"{where}: a document has two different rel_levels in one sub-group (trec_eval "
             "9.0.8: 'occurs with different rel_level in same jsg')"
         )
-    np.add.at(query.counts, (a, b), 1)  # uint16: wraps as C's unsigned short
+    if len(np.unique(ec1)) == len(ec1) and len(np.unique(ec2)) == len(ec2):
+        query.counts[np.ix_(ec1, ec2)] += np.uint16(1)  # uint16 wraps as C's unsigned short
+    else:  # a document listed twice in a class counts twice
+        np.add.at(query.counts, (a, b), np.uint16(1))
     njr = query.num_judged_ret
     less, a_ret, b_ret = a < b, a < njr, b < njr
     jg.ful_ret += int(np.count_nonzero(less & b_ret))
