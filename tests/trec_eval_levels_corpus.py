@@ -16,7 +16,8 @@ replays them against ``heta-eval trec_eval`` without the binary.
 ``python tests/trec_eval_levels_corpus.py TREC_EVAL N --live`` instead compares N fresh
 random cases (another seed each run) with the binary and prints the mismatches. With
 ``--options`` (``-N``, ``-Z``, ``-D``, ``-o``: ``tests/data/trec_eval_options.json``) or
-``--qrels-jg`` (``-R qrels_jg``: ``tests/data/trec_eval_qrels_jg.json``) the same for those.
+``--qrels-jg`` (``-R qrels_jg``: ``tests/data/trec_eval_qrels_jg.json``) or ``--prefs``
+(``-R prefs``, ``qrels_prefs``: ``tests/data/trec_eval_prefs.json``) the same for those.
 """
 
 from __future__ import annotations
@@ -226,6 +227,10 @@ def main() -> None:
     binary, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 300
     if "--qrels-jg" in sys.argv:
         sys.exit(jg_corpus(binary, count, "--live" in sys.argv))
+    if "--prefs" in sys.argv:  # -R prefs and qrels_prefs: tests/trec_eval_prefs_corpus.py
+        from trec_eval_prefs_corpus import prefs_corpus
+
+        sys.exit(prefs_corpus(binary, count, "--live" in sys.argv))
     if "--options" in sys.argv:
         sys.exit(options_corpus(binary, count, "--live" in sys.argv))
     if "--live" in sys.argv:

@@ -38,7 +38,10 @@ options:
   -R, --Rel_info_format F       QRELS's format: qrels (the default) or qrels_jg, lines
                                 "qid group docno rel" with -m map_avgjg, P_avgjg[.CUTS],
                                 Rprec_mult_avgjg[.MULTS] averaged over each query's
-                                groups (-m qrels_jg: all three, runid and num_q)
+                                groups (-m qrels_jg: all three, runid and num_q);
+                                prefs ("qid jg jsg docno rel") or qrels_prefs ("qid jg
+                                docno rel"): preference judgments, -m all_prefs (the 14
+                                prefs_* measures), -m prefs (six of them)
   -o                            accepted and ignored, as trec_eval 9.0.8 does
   -h, --help                    this help;  -v, --version: the version emulated
 
@@ -48,13 +51,15 @@ examples:
   heta-eval trec_eval -q -m all_trec -l2 qrels.trec run.trec
   heta-eval trec_eval -mndcg_cut.10 -mP.5 -M100 qrels.trec run.trec
   heta-eval trec_eval -R qrels_jg -m qrels_jg -q qrels.jg run.trec
+  heta-eval trec_eval -R prefs -m all_prefs prefs.txt run.trec
 
 Numbers are read as trec_eval reads them (-m ndcg_cut.23.4 is ndcg_cut_23). Negative labels
 are "pooled but unjudged", as in trec_eval. Where trec_eval 9.0.8 stops or crashes (a
 -Z lookup past the end of its table included), for -D with a measure whose debugging trace
-trec_eval prints on standard output (ndcg, ndcg_cut, ndcg_rel, Rndcg, G, binG, gm_bpref),
-for measures trec_eval stops on under the -R format given, and for the preference formats
-(-R prefs, qrels_prefs), the error is one line on stderr, exit status 2.
+trec_eval prints on standard output (ndcg, ndcg_cut, ndcg_rel, Rndcg, G, binG, gm_bpref,
+prefs_*), for measures trec_eval stops on under the -R format given, and for preference
+judgments it stops, aborts or reads past an array on, the error is one line on stderr,
+exit status 2.
 See docs/trec_eval.md.
 """
 

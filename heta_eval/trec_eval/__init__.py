@@ -6,7 +6,8 @@ Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` reques
 (large runs read into arrays, the compiled engine), :mod:`~heta_eval.trec_eval.output`
 (its exact output lines), :mod:`~heta_eval.trec_eval.utility` (``-N``),
 :mod:`~heta_eval.trec_eval.zscores` (``-Z``), :mod:`~heta_eval.trec_eval.judgment_groups`
-(``-R qrels_jg``). The measures themselves are catalogued in
+(``-R qrels_jg``), :mod:`~heta_eval.trec_eval.preferences` (``-R prefs``, ``qrels_prefs``).
+The measures themselves are catalogued in
 :mod:`heta_eval.measures.trec_catalogue`. See docs/trec_eval.md.
 
 >>> import tempfile, pathlib
@@ -50,6 +51,8 @@ from heta_eval.trec_eval.judgment_groups import evaluate_groups, read_qrels_jg
 from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
 from heta_eval.trec_eval.output import report_lines
 from heta_eval.trec_eval.params import c_long
+from heta_eval.trec_eval.preferences import read_prefs
+from heta_eval.trec_eval.prefs_measures import evaluate_prefs
 from heta_eval.trec_eval.utility import missing_counts, with_num_docs
 from heta_eval.trec_eval.zscores import apply_zscores, read_zscores
 
@@ -83,8 +86,8 @@ def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
 
 
 def _evaluate_files(options: TrecEvalOptions) -> TrecEvalResult:
-    groups = options.rel_format == "qrels_jg"
-    qrels = read_qrels_jg(options.qrels) if groups else read_trec_eval_qrels(options.qrels)
+    groups = options.rel_format != "qrels"  # judgment groups or preferences
+    qrels = _read_judgments(options)
     data = open_input(options.run)  # read once: a pipe or "-" is never reopened
     ranking = any(m.family.name not in _NO_RANKING for m in options.measures)
     # trec_eval refuses a repeated document only in a query it ranks.
@@ -107,13 +110,26 @@ def _evaluate_files(options: TrecEvalOptions) -> TrecEvalResult:
                     return _evaluate(options, qrels, RunView(columnar, ranked), tag, True)
             del columnar
     run, tag = read_trec_eval_run(
-        data, repeats_refused_in=ranked, max_per_topic=options.max_per_topic
+        data,
+        repeats_refused_in=ranked,
+        max_per_topic=options.max_per_topic,
+        ties_by_increasing_docno=options.rel_format in ("prefs", "qrels_prefs"),
     )
     if options.debug_query is not None:
         run = {qid: docs for qid, docs in run.items() if qid == options.debug_query}
-    if groups:
+    if options.rel_format == "qrels_jg":
         return evaluate_groups(options, qrels, run, tag)
+    if groups:
+        return evaluate_prefs(options, qrels, run, tag)
     return _evaluate(options, qrels, run, tag, False)
+
+
+def _read_judgments(options: TrecEvalOptions) -> Mapping:
+    if options.rel_format == "qrels_jg":
+        return read_qrels_jg(options.qrels)
+    if options.rel_format in ("prefs", "qrels_prefs"):
+        return read_prefs(options.qrels, subgroups=options.rel_format == "prefs")
+    return read_trec_eval_qrels(options.qrels)
 
 
 def _evaluate(

@@ -390,4 +390,4 @@ def summary_value(
     if len(values) != len(result.query_ids):  # not in every query's values
         values = [result.values[qid][key] for qid in result.query_ids]
     missing = [measure.missing_value(0)] * (count - len(values)) if fam.summary != "sum" else []
-    return combine(measure.summary, values, missing)
+    return combine("sum" if fam.summary == "sum" else measure.summary, values, missing)

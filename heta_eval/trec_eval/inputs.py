@@ -53,13 +53,16 @@ def read_trec_eval_run(
     *,
     repeats_refused_in: Container[str] | None = None,
     max_per_topic: int | None = None,
+    ties_by_increasing_docno: bool = False,
 ) -> tuple[Run, str]:
     """The run and its tag (``runid``); a TrecFormatError names the file and line.
 
     A repeated document is an error in the queries of ``repeats_refused_in`` (every query
     when None). trec_eval refuses one only in a query it ranks (one that is judged, when a
     measure other than ``runid`` and ``num_q`` is asked for), and with ``-M`` only when both
-    copies are among the ``max_per_topic`` it keeps; such a query keeps those documents.
+    copies are among the ``max_per_topic`` it keeps; such a query keeps those documents
+    (score ties broken by decreasing docno, or increasing with ``ties_by_increasing_docno``,
+    as trec_eval's preference measures break them).
     """
     data = open_input(source)  # in memory: a second pass never reopens a pipe
     try:
@@ -77,18 +80,21 @@ def read_trec_eval_run(
             rows.setdefault(parts[0].decode(), []).append((parts[2].decode(), score, number))
     for qid, docs in rows.items():
         if len({doc for doc, _, _ in docs}) < len(docs):
-            run[qid] = _kept(qid, docs, max_per_topic, data.name)
+            run[qid] = _kept(qid, docs, max_per_topic, data.name, ties_by_increasing_docno)
     return run, tag
 
 
 def _kept(
-    qid: str, rows: list[tuple[str, float, int]], limit: int | None, name: str
+    qid: str, rows: list[tuple[str, float, int]], limit: int | None, name: str, up: bool
 ) -> dict[str, float]:
     """trec_eval's ranking of a query's rows, repeats included, cut at ``limit``; a document
     twice in what is kept is an error naming its second line."""
     with np.errstate(over="ignore"):  # as io.write.ranked: float32 keys, as trec_eval
         keys = np.asarray([score for _, score, _ in rows], dtype=np.float32).tolist()
-    order = sorted(zip(keys, rows, strict=True), key=lambda kr: (kr[0], kr[1][0]), reverse=True)
+    if up:
+        order = sorted(zip(keys, rows, strict=True), key=lambda kr: (-kr[0], kr[1][0]))
+    else:
+        order = sorted(zip(keys, rows, strict=True), key=lambda kr: (kr[0], kr[1][0]), reverse=True)
     kept = [row for _, row in order[:limit]]
     seen: dict[tuple[str, str], int] = {}
     for doc, _, number in sorted(kept, key=lambda row: row[2]):

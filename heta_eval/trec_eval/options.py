@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 
 from heta_eval.measures.params import GAIN_PAIR, NUMBER
 from heta_eval.measures.trec_catalogue import FAMILIES, NICKNAMES, TrecFamily, family
-from heta_eval.trec_eval.judgment_measures import JG_FAMILIES, QRELS_JG_MEASURES, refusal
+from heta_eval.trec_eval.judgment_measures import (
+    JG_FAMILIES,
+    PREFS_FAMILIES,
+    PREFS_NICKNAMES,
+    QRELS_JG_MEASURES,
+    refusal,
+)
 from heta_eval.trec_eval.params import (
     LONG_MAX,
     atol,
@@ -86,7 +92,7 @@ class TrecEvalOptions:
     zscore_file: str | None = None  # -Z (per-query means and standard deviations)
     debug_level: int = 0  # -D LEVEL[.QID]
     debug_query: str | None = None  # -D's .QID: trec_eval evaluates only that query
-    rel_format: str = "qrels"  # -R: "qrels", or "qrels_jg" (judgment groups)
+    rel_format: str = "qrels"  # -R: "qrels", "qrels_jg" (judgment groups), "prefs", "qrels_prefs"
     notes: tuple[str, ...] = field(default=())  # harmless oddities, printed on stderr
     help: bool = False
     version: bool = False
@@ -118,10 +124,9 @@ _LONG_VALUE = {"o"}
 # Measures whose trec_eval code prints debugging lines on standard output at -D levels
 # above the number given (m_ndcg.c and the others): their traces are not reproduced.
 _DEBUG_PRINTS = {"ndcg": 0, "ndcg_cut": 0, "ndcg_rel": 0, "Rndcg": 0, "G": 0, "binG": 0,
-                 "gm_bpref": 1}  # fmt: skip
-# trec_eval's -R formats: those read here, and the preference formats (not supported).
-_REL_FORMATS = ("qrels", "qrels_jg")
-_PREFS_FORMATS = ("prefs", "qrels_prefs")
+                 "gm_bpref": 1, **{f.name: 2 for f in PREFS_FAMILIES}}  # fmt: skip
+# trec_eval's -R formats.
+_REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 
 
 def parse_options(argv: Sequence[str]) -> TrecEvalOptions:
@@ -248,15 +253,10 @@ def _build(
 
 
 def _check_rel_format(rel_format: str) -> None:
-    if rel_format in _PREFS_FORMATS:
-        raise TrecEvalUsageError(
-            f"-R {rel_format}: preference judgments (-R prefs, qrels_prefs) and the prefs_* "
-            "measures are not supported; -R qrels and qrels_jg are"
-        )
     if rel_format not in _REL_FORMATS:
         raise TrecEvalUsageError(
             f"-R {rel_format}: not a trec_eval 9.0.8 rel_info format (qrels, qrels_jg, "
-            "prefs, qrels_prefs); -R qrels and qrels_jg are supported"
+            "prefs, qrels_prefs)"
         )
 
 
@@ -324,8 +324,8 @@ def resolve_measures(
                 )
             else:
                 param_texts[name] = text
-        if name in NICKNAMES or name == "qrels_jg":
-            marked.update(NICKNAMES.get(name, QRELS_JG_MEASURES))
+        if name in NICKNAMES or name == "qrels_jg" or name in PREFS_NICKNAMES:
+            marked.update({**NICKNAMES, **PREFS_NICKNAMES}.get(name, QRELS_JG_MEASURES))
             continue
         if name in _JG_BY_NAME:
             marked.add(name)
@@ -336,7 +336,7 @@ def resolve_measures(
             raise TrecEvalUsageError(f"-m {spec}: {error}") from None
         marked.add(name)
     measures = []
-    for fam in (*FAMILIES, *JG_FAMILIES):  # trec_eval's print order
+    for fam in (*FAMILIES, *PREFS_FAMILIES, *JG_FAMILIES):  # trec_eval's print order
         if fam.name not in marked:
             continue
         text = param_texts.get(fam.name)
@@ -346,7 +346,7 @@ def resolve_measures(
     return tuple(measures), notes
 
 
-_JG_BY_NAME = {f.name: f for f in JG_FAMILIES}
+_JG_BY_NAME = {f.name: f for f in (*JG_FAMILIES, *PREFS_FAMILIES)}
 _NUMBER = NUMBER  # the catalogue's reading of a number (measures/params.py)
 
 
