@@ -10,42 +10,19 @@ import gzip
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 from conftest import shared_path
 from trec_eval_levels_corpus import CORPUS, REFERENCE, live
+from trec_eval_pinned import mismatch
 
 from heta_eval.cli import main
-from heta_eval.io.trec import TrecFormatError
 from heta_eval.providers import backends
 from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
-from heta_eval.trec_eval.options import TrecEvalUsageError
 
 CASES = json.loads(CORPUS.read_text())
 PINNED = json.loads(gzip.decompress(REFERENCE.read_bytes()))
 BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
-
-
-def mismatch(case: dict, folder: Path) -> str | None:
-    """What differs between the library's output for ``case`` and the binary's (None: same);
-    the library path of the command, in this process."""
-    (folder / "qrels").write_text(case["qrels"])
-    (folder / "run").write_text(case["run"])
-    try:
-        options = parse_options([*case["argv"], str(folder / "qrels"), str(folder / "run")])
-        text = "".join(f"{line}\n" for line in report_lines(options, evaluate_options(options)))
-    except (TrecEvalUsageError, TrecFormatError, ValueError) as error:
-        if case["c_stdout"] is None:
-            return None
-        return f"refused what trec_eval prints: {error}"
-    if case["c_stdout"] is None:
-        return f"printed where trec_eval fails (status {case['c_status']})"
-    if text != case["c_stdout"]:
-        ours, theirs = text.splitlines(), case["c_stdout"].splitlines()
-        diff = [(a, b) for a, b in zip(ours, theirs, strict=False) if a != b][:3]
-        return f"output differs ({len(ours)} / {len(theirs)} lines): {diff}"
-    return None
 
 
 def test_cases_cover_every_level_below_one_and_option():

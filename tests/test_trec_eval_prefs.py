@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_trec_eval_qrels_jg import mismatch as _mismatch
+from trec_eval_pinned import mismatch as _mismatch
 from trec_eval_prefs_corpus import PREFS_CORPUS, prefs_corpus
 
 from heta_eval.cli import main

@@ -12,40 +12,12 @@ from pathlib import Path
 
 import pytest
 from trec_eval_levels_corpus import JG_CORPUS, jg_corpus
+from trec_eval_pinned import mismatch, ours
 
 from heta_eval.cli import main
-from heta_eval.io.trec import TrecFormatError
-from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
-from heta_eval.trec_eval.options import TrecEvalUsageError
 
 CASES = json.loads(JG_CORPUS.read_text())
 BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
-
-
-def ours(argv: list[str], folder: Path) -> str:
-    options = parse_options([*argv, str(folder / "qrels"), str(folder / "run")])
-    return "".join(f"{line}\n" for line in report_lines(options, evaluate_options(options)))
-
-
-def mismatch(case: dict, folder: Path) -> str | None:
-    """What differs between the library's output for ``case`` and the binary's (None: same)."""
-    (folder / "qrels").write_text(case["qrels"])
-    (folder / "run").write_text(case["run"])
-    if "zscores" in case:
-        (folder / "zscores").write_text(case["zscores"])
-    argv = [str(folder / w) if w == "zscores" else w for w in case["argv"]]
-    try:
-        text = ours(argv, folder)
-    except (TrecEvalUsageError, TrecFormatError, ValueError) as error:
-        return None if case["c_stdout"] is None else f"refused what trec_eval prints: {error}"
-    if case["c_stdout"] is None:
-        return f"printed where trec_eval fails (status {case['c_status']})"
-    text = text.encode("utf-8").decode("latin-1")  # the binary's bytes are pinned as latin-1
-    if text != case["c_stdout"]:
-        mine, theirs = text.splitlines(), case["c_stdout"].splitlines()
-        diff = [(a, b) for a, b in zip(mine, theirs, strict=False) if a != b][:3]
-        return f"output differs ({len(mine)} / {len(theirs)} lines): {diff}"
-    return None
 
 
 def test_cases_cover_the_options_and_the_measures():

@@ -28,6 +28,7 @@ import random
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
@@ -164,6 +165,45 @@ def live(binary: str, count: int) -> int:
     return bad
 
 
+def pin_or_compare(
+    binary: str,
+    count: int,
+    fresh: bool,
+    *,
+    seed: int,
+    make: Callable[[random.Random], dict],
+    fixed: list[dict],
+    corpus: Path,
+    mismatch: Callable[[dict, Path], str | None],
+) -> int:
+    """Pin ``count`` cases drawn by ``make`` (with ``seed``) and ``fixed`` to ``corpus`` or,
+    ``fresh``, compare as many new ones (another seed) with the binary through ``mismatch``:
+    the exit status (1: a mismatch). A problem ``mismatch`` marks "undefined" (a refusal on
+    purpose where the binary reads outside its memory and did not crash) is counted apart."""
+    seed = random.randrange(2**32) if fresh else seed
+    rng = random.Random(seed)
+    cases, bad, undefined = [], 0, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        drawn = [make(rng) for _ in range(count)]
+        for case in drawn + ([] if fresh else [dict(c) for c in fixed]):
+            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            cases.append(case)
+            problem = mismatch(case, Path(tmp)) if fresh else None
+            if problem and problem.startswith("undefined"):
+                undefined += 1
+            elif problem:
+                bad += 1
+                print(json.dumps(case), problem, sep="\n")
+    refused = sum(case["c_stdout"] is None for case in cases)
+    if fresh:
+        print(f"seed {seed}: {count} cases ({refused} refused by trec_eval), {bad} mismatches, "
+              f"{undefined} refused on purpose where trec_eval reads outside its memory")  # fmt: skip
+        return 1 if bad else 0
+    corpus.write_text(json.dumps(cases, indent=0) + "\n")
+    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {corpus}")
+    return 0
+
+
 OPTIONS_CORPUS = DATA / "trec_eval_options.json"
 UTILITY_4TH = ["1,-1,0,0.25", "0,0,0,1", "-1,2,3,-4", "0.5,-0.5,1e-3,-0.001", "1,-1,0,0"]
 NUM_DOCS = ["0", "12", "1000", "-5", "7", "99999999999999999999", "1e3", "3000000000"]
@@ -254,33 +294,11 @@ def main() -> None:
 
 
 def options_corpus(binary: str, count: int, fresh: bool) -> int:
-    """Pin ``count`` option cases (seed -2) or, ``fresh``, compare new ones with the binary
-    (the number of mismatches)."""
-    if fresh:  # the replay reads the pinned corpus when imported
-        from test_trec_eval_options import mismatch
+    """Pin ``count`` option cases (seed -2) or, ``fresh``, compare new ones with the binary."""
+    from test_trec_eval_options import mismatch  # the replay reads the pinned corpus
 
-    seed = random.randrange(2**32) if fresh else -2
-    rng = random.Random(seed)
-    cases, bad, undefined = [], 0, 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(count):
-            case = make_options_case(rng)
-            case.update(_outcome(run_case(binary, case, Path(tmp))))
-            cases.append(case)
-            problem = mismatch(case, Path(tmp)) if fresh else None
-            if problem and problem.startswith("undefined"):
-                undefined += 1  # trec_eval read outside its zscore table and did not crash
-            elif problem:
-                bad += 1
-                print(json.dumps(case), problem, sep="\n")
-    if fresh:
-        print(f"seed {seed}: {count} cases, {bad} mismatches, {undefined} refused on purpose "
-              "where trec_eval reads outside its zscore table and did not crash")  # fmt: skip
-        return 1 if bad else 0
-    OPTIONS_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
-    refused = sum(case["c_stdout"] is None for case in cases)
-    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {OPTIONS_CORPUS}")
-    return 0
+    return pin_or_compare(binary, count, fresh, seed=-2, make=make_options_case, fixed=[],
+                          corpus=OPTIONS_CORPUS, mismatch=mismatch)  # fmt: skip
 
 
 JG_CORPUS = DATA / "trec_eval_qrels_jg.json"
@@ -362,31 +380,11 @@ JG_FIXED = [
 
 
 def jg_corpus(binary: str, count: int, fresh: bool) -> int:
-    """Pin ``count`` qrels_jg cases (seed -3) or, ``fresh``, compare new ones with the binary
-    (the number of mismatches)."""
-    if fresh:  # the replay reads the pinned corpus when imported
-        from test_trec_eval_qrels_jg import mismatch
+    """Pin ``count`` qrels_jg cases (seed -3) or, ``fresh``, compare new ones with the binary."""
+    from trec_eval_pinned import mismatch
 
-    seed = random.randrange(2**32) if fresh else -3
-    rng = random.Random(seed)
-    cases, bad = [], 0
-    with tempfile.TemporaryDirectory() as tmp:
-        drawn = [make_jg_case(rng) for _ in range(count)]
-        for case in drawn + ([] if fresh else [dict(c) for c in JG_FIXED]):
-            case.update(_outcome(run_case(binary, case, Path(tmp))))
-            cases.append(case)
-            problem = mismatch(case, Path(tmp)) if fresh else None
-            if problem:
-                bad += 1
-                print(json.dumps(case), problem, sep="\n")
-    if fresh:
-        refused = sum(case["c_stdout"] is None for case in cases)
-        print(f"seed {seed}: {count} cases ({refused} refused by trec_eval), {bad} mismatches")
-        return 1 if bad else 0
-    JG_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
-    refused = sum(case["c_stdout"] is None for case in cases)
-    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {JG_CORPUS}")
-    return 0
+    return pin_or_compare(binary, count, fresh, seed=-3, make=make_jg_case, fixed=JG_FIXED,
+                          corpus=JG_CORPUS, mismatch=mismatch)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -14,10 +14,7 @@ sometimes a document twice;
 
 from __future__ import annotations
 
-import json
 import random
-import tempfile
-from pathlib import Path
 
 from trec_eval_levels_corpus import (
     DATA,
@@ -27,8 +24,7 @@ from trec_eval_levels_corpus import (
     SCORES,
     Z_MEANS,
     Z_SDS,
-    _outcome,
-    run_case,
+    pin_or_compare,
 )
 
 PREFS_CORPUS = DATA / "trec_eval_prefs.json"
@@ -145,27 +141,8 @@ PREFS_FIXED = [
 
 
 def prefs_corpus(binary: str, count: int, fresh: bool) -> int:
-    """Pin ``count`` cases (seed -5) or, ``fresh``, compare new ones with the binary (the
-    number of mismatches)."""
-    if fresh:  # the replay reads the pinned corpus when imported
-        from test_trec_eval_prefs import mismatch
+    """Pin ``count`` cases (seed -5) or, ``fresh``, compare new ones with the binary."""
+    from test_trec_eval_prefs import mismatch  # the replay reads the pinned corpus
 
-    seed = random.randrange(2**32) if fresh else -5
-    rng = random.Random(seed)
-    cases, bad = [], 0
-    with tempfile.TemporaryDirectory() as tmp:
-        drawn = [make_prefs_case(rng) for _ in range(count)]
-        for case in drawn + ([] if fresh else [dict(c) for c in PREFS_FIXED]):
-            case.update(_outcome(run_case(binary, case, Path(tmp))))
-            cases.append(case)
-            problem = mismatch(case, Path(tmp)) if fresh else None
-            if problem:
-                bad += 1
-                print(json.dumps(case), problem, sep="\n")
-    refused = sum(case["c_stdout"] is None for case in cases)
-    if fresh:
-        print(f"seed {seed}: {count} cases ({refused} refused by trec_eval), {bad} mismatches")
-        return 1 if bad else 0
-    PREFS_CORPUS.write_text(json.dumps(cases, indent=0) + "\n")
-    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {PREFS_CORPUS}")
-    return 0
+    return pin_or_compare(binary, count, fresh, seed=-5, make=make_prefs_case,
+                          fixed=PREFS_FIXED, corpus=PREFS_CORPUS, mismatch=mismatch)  # fmt: skip

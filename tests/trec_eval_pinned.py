@@ -1,0 +1,43 @@
+"""A case pinned from trec_eval 9.0.8's binary (the corpora of
+``tests/trec_eval_levels_corpus.py`` and ``tests/trec_eval_prefs_corpus.py``: its files,
+``argv``, exit status and standard output) replayed through the drop-in's library path in
+this process, and what differs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from heta_eval.io.trec import TrecFormatError
+from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
+from heta_eval.trec_eval.options import TrecEvalUsageError
+
+#: How a refusal where the binary printed begins (a test may accept some by design).
+REFUSED = "refused what trec_eval prints"
+
+
+def ours(argv: list[str], folder: Path) -> str:
+    """The drop-in's standard output for ``argv`` on ``folder``'s ``qrels`` and ``run``."""
+    options = parse_options([*argv, str(folder / "qrels"), str(folder / "run")])
+    return "".join(f"{line}\n" for line in report_lines(options, evaluate_options(options)))
+
+
+def mismatch(case: dict, folder: Path) -> str | None:
+    """What differs between the drop-in's output for ``case`` and the binary's (None: the
+    same bytes, or both refuse); ``case``'s files are written to ``folder`` first."""
+    (folder / "qrels").write_text(case["qrels"], encoding="utf-8")
+    (folder / "run").write_text(case["run"], encoding="utf-8")
+    if "zscores" in case:
+        (folder / "zscores").write_text(case["zscores"], encoding="utf-8")
+    argv = [str(folder / w) if w == "zscores" else w for w in case["argv"]]
+    try:
+        text = ours(argv, folder)
+    except (TrecEvalUsageError, TrecFormatError, ValueError) as error:
+        return None if case["c_stdout"] is None else f"{REFUSED}: {error}"
+    if case["c_stdout"] is None:
+        return f"printed where trec_eval fails (status {case['c_status']})"
+    text = text.encode("utf-8").decode("latin-1")  # the binary's bytes are pinned as latin-1
+    if text != case["c_stdout"]:
+        mine, theirs = text.splitlines(), case["c_stdout"].splitlines()
+        diff = [(a, b) for a, b in zip(mine, theirs, strict=False) if a != b][:3]
+        return f"output differs ({len(mine)} / {len(theirs)} lines): {diff}"
+    return None
