@@ -58,6 +58,29 @@ PARAMS = {
 }  # fmt: skip
 
 
+def draw_run(rng: random.Random, pool: list[str], judged: list[str]) -> list[str]:
+    """A run's lines: 1-4 of ``QIDS`` and the first ``judged`` query, each ranking some of
+    ``pool`` with scores from ``SCORES`` (ties among them)."""
+    run_lines = []
+    run_queries = rng.sample(QIDS, rng.randint(1, 4))
+    run_queries += [q for q in judged[:1] if q not in run_queries]
+    for qid in run_queries:
+        for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
+            run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    return run_lines
+
+
+def draw_flags(rng: random.Random) -> list[str]:
+    """Some of ``-q``, ``-c``, ``-J``, ``-n`` and now and then ``-M``."""
+    argv = []
+    for flag in ("-q", "-c", "-J", "-n"):
+        if rng.random() < (0.1 if flag == "-n" else 0.35):
+            argv.append(flag)
+    if rng.random() < 0.2:
+        argv += ["-M", rng.choice(["0", "1", "2", "5"])]
+    return argv
+
+
 def _measure(rng: random.Random) -> str:
     name = rng.choice(FAMILIES)
     if name in PARAMS and rng.random() < 0.5:
@@ -79,18 +102,9 @@ def make_case(rng: random.Random) -> dict:
         any_negative_only |= max(drawn) < 0
         for doc, label in zip(rng.sample(pool, len(drawn)), drawn, strict=True):
             qrels_lines.append(f"{qid} 0 {doc} {label}\n")
-    run_lines = []
-    run_queries = rng.sample(QIDS, rng.randint(1, 4))
-    run_queries += [q for q in qrels_queries[:1] if q not in run_queries]
-    for qid in run_queries:
-        for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
-            run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    run_lines = draw_run(rng, pool, qrels_queries)
     argv: list[str] = []
-    for flag in ("-q", "-c", "-J", "-n"):
-        if rng.random() < (0.1 if flag == "-n" else 0.35):
-            argv.append(flag)
-    if rng.random() < 0.2:
-        argv += ["-M", rng.choice(["0", "1", "2", "5"])]
+    argv += draw_flags(rng)
     level = rng.choice(LEVELS)
     if level is not None:
         argv += ["-l", level]
@@ -331,18 +345,9 @@ def make_jg_case(rng: random.Random) -> dict:
         lines.insert(rng.randrange(len(lines) + 1), rng.choice(JG_BAD_LINES))
     if rng.random() < 0.03:
         lines.append(lines[0])  # judged twice in one group
-    run_lines = []
-    run_queries = rng.sample(QIDS, rng.randint(1, 4))
-    run_queries += [q for q in qrels_queries[:1] if q not in run_queries]
-    for qid in run_queries:
-        for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
-            run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    run_lines = draw_run(rng, pool, qrels_queries)
     argv = ["-R", "qrels_jg"]
-    for flag in ("-q", "-c", "-J", "-n"):
-        if rng.random() < (0.1 if flag == "-n" else 0.35):
-            argv.append(flag)
-    if rng.random() < 0.2:
-        argv += ["-M", rng.choice(["0", "1", "2", "5"])]
+    argv += draw_flags(rng)
     level = rng.choice(LEVELS)
     if level is not None:
         argv += ["-l", level]

@@ -24,6 +24,8 @@ from trec_eval_levels_corpus import (
     SCORES,
     Z_MEANS,
     Z_SDS,
+    draw_flags,
+    draw_run,
     pin_or_compare,
 )
 
@@ -70,21 +72,12 @@ def make_prefs_case(rng: random.Random) -> dict:
         lines.insert(rng.randrange(len(lines) + 1), rng.choice(BAD_LINES))
     if rng.random() < 0.05:
         lines.append(lines[0])  # the same line twice
-    run_lines = []
-    run_queries = rng.sample(QIDS, rng.randint(1, 4))
-    run_queries += [q for q in prefs_queries[:1] if q not in run_queries]
-    for qid in run_queries:
-        for rank, doc in enumerate(rng.sample(pool, rng.randint(1, len(pool) - 2)), start=1):
-            run_lines.append(f"{qid} Q0 {doc} {rank} {rng.choice(SCORES)} tag{qid}\n")
+    run_lines = draw_run(rng, pool, prefs_queries)
     if rng.random() < 0.08:  # a document twice (trec_eval stops unless -M cuts a copy)
         qid, _, doc, *_ = rng.choice(run_lines).split()
         run_lines.append(f"{qid} Q0 {doc} 9 {rng.choice(SCORES)} tag{qid}\n")
     argv = ["-R", "prefs" if subgroups else "qrels_prefs"]
-    for flag in ("-q", "-c", "-J", "-n"):
-        if rng.random() < (0.1 if flag == "-n" else 0.35):
-            argv.append(flag)
-    if rng.random() < 0.2:
-        argv += ["-M", rng.choice(["0", "1", "2", "5"])]
+    argv += draw_flags(rng)
     level = rng.choice(LEVELS)
     if level is not None and rng.random() < 0.3:
         argv += ["-l", level]
