@@ -74,7 +74,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 # listed here with the reason it is an illustration, not an example to run.
 ILLUSTRATIONS = {
     "heta-eval trec_eval [-q] [-c] [-n] [-J] [-m MEASURE[.PARAMS]]... [-l LEVEL] [-M N] "
-    "QRELS RUN": "trec_eval.md's usage synopsis (options in brackets), not a command; "
+    "[-N N]": "trec_eval.md's usage synopsis (options in brackets), not a command; "
     "the page's examples below it run",
     ".venv/bin/heta-eval run --dataset scifact --modes keyword_search --output results/scifact": (
         "running.md: make's echo of what `$ make eval` (run just above it) runs: output"
