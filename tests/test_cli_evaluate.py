@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -189,3 +190,47 @@ def test_large_run_file_starts_numba_without_scipy_blas_and_keeps_collecting(tmp
     cli, library, scipy_linalg, numba, collecting = json.loads(done.stdout.strip().splitlines()[-1])
     assert cli == library
     assert numba and not scipy_linalg and collecting
+
+
+def _fresh_process(code: str, **env: str) -> str:
+    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={**clean, **env}, timeout=600,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "trec_eval"])
+def test_one_shot_commands_ask_openblas_for_no_worker_threads(command, scifact_dir, tmp_path):
+    # OpenBLAS's idle workers spin after numpy's import, taking CPU from a command that never
+    # calls BLAS: evaluate and trec_eval ask for none before numpy loads, unless told a count.
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    argv = (
+        ["evaluate", "--run", str(run), "--qrels", str(qrels), "--json"]
+        if command == "evaluate"
+        else ["trec_eval", str(qrels), str(run)]
+    )
+    code = (
+        "import os\nfrom heta_eval.cli import main\n"
+        f"assert main({argv!r}) == 0\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    assert _fresh_process(code) == "1"
+    assert _fresh_process(code, OPENBLAS_NUM_THREADS="3") == "3"  # the user's count is kept
+    # A process that loaded numpy before (a library user's script) is left as it is.
+    assert _fresh_process("import numpy\n" + code) == "None"
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2,
+    reason="counts threads in /proc on a machine with two or more CPUs",
+)
+def test_openblas_starts_no_worker_threads_when_asked_for_one():
+    # What the knob relies on: numpy's OpenBLAS reads the variable when numpy is imported.
+    code = "import os, numpy\nprint(len(os.listdir('/proc/self/task')))"
+    assert int(_fresh_process(code, OPENBLAS_NUM_THREADS="1")) == 1
+    assert int(_fresh_process(code)) > 1

@@ -8,7 +8,7 @@ import sys
 from contextlib import ExitStack
 from typing import Any
 
-from heta_eval._runtime import paused_gc, start_numba_without_blas
+from heta_eval._runtime import paused_gc, single_threaded_blas, start_numba_without_blas
 from heta_eval.cli import CliError
 
 EPILOG = """examples:
@@ -188,6 +188,7 @@ def _one_shot_start(paths: list[Any], stack: ExitStack) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
+    single_threaded_blas()  # before numpy's import: nothing here calls BLAS
     with ExitStack() as stack:
         return _run_evaluate(args, stack)
 

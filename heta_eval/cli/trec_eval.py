@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from heta_eval._runtime import single_threaded_blas
 from heta_eval.cli import CliError, write_stdout
 
 HELP = """\
@@ -79,6 +80,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_trec_eval(args: argparse.Namespace) -> int:
+    single_threaded_blas()  # before numpy's import: nothing here calls BLAS
     from heta_eval.io.trec import TrecFormatError
     from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
     from heta_eval.trec_eval.options import TrecEvalUsageError

@@ -1,4 +1,4 @@
-"""The dataset registry: ``registry.json``, data shipped in this package (importlib.resources).
+"""The dataset registry: ``registry.json``, data shipped in this package beside this module.
 
 Each entry names a downloadable dataset, its URL and checksum, its evaluation split, its
 expected size and its scoring policy. ``"md5": null`` means the checksum is unknown; see
@@ -18,7 +18,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ __all__ = [
 
 #: The registry shipped in the package (a checkout or an installed wheel alike);
 #: ``HETA_EVAL_REGISTRY`` points elsewhere (a private registry, tests).
-REGISTRY_PATH = Path(str(resources.files(__package__).joinpath("registry.json")))
+REGISTRY_PATH = Path(__file__).with_name("registry.json")
 
 _MD5 = re.compile(r"^[0-9a-f]{32}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
