@@ -78,12 +78,15 @@ def make_case(rng: random.Random) -> dict:
 
 
 def run_case(binary: str, case: dict, folder: Path) -> subprocess.CompletedProcess:
-    """Run ``binary`` (trec_eval, or a command list ending in it) on ``case`` in ``folder``."""
+    """Run ``binary`` (trec_eval, or a command list ending in it) on ``case`` in ``folder``:
+    its qrels, run and, where it has one, its z-score file (``-Z zscores``)."""
     (folder / "qrels").write_text(case["qrels"])
     (folder / "run").write_text(case["run"])
+    if "zscores" in case:
+        (folder / "zscores").write_bytes(case["zscores"].encode())
     command = [binary] if isinstance(binary, str) else list(binary)
     return subprocess.run(
-        [*command, *case["argv"], "qrels", "run"], cwd=folder, capture_output=True, timeout=60
+        [*command, *case["argv"], "qrels", "run"], cwd=folder, capture_output=True, timeout=600
     )
 
 

@@ -31,6 +31,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from trec_eval_corpus import run_case
+
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "trec_eval_levels.json"
 REFERENCE = DATA / "trec_eval_levels_reference.json.gz"
@@ -142,17 +144,6 @@ def reference_commands() -> list[list[str]]:
             commands.append(["-m", "all_trec", "-c", "-J", *level, *files])
             commands.append(["-m", "all_trec", "-c", "-M", "20", *level, *files])
     return commands
-
-
-def run_case(binary: str, case: dict, folder: Path) -> subprocess.CompletedProcess:
-    """Run ``binary`` on ``case`` (its qrels, run and zscore file written to ``folder``)."""
-    (folder / "qrels").write_text(case["qrels"])
-    (folder / "run").write_text(case["run"])
-    if "zscores" in case:
-        (folder / "zscores").write_bytes(case["zscores"].encode())
-    return subprocess.run(
-        [binary, *case["argv"], "qrels", "run"], cwd=folder, capture_output=True, timeout=60
-    )
 
 
 def _outcome(proc: subprocess.CompletedProcess) -> dict:
