@@ -232,10 +232,10 @@ def single_threaded_blas() -> None:
     """Ask numpy's OpenBLAS for no worker threads: for one-shot command-line processes that
     never call BLAS (``heta-eval evaluate``, ``heta-eval trec_eval``), never for library users.
 
-    OpenBLAS starts its worker threads when numpy is imported, and they spin before they
-    sleep: about 0.1 s of CPU taken from the command's own thread, which on a two-core machine
-    is about 5% of a one-shot scoring of SciFact. Read by OpenBLAS at numpy's import, so a
-    no-op when numpy is already imported; a thread count the user set is kept.
+    OpenBLAS starts its worker threads when numpy is imported, and they spin for a while
+    before they sleep (0.07-0.09 s of CPU after ``import numpy`` on a two-core machine), time
+    the command's own thread competes for. Read by OpenBLAS at numpy's import, so a no-op
+    when numpy is already imported; a thread count the user set is kept.
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
