@@ -146,8 +146,9 @@ class TwoNodeCluster:
 
 
 def _ray_processes() -> list[int]:
-    """Live Ray processes inside the test's namespace: started from Ray's package, or titled
-    by Ray (``ray::...``, its workers and agents)."""
+    """Live Ray processes inside the test's namespace: started from Ray's package (a program
+    of it, or a script of it run as ``python -u script``: the autoscaler's monitor and the log
+    monitor), or titled by Ray (``ray::...``, its workers and agents)."""
     listed = subprocess.run(["ip", "netns", "pids", NETNS.name], capture_output=True, text=True,
                             timeout=PATIENCE)  # fmt: skip
     found = []
@@ -156,7 +157,7 @@ def _ray_processes() -> list[int]:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue  # gone meanwhile
-        if argv[0].startswith(b"ray::") or any(RAY_PACKAGE in arg for arg in argv[:2]):
+        if argv[0].startswith(b"ray::") or any(RAY_PACKAGE in arg for arg in argv[:3]):
             found.append(int(pid))
     return found
 
