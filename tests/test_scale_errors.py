@@ -255,3 +255,31 @@ def test_a_local_cluster_runs_its_workers_at_the_priority_of_other_processes():
                             capture_output=True, text=True, timeout=600)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == str(os.nice(0))
+
+
+OWN_TOKEN = """
+import os
+from heta_eval.scale.cluster import connect
+ray = connect("local")
+
+@ray.remote(num_cpus=1)
+def auth_mode():
+    return os.environ.get("RAY_AUTH_MODE")
+
+print(ray.get(auth_mode.remote()))
+"""
+
+
+def test_a_local_cluster_keeps_token_authentication_and_writes_nothing_in_the_home(tmp_path):
+    # Ray saves a new local cluster's token to ~/.ray/auth_token, which then turns token
+    # authentication on for the user's own `ray start` clusters (their second node refused).
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in cluster_env().items() if not k.startswith("RAY_AUTH")}
+    env["HOME"] = str(home)
+    result = subprocess.run([sys.executable, "-c", OWN_TOKEN], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "token"  # authentication still on
+    assert not (home / ".ray").exists(), sorted(p.name for p in home.rglob("*"))
+    assert list(home.iterdir()) == []

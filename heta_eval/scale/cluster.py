@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import sys
 import time
 from typing import Any
@@ -20,6 +21,8 @@ CONNECT_PATIENCE = 60.0
 #: default, 15, gives its workers almost no CPU beside other busy processes (on a shared
 #: machine: an encode that takes 2 minutes alone took over 15); 0 is every process's.
 WORKER_NICENESS = "0"
+#: Where Ray looks for an authentication token or mode the user configured.
+RAY_AUTH_VARIABLES = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE")
 
 
 class RayUnavailableError(RuntimeError):
@@ -60,6 +63,7 @@ def connect(address: str) -> Any:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         # Read by the node processes ray.init starts; a value the user set is kept.
         os.environ.setdefault("RAY_worker_niceness", WORKER_NICENESS)
+        keep_token_out_of_home()
     if host and port.isdigit() and not _reachable(address, host, int(port)):
         raise RayUnavailableError(
             f"no Ray cluster answers at {address} (start one with `ray start --head`)"
@@ -85,6 +89,20 @@ def connect(address: str) -> Any:
         raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
     interrupts.reclaim()  # ray.init turns SIGTERM into a bare sys.exit
     return ray
+
+
+def keep_token_out_of_home() -> None:
+    """Give an in-process cluster a token of its own, held in this process's environment.
+
+    Ray (2.5x on) turns token authentication on for a new local cluster and, with no token
+    configured, saves a fresh one to ``~/.ray/auth_token``. That file then switches token
+    authentication on for every later ``ray start`` on the machine, whose second node is
+    refused ("InvalidAuthToken") unless it finds the same file. A token in
+    ``RAY_AUTH_TOKEN`` keeps authentication on for our cluster (its node processes inherit
+    the variable) and writes nothing. A token or mode the user configured is kept.
+    """
+    if not any(os.environ.get(name) for name in RAY_AUTH_VARIABLES):
+        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
 
 def _reachable(address: str, host: str, port: int, patience: float = CONNECT_PATIENCE) -> bool:
