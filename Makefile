@@ -1,5 +1,6 @@
 # heta-eval: two commands for a new user
 #   make eval DATASET=scifact     install (once) and run the main job
+#   make install TORCH=cuda       install with the default index's (CUDA) torch instead
 #   make eval RAY=auto            the same on a Ray cluster (local | auto | HOST:PORT)
 #   make test                     run the test suite
 PYTHON ?= python3
@@ -24,16 +25,40 @@ ifeq ($(origin HETA_EVAL_DATA), undefined)
   endif
 endif
 
-.PHONY: install test lint eval repro bench bench-quick clean
+# torch goes in first. A version pin does not choose the build: from PyPI, torch for Linux is
+# the CUDA build and its nvidia-* packages (several GB). TORCH=cpu (the default) asks
+# PyTorch's CPU wheel index first (about 190 MB) and falls back to the default index where
+# that index does not answer (an offline mirror that serves the CPU wheel itself);
+# TORCH=cuda takes the default index's build.
+TORCH ?= cpu
+TORCH_VERSION := 2.13.0
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+
+.PHONY: install torch test lint eval repro bench bench-quick clean
 
 $(BIN)/heta-eval: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
-	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
-	$(BIN)/pip install torch==2.13.0
+	$(MAKE) --no-print-directory torch
 	# Every extra (kb, compare, ray) plus the test and bench tools: the checkout runs it all.
 	$(BIN)/pip install -e '.[all,test,bench]'
 	touch $@
+
+# Into an existing $(VENV). The index answers when its torch page can be read in 10 s.
+torch:
+ifeq ($(TORCH),cuda)
+	$(BIN)/pip install torch==$(TORCH_VERSION)
+else ifeq ($(TORCH),cpu)
+	@if $(BIN)/python -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=10)" '$(TORCH_CPU_INDEX)' 2>/dev/null \
+	    && $(BIN)/pip install --index-url '$(TORCH_CPU_INDEX)' torch==$(TORCH_VERSION); then \
+	  echo "torch $(TORCH_VERSION): CPU build from $(TORCH_CPU_INDEX)"; \
+	else \
+	  echo "torch $(TORCH_VERSION): $(TORCH_CPU_INDEX) did not serve it; taking the default index's build"; \
+	  $(BIN)/pip install torch==$(TORCH_VERSION); \
+	fi
+else
+	$(error TORCH is cpu (the default) or cuda, got '$(TORCH)')
+endif
 
 install: $(BIN)/heta-eval
 
