@@ -63,7 +63,7 @@ endif
 install: $(BIN)/heta-eval
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 lint: install
 	$(BIN)/ruff check heta_eval adapters tests bench

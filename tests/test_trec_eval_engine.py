@@ -20,6 +20,7 @@ from test_trec_eval_fuzz import CASES as FUZZ
 from test_trec_eval_fuzz import check, ours
 from trec_eval_corpus import run_case
 from trec_eval_engine_corpus import CORPUS, large_case, make_case
+from trec_eval_pinned import live_seed, reported_seed
 
 import heta_eval.trec_eval as drop_in
 from heta_eval.providers import backends
@@ -123,13 +124,15 @@ def test_a_run_above_the_threshold_on_pytrec_eval(index, tmp_path, capsysbinary,
 @pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
 def test_engine_live_against_the_binary(tmp_path, capsysbinary, monkeypatch):
     monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 0)
-    rng = random.Random()
+    seed = live_seed()
+    rng = random.Random(seed)
     for _ in range(40):
         case = make_case(rng)
         proc = run_case(BINARY, case, tmp_path)
         case["c_status"] = proc.returncode
         case["c_stdout"] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None
-        check(case, *ours(case, tmp_path, capsysbinary))
+        with reported_seed(seed):
+            check(case, *ours(case, tmp_path, capsysbinary))
 
 
 # A repeated document, as trec_eval 9.0.8 treats it (outputs of its binary): refused only in a

@@ -5,6 +5,10 @@ this process, and what differs."""
 
 from __future__ import annotations
 
+import os
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from heta_eval.io.trec import TrecFormatError
@@ -41,3 +45,19 @@ def mismatch(case: dict, folder: Path) -> str | None:
         diff = [(a, b) for a, b in zip(mine, theirs, strict=False) if a != b][:3]
         return f"output differs ({len(mine)} / {len(theirs)} lines): {diff}"
     return None
+
+
+def live_seed() -> int:
+    """The seed of a live comparison against the binary: ``HETA_EVAL_LIVE_SEED`` to replay a
+    failure, else a fresh one (each run draws new cases)."""
+    value = os.environ.get("HETA_EVAL_LIVE_SEED")
+    return int(value) if value else random.randrange(2**32)
+
+
+@contextmanager
+def reported_seed(seed: int) -> Iterator[None]:
+    """A failure inside names the seed that replays it."""
+    try:
+        yield
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}\n(replay with HETA_EVAL_LIVE_SEED={seed})") from None
