@@ -6,6 +6,9 @@ and the CLI's --device/--precision."""
 from __future__ import annotations
 
 import json
+import platform
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -239,3 +242,16 @@ def test_concurrent_first_queries_load_one_consistent_model() -> None:
     assert errors == [] and len(results) == 6
     assert all(np.array_equal(results[0], other) for other in results[1:])
     assert dense._load.cache_info().currsize == 1
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="no /proc/cpuinfo on this system")
+def test_cpu_flags_and_vendor_are_this_machines_as_proc_cpuinfo_lists_them():
+    # Read independently of heta_eval: the first processor's flags and vendor lines.
+    flags = subprocess.run(["grep", "-m1", "-E", "^(flags|Features)", "/proc/cpuinfo"],
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert precision_module.cpu_flags() == frozenset(flags.split(":", 1)[1].split())
+    vendor = subprocess.run(["grep", "-m1", "^vendor_id", "/proc/cpuinfo"],
+                            capture_output=True, text=True).stdout  # fmt: skip
+    assert precision_module.cpu_vendor() == (vendor.split(":", 1)[1].strip() if vendor else "")
+    if platform.machine() == "x86_64":
+        assert {"fpu", "sse2"} <= precision_module.cpu_flags()

@@ -45,7 +45,9 @@ def test_example_runs(page, block, tmp_path, monkeypatch):
     namespace: dict = {}
     seen: dict[int, list[str]] = {}
     namespace["print"] = recording_print(seen)
-    namespace["__shown__"] = lambda line, value: seen.setdefault(line, []).append(repr(value)) or value
+    namespace["__shown__"] = lambda line, value: (
+        seen.setdefault(line, []).append(repr(value)) or value
+    )
     exec(compile(marked(block, shown), page, "exec"), namespace)
     for line, text in shown.items():
         assert seen.get(line) == [text], (
@@ -84,7 +86,11 @@ def marked(block: str, shown: dict[int, str]) -> ast.Module:
         if not isinstance(node, ast.Expr) or node.end_lineno not in shown:
             continue
         call = node.value
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print":
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "print"
+        ):
             continue
         line = ast.Constant(node.end_lineno)
         node.value = ast.Call(ast.Name("__shown__", ast.Load()), [line, call], [])
@@ -104,7 +110,9 @@ def test_every_value_a_block_shows_in_a_comment_is_marked_and_checked():
             except (ValueError, SyntaxError):
                 continue
             unmarked.append(f"{page}: {line.strip()}")
-    assert not unmarked, "shown values not marked '# ->' (so never compared):\n" + "\n".join(unmarked)
+    assert not unmarked, "shown values not marked '# ->' (so never compared):\n" + "\n".join(
+        unmarked
+    )
 
 
 def test_the_docs_show_values_that_are_checked():

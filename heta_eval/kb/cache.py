@@ -43,8 +43,11 @@ _WHAT = {
 def default_cache_dir() -> Path:
     """``$HETA_EVAL_CACHE_DIR`` or ``~/.cache/heta-eval/kb``.
 
-    >>> isinstance(default_cache_dir(), Path)
-    True
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"HETA_EVAL_CACHE_DIR": "/tmp/c"}):
+    ...     default_cache_dir().as_posix()
+    '/tmp/c/kb'
     """
     return config.cache_dir("kb")
 

@@ -71,7 +71,7 @@ def native_bfloat16(device: str = "cpu") -> bool:
     """Whether ``device`` computes in bfloat16 fast (CPU: AMX, or AVX512-BF16 on AMD, where
     ``"auto"`` picks bfloat16; CUDA: sm80+).
 
-    >>> isinstance(native_bfloat16(), bool)
+    >>> native_bfloat16("cpu") == (choose_precision("cpu") == "bfloat16")
     True
     """
     if device_kind(device) == "cuda":

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from functools import lru_cache
 from typing import Literal
 
@@ -45,36 +45,42 @@ _AMD = "AuthenticAMD"
 _INT8_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx_vnni"})
 
 
-@lru_cache(maxsize=4)
-def _cpuinfo_field(*names: str) -> str:
-    """The first ``/proc/cpuinfo`` line starting with one of ``names``, after its colon
-    (empty where unreadable)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith(names):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+def cpuinfo_field(lines: Iterable[str], *names: str) -> str:
+    """The first line of a ``/proc/cpuinfo`` text starting with one of ``names``, after its
+    colon (empty where none does).
+
+    >>> text = ["processor\t: 0", "vendor_id\t: AuthenticAMD", "flags\t\t: fpu avx2 avx512_bf16"]
+    >>> cpuinfo_field(text, "flags", "Features"), cpuinfo_field(text, "vendor_id")
+    ('fpu avx2 avx512_bf16', 'AuthenticAMD')
+    >>> cpuinfo_field(["Features\t: fp asimd"], "flags", "Features")  # Arm's name for them
+    'fp asimd'
+    """
+    for line in lines:
+        if line.startswith(names):
+            return line.split(":", 1)[1].strip()
     return ""
 
 
-def cpu_flags() -> frozenset[str]:
-    """The CPU feature flags of this machine (``/proc/cpuinfo``; empty where unreadable).
+@lru_cache(maxsize=4)
+def _cpuinfo_field(*names: str) -> str:
+    """:func:`cpuinfo_field` of this machine's ``/proc/cpuinfo`` (empty where unreadable)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return cpuinfo_field(f, *names)
+    except OSError:
+        return ""
 
-    >>> isinstance(cpu_flags(), frozenset)
-    True
-    """
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU feature flags of this machine (``/proc/cpuinfo``: its first ``flags`` line, or
+    ``Features`` on Arm; empty where unreadable). ``tests/test_dense_encoding.py`` checks them
+    against the file read independently."""
     return frozenset(_cpuinfo_field("flags", "Features").split())
 
 
 def cpu_vendor() -> str:
     """The CPU vendor of this machine (``GenuineIntel``, ``AuthenticAMD``; empty where
-    unreadable).
-
-    >>> isinstance(cpu_vendor(), str)
-    True
-    """
+    unreadable), from the same file."""
     return _cpuinfo_field("vendor_id")
 
 
