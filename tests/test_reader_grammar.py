@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from trec_eval_pinned import BINARY, needs_binary
 
 from heta_eval.io.grammar import Reading, TrecFormatError, atof, atol
 from heta_eval.io.interop import FrameFormatError, as_run
@@ -27,7 +28,6 @@ PINNED = json.loads(
     (Path(__file__).parent / "data" / "trec_eval_reading.json").read_text(encoding="utf-8")
 )
 ODD_SPACES = ["\u00a0", "\u0085", "\u2028", "\x1c", "\x1d", "\x1e", "\x1f"]
-BINARY = Path("/tmp/trec_eval-src/trec_eval")
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -48,7 +48,7 @@ def test_drop_in_reads_every_byte_as_trec_eval_9_0_8(tmp_path, case):
     assert "\n".join(lines) + "\n" == pinned["stdout"]
 
 
-@pytest.mark.skipif(not BINARY.exists(), reason="trec_eval 9.0.8's C binary is not built here")
+@needs_binary
 def test_pinned_outputs_are_the_binarys(tmp_path):
     for pinned in PINNED.values():
         qrels = write(tmp_path, "qrels", pinned["qrels"])

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
-import shutil
 
 import pytest
 from test_trec_eval_fuzz import CASES as FUZZ
 from test_trec_eval_fuzz import check, ours
 from trec_eval_corpus import run_case
 from trec_eval_engine_corpus import CORPUS, large_case, make_case
-from trec_eval_pinned import live_seed, reported_seed
+from trec_eval_pinned import BINARY, live_seed, needs_binary, reported_seed
 
 import heta_eval.trec_eval as drop_in
 from heta_eval.providers import backends
@@ -28,7 +26,6 @@ from heta_eval.trec_eval.fast import RunView
 
 CASES = json.loads(CORPUS.read_text())
 SMALL = [case for case in CASES if "seed" not in case]
-BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
 
 
 LARGE = [case for case in CASES if "seed" in case]
@@ -121,7 +118,7 @@ def test_a_run_above_the_threshold_on_pytrec_eval(index, tmp_path, capsysbinary,
     check(case, *ours(case, tmp_path, capsysbinary))
 
 
-@pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
+@needs_binary
 def test_engine_live_against_the_binary(tmp_path, capsysbinary, monkeypatch):
     monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 0)
     seed = live_seed()

@@ -7,17 +7,14 @@ repeatedly (pytrec_eval keeps state between calls)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 import pytest
 from trec_eval_corpus import CORPUS, make_case, run_case
-from trec_eval_pinned import live_seed, reported_seed
+from trec_eval_pinned import BINARY, live_seed, needs_binary, reported_seed
 
 from heta_eval.cli import main
 
 CASES = json.loads(CORPUS.read_text())
-BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
 
 
 def ours(case: dict, folder, capsysbinary) -> tuple[int, bytes, bytes]:
@@ -45,7 +42,7 @@ def test_replays_trec_eval_outputs(index, tmp_path, capsysbinary):
     check(case, *ours(case, tmp_path, capsysbinary))
 
 
-@pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
+@needs_binary
 def test_live_against_the_binary(tmp_path, capsysbinary):
     import random
 

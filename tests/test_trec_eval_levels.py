@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import shutil
 
 import pytest
 from conftest import shared_path
 from trec_eval_levels_corpus import CORPUS, REFERENCE, live
-from trec_eval_pinned import mismatch
+from trec_eval_pinned import BINARY, mismatch, needs_binary
 
 from heta_eval.cli import main
 from heta_eval.providers import backends
@@ -22,7 +20,6 @@ from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
 
 CASES = json.loads(CORPUS.read_text())
 PINNED = json.loads(gzip.decompress(REFERENCE.read_bytes()))
-BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
 
 
 def test_cases_cover_every_level_below_one_and_option():
@@ -80,6 +77,6 @@ def test_level_zero_counts_every_judged_document_and_minus_one_every_retrieved(t
     assert values("-2") == {"num_rel": "3", "P_4": "1.0000"}  # and c, label -1
 
 
-@pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
+@needs_binary
 def test_live_against_the_binary():
     assert live(BINARY, 40) == 0

@@ -6,12 +6,11 @@ by hand. Where trec_eval refuses or crashes: one line on stderr, exit status 2."
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 from trec_eval_levels_corpus import OPTIONS_CORPUS, options_corpus
+from trec_eval_pinned import BINARY, needs_binary
 from trec_eval_pinned import mismatch as pinned_mismatch
 
 from heta_eval.cli import main
@@ -22,7 +21,6 @@ from heta_eval.trec_eval.options import TrecEvalUsageError
 CASES = json.loads(OPTIONS_CORPUS.read_text())
 # A lookup trec_eval makes outside its zscore table: refused on purpose (it mostly crashes).
 UNDEFINED = "undefined"
-BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
 
 
 def mismatch(case: dict, folder: Path) -> str | None:
@@ -56,7 +54,7 @@ def test_random_case_read_into_arrays_prints_what_trec_eval_prints(index, tmp_pa
     assert problem is None or problem.startswith(UNDEFINED), (CASES[index]["argv"], problem)
 
 
-@pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
+@needs_binary
 def test_live_against_the_binary():
     assert options_corpus(BINARY, 40, fresh=True) == 0
 

@@ -7,18 +7,16 @@ one line on stderr, exit 2."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from trec_eval_pinned import BINARY, needs_binary
 from trec_eval_pinned import mismatch as _mismatch
 from trec_eval_prefs_corpus import PREFS_CORPUS, prefs_corpus
 
 from heta_eval.cli import main
 
 CASES = json.loads(PREFS_CORPUS.read_text())
-BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
 # Where trec_eval 9.0.8 reads past the end of an array, this refuses, output or not.
 _BY_DESIGN = "reading past its end"
 
@@ -54,7 +52,7 @@ def test_random_case_prints_what_trec_eval_prints(index, tmp_path):
     assert mismatch(CASES[index], tmp_path) is None, CASES[index]["argv"]
 
 
-@pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
+@needs_binary
 def test_live_against_the_binary():
     assert prefs_corpus(BINARY, 60, fresh=True) == 0
 

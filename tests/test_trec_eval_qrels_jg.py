@@ -6,18 +6,15 @@ printed by the binary). Where trec_eval refuses or stops: one line on stderr, ex
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 from trec_eval_levels_corpus import JG_CORPUS, jg_corpus
-from trec_eval_pinned import mismatch, ours
+from trec_eval_pinned import BINARY, mismatch, needs_binary, ours
 
 from heta_eval.cli import main
 
 CASES = json.loads(JG_CORPUS.read_text())
-BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
 
 
 def test_cases_cover_the_options_and_the_measures():
@@ -37,7 +34,7 @@ def test_random_case_prints_what_trec_eval_prints(index, tmp_path):
     assert mismatch(CASES[index], tmp_path) is None, CASES[index]["argv"]
 
 
-@pytest.mark.skipif(not shutil.which(BINARY), reason="trec_eval 9.0.8 binary not built")
+@needs_binary
 def test_live_against_the_binary():
     assert jg_corpus(BINARY, 60, fresh=True) == 0
 

@@ -7,13 +7,27 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from heta_eval.io.trec import TrecFormatError
 from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
 from heta_eval.trec_eval.options import TrecEvalUsageError
+
+#: trec_eval 9.0.8's binary, for the live comparisons: ``$TREC_EVAL`` (``.ci/run`` sets it when it
+#: builds one), else where a developer builds it by hand (docs/trec_eval.md).
+BINARY = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
+#: Marks a live comparison: skipped, saying why, where no binary is built.
+needs_binary = pytest.mark.skipif(
+    not shutil.which(BINARY),
+    reason=f"trec_eval 9.0.8's binary is not at {BINARY} (set TREC_EVAL; .ci/run builds it "
+    "where its source is in ../shared/reference/trec_eval-9.0.8): live comparison skipped, "
+    "the pinned outputs still run",
+)
 
 #: How a refusal where the binary printed begins (a test may accept some by design).
 REFUSED = "refused what trec_eval prints"
