@@ -19,6 +19,7 @@ from test_trec_eval_fuzz import check, ours
 from trec_eval_corpus import run_case
 from trec_eval_engine_corpus import CORPUS, large_case, make_case
 from trec_eval_pinned import BINARY, live_seed, needs_binary, reported_seed
+from trec_eval_refusals import binary_message
 
 import heta_eval.trec_eval as drop_in
 from heta_eval.providers import backends
@@ -128,6 +129,7 @@ def test_engine_live_against_the_binary(tmp_path, capsysbinary, monkeypatch):
         proc = run_case(BINARY, case, tmp_path)
         case["c_status"] = proc.returncode
         case["c_stdout"] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None
+        case["c_reason"] = binary_message(proc.returncode, proc.stderr)
         with reported_seed(seed):
             check(case, *ours(case, tmp_path, capsysbinary))
 

@@ -10,7 +10,15 @@ import json
 
 import pytest
 from trec_eval_corpus import CORPUS, make_case, run_case
-from trec_eval_pinned import BINARY, live_seed, needs_binary, reported_seed
+from trec_eval_pinned import (
+    BINARY,
+    REFUSALS,
+    live_seed,
+    needs_binary,
+    refusal_problem,
+    reported_seed,
+)
+from trec_eval_refusals import binary_message, case_key
 
 from heta_eval.cli import main
 
@@ -31,6 +39,10 @@ def check(case: dict, code: int, out: bytes, err: bytes) -> None:
         assert code == 2, f"trec_eval {argv} fails (status {case['c_status']}); we printed"
         errors = [text for text in err.splitlines() if b": note: " not in text]
         assert len(errors) == 1 and b"error: " in errors[0], err
+        # A corpus case (or a live one) has its reason pinned; a hand-made case asserts its own.
+        if case_key(case) in REFUSALS or "c_reason" in case:
+            problem = refusal_problem(case, errors[0].decode())
+            assert problem is None, problem
         return
     assert code == 0, f"trec_eval {argv}: we refused: {err.decode()}"
     assert out.decode("latin-1") == case["c_stdout"], f"trec_eval {argv}"
@@ -53,5 +65,6 @@ def test_live_against_the_binary(tmp_path, capsysbinary):
         proc = run_case(BINARY, case, tmp_path)
         case["c_status"] = proc.returncode
         case["c_stdout"] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None
+        case["c_reason"] = binary_message(proc.returncode, proc.stderr)
         with reported_seed(seed):
             check(case, *ours(case, tmp_path, capsysbinary))

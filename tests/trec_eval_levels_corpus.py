@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from trec_eval_corpus import run_case
+from trec_eval_refusals import binary_message
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "trec_eval_levels.json"
@@ -161,7 +162,8 @@ def live(binary: str, count: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(count):
             case = make_case(rng)
-            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            case.update(_outcome(proc := run_case(binary, case, Path(tmp))))
+            case["c_reason"] = binary_message(proc.returncode, proc.stderr)
             problem = mismatch(case, Path(tmp))
             if problem:
                 bad += 1
@@ -191,8 +193,10 @@ def pin_or_compare(
     with tempfile.TemporaryDirectory() as tmp:
         drawn = [make(rng) for _ in range(count)]
         for case in drawn + ([] if fresh else [dict(c) for c in fixed]):
-            case.update(_outcome(run_case(binary, case, Path(tmp))))
+            case.update(_outcome(proc := run_case(binary, case, Path(tmp))))
             cases.append(case)
+            if fresh:  # a live case: the refusal's reason is checked against the binary's
+                case["c_reason"] = binary_message(proc.returncode, proc.stderr)
             problem = mismatch(case, Path(tmp)) if fresh else None
             if problem and problem.startswith("undefined"):
                 undefined += 1

@@ -13,8 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from trec_eval_refusals import case_key, explained, pinned, reason
 
 from heta_eval.io.trec import TrecFormatError
+from heta_eval.providers import backends
 from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
 from heta_eval.trec_eval.options import TrecEvalUsageError
 
@@ -50,7 +52,9 @@ def mismatch(case: dict, folder: Path) -> str | None:
     try:
         text = ours(argv, folder)
     except (TrecEvalUsageError, TrecFormatError, ValueError) as error:
-        return None if case["c_stdout"] is None else f"{REFUSED}: {error}"
+        return (
+            refusal_problem(case, str(error)) if case["c_stdout"] is None else f"{REFUSED}: {error}"
+        )
     if case["c_stdout"] is None:
         return f"printed where trec_eval fails (status {case['c_status']})"
     text = text.encode("utf-8").decode("latin-1")  # the binary's bytes are pinned as latin-1
@@ -75,3 +79,24 @@ def reported_seed(seed: int) -> Iterator[None]:
         yield
     except AssertionError as failure:
         raise AssertionError(f"{failure}\n(replay with HETA_EVAL_LIVE_SEED={seed})") from None
+
+
+REFUSALS = pinned()
+
+
+def refusal_problem(case: dict, message: str) -> str | None:
+    """What is wrong with refusing ``case`` with ``message`` (None: the reason pinned for it in
+    ``tests/data/trec_eval_refusals.json``, or for a live case, a documented reading of what
+    the binary said, ``case["c_reason"]``)."""
+    if "c_reason" in case:  # a live case: the binary's message, just now
+        if explained(case["c_reason"], reason(message)):
+            return None
+        return f"refused with {reason(message)!r} where trec_eval said {case['c_reason']!r}"
+    expected = REFUSALS.get(case_key(case))
+    if expected is None:
+        return f"refusal not pinned (run tests/trec_eval_refusals.py): {message}"
+    # With every run read into arrays a case with two faults may have the other named first.
+    pinned_reason = expected["ours_arrays" if backends.COMPILED_MIN_BYTES == 0 else "ours"]
+    if reason(message) != pinned_reason:
+        return f"refused for another reason: {reason(message)!r}, pinned {pinned_reason!r}"
+    return None
