@@ -50,9 +50,11 @@ built from a :class:`Recipe`, with :class:`BenchmarkRunner` (see its example).
 
 from __future__ import annotations
 
+from heta_eval import _moved
 from heta_eval._lazy import attach
 
-__version__ = "0.1.0"
+#: The one place the version is written (pyproject.toml reads it from here).
+__version__ = "0.2.0"
 
 #: Public name -> the module that defines it.
 _LAZY = {
@@ -60,6 +62,7 @@ _LAZY = {
     "AnswerExactMatch": "heta_eval.rag.answers",
     "BeirRetrievalMetric": "heta_eval.retrieval.metric",
     "BenchmarkCase": "heta_eval.models.records",
+    "BenchmarkEvaluatorProtocol": "heta_eval.models.protocol",
     "BenchmarkRunner": "heta_eval.runner.runner",
     "Document": "heta_eval.models.records",
     "EvaluationScore": "heta_eval.models.records",
@@ -78,4 +81,7 @@ _LAZY = {
 }
 
 __all__ = sorted([*_LAZY, "__version__"])
-__getattr__, __dir__ = attach(__name__, _LAZY)
+_getattr, __dir__ = attach(__name__, _LAZY)
+#: Names this package listed before 0.2.0 still resolve, with a DeprecationWarning (_moved).
+__getattr__ = _moved.moved_getattr(__name__, _getattr)
+_moved.install()
