@@ -191,15 +191,16 @@ OLD_MODULES: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
-def _warn(message: str) -> None:
+def _warn(message: str, *, once_per_from_import: bool = True) -> None:
     """A DeprecationWarning attributed to the first frame outside this module and the import
     machinery: the user's line, so Python's default filters show it where it is in
     ``__main__``. ``from package import name`` asks twice (the import system's ``hasattr``,
-    then the name itself): only the second warns."""
+    then the name itself): only the second warns (``once_per_from_import``; a module's import
+    warns wherever it runs)."""
     frame, level = sys._getframe(1), 2
     while frame is not None:
         if frame.f_code.co_filename.startswith("<frozen importlib"):
-            if frame.f_code.co_name == "_handle_fromlist":
+            if once_per_from_import and frame.f_code.co_name == "_handle_fromlist":
                 return
         elif frame.f_globals.get("__name__") in (__name__, "importlib"):
             level += 1  # warnings.warn skips the import machinery's frames itself
@@ -225,6 +226,8 @@ def moved_getattr(package: str, getattr_: Callable[[str], object]) -> Callable[[
     def __getattr__(name: str) -> object:
         if name in moved:
             return _resolve(package, name, moved[name])
+        if f"{package}.{name}" in OLD_MODULES:  # ``heta_eval.trec`` read as an attribute
+            return import_module(f"{package}.{name}")
         return getattr_(name)
 
     return __getattr__
@@ -263,7 +266,8 @@ class _OldModuleFinder:
         new = OLD_MODULES[module.__name__][0]
         _warn(
             f"{module.__name__} moved in heta-eval {DEPRECATED_IN}: import from {new} "
-            f"(the old path is removed in {REMOVED_IN})"
+            f"(the old path is removed in {REMOVED_IN})",
+            once_per_from_import=False,
         )
 
 

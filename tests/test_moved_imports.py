@@ -219,3 +219,18 @@ def test_the_changelog_names_every_old_path_and_its_new_home():
         table = lines[start + 2 : lines.index("", start + 3)]
         for name, new in names.items():
             assert any(f"`{name}`" in row and row.endswith(f"| `{new}` |") for row in table), name
+
+
+@pytest.mark.parametrize("old", ["heta_eval.trec", "heta_eval.evaluation.models"])
+def test_an_old_module_read_as_an_attribute_or_from_its_package_imports_with_a_warning(old):
+    package, _, child = old.rpartition(".")
+    successor = _moved.OLD_MODULES[old][0]
+    _forget(old)
+    with pytest.warns(DeprecationWarning, match=re.escape(f"import from {successor} ")):
+        module = getattr(importlib.import_module(package), child)
+    assert module is sys.modules[old]
+    _forget(old)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(f"from {package} import {child}", {})
+    assert [str(w.message).split(":")[0] for w in caught] == [f"{old} moved in heta-eval 0.2.0"]
