@@ -234,13 +234,19 @@ def moved_getattr(package: str, getattr_: Callable[[str], object]) -> Callable[[
 
 
 class _OldModule(ModuleType):
-    """An old module path: each of its 0.1.0 names resolves to the object of its new home."""
+    """An old module path: each of its 0.1.0 names resolves to the object of its new home
+    (its ``__all__``: the table's; any other public name: its successor's)."""
 
     def __getattr__(self, name: str) -> object:
-        _, names = OLD_MODULES[self.__name__]
-        if name not in names:
+        successor, names = OLD_MODULES[self.__name__]
+        home = names.get(name)
+        # A public name the old module had beside its __all__ (heta_eval.trec.Qrels, ranked)
+        # is its successor's, if the successor has it.
+        if home is None and not name.startswith("_"):
+            home = successor if hasattr(import_module(successor), name) else None
+        if home is None:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        return _resolve(self.__name__, name, names[name])
+        return _resolve(self.__name__, name, home)
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(OLD_MODULES[self.__name__][1]))

@@ -122,8 +122,20 @@ def test_names_never_listed_fail_as_before():
     _forget("heta_eval.trec")
     with pytest.warns(DeprecationWarning):
         trec = importlib.import_module("heta_eval.trec")
-    with pytest.raises(AttributeError, match="has no attribute 'ranked'"):
-        trec.ranked  # noqa: B018 - in heta_eval.io.trec now, but never in heta_eval.trec
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        trec.no_such_name  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute '_private'"):
+        trec._private  # noqa: B018
+
+
+@pytest.mark.parametrize(("old", "name"), [("heta_eval.trec", "Qrels"), ("heta_eval.trec", "ranked"),
+                                           ("heta_eval.evaluation.measures", "Rule")])  # fmt: skip
+def test_a_public_name_an_old_module_had_beside_its_all_is_its_successors(old, name):
+    successor = _moved.OLD_MODULES[old][0]
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=re.escape(f"use 'from {successor} import {name}'")):
+        found = getattr(module, name)
+    assert found is getattr(importlib.import_module(successor), name)
 
 
 def test_the_old_paths_last_one_minor_version_and_go_in_the_one_after():
