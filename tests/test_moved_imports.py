@@ -19,7 +19,7 @@ import heta_eval
 from heta_eval import _moved
 
 #: The last commit with the 0.1.0 layout (the parent of the restructuring's first step).
-LAYOUT_0_1_0 = "a9ca59b~1"
+LAYOUT_0_1_0 = "a9ca59bc023ab5a6ce9150ae6d1dcaefc1c1cff3~1"
 
 #: Names of the 0.1.0 modules that were dropped, not moved (compiled or gc helpers of the
 #: readers; nothing replaces them under any name).
