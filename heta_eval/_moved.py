@@ -199,11 +199,13 @@ def _warn(message: str, *, once_per_from_import: bool = True) -> None:
     warns wherever it runs)."""
     frame, level = sys._getframe(1), 2
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
+        module = frame.f_globals.get("__name__")
+        if module in ("importlib._bootstrap", "importlib._bootstrap_external"):
+            # warnings.warn skips these frames itself: they count for no level.
             if once_per_from_import and frame.f_code.co_name == "_handle_fromlist":
                 return
-        elif frame.f_globals.get("__name__") in (__name__, "importlib"):
-            level += 1  # warnings.warn skips the import machinery's frames itself
+        elif module in (__name__, "importlib"):
+            level += 1
         else:
             break
         frame = frame.f_back
