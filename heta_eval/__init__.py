@@ -26,7 +26,9 @@ True
 Score a RAG system's replies (:class:`QueryResponse` of :class:`QueryResult` hits) to
 :class:`BenchmarkCase` questions with :func:`evaluate_responses` and any evaluators
 (:class:`BeirRetrievalMetric`, :func:`beir_default_metrics`, :class:`EvidenceRecallAtK`,
-:class:`AnswerContains`, :class:`AnswerExactMatch`; each gives an :class:`EvaluationScore`):
+:class:`AnswerContains`, :class:`AnswerExactMatch`; each gives an :class:`EvaluationScore`;
+anything with a ``name`` and an async ``evaluate`` is one: :class:`BenchmarkEvaluatorProtocol`;
+:mod:`heta_eval.evaluation` holds every evaluator and record):
 
 >>> from heta_eval import (AnswerContains, AnswerExactMatch, BeirRetrievalMetric,
 ...     BenchmarkCase, EvidenceRecallAtK, QueryResponse, QueryResult, evaluate_responses)
@@ -39,6 +41,9 @@ Score a RAG system's replies (:class:`QueryResponse` of :class:`QueryResult` hit
 >>> report = evaluate_responses([case], {"q1": reply}, evaluators)
 >>> {name: summary.value for name, summary in report.metrics.items()}
 {'ndcg@10': 1.0, 'evidence_recall@5': 1.0, 'answer_contains': 1.0, 'answer_exact_match': 0.0}
+>>> from heta_eval import BenchmarkEvaluatorProtocol
+>>> all(isinstance(evaluator, BenchmarkEvaluatorProtocol) for evaluator in evaluators)
+True
 
 Run a whole benchmark (:class:`Document` corpus, cases, evaluators) against a knowledge base
 built from a :class:`Recipe`, with :class:`BenchmarkRunner` (see its example).
@@ -50,9 +55,11 @@ built from a :class:`Recipe`, with :class:`BenchmarkRunner` (see its example).
 
 from __future__ import annotations
 
+from heta_eval import _moved
 from heta_eval._lazy import attach
 
-__version__ = "0.1.0"
+#: The one place the version is written (pyproject.toml reads it from here).
+__version__ = "0.2.0"
 
 #: Public name -> the module that defines it.
 _LAZY = {
@@ -60,6 +67,7 @@ _LAZY = {
     "AnswerExactMatch": "heta_eval.rag.answers",
     "BeirRetrievalMetric": "heta_eval.retrieval.metric",
     "BenchmarkCase": "heta_eval.models.records",
+    "BenchmarkEvaluatorProtocol": "heta_eval.models.protocol",
     "BenchmarkRunner": "heta_eval.runner.runner",
     "Document": "heta_eval.models.records",
     "EvaluationScore": "heta_eval.models.records",
@@ -78,4 +86,7 @@ _LAZY = {
 }
 
 __all__ = sorted([*_LAZY, "__version__"])
-__getattr__, __dir__ = attach(__name__, _LAZY)
+_getattr, __dir__ = attach(__name__, _LAZY)
+#: Names this package listed before 0.2.0 still resolve, with a DeprecationWarning (_moved).
+__getattr__ = _moved.moved_getattr(__name__, _getattr)
+_moved.install()

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, shared_path
 
+import heta_eval
+
 HEAVY = ("torch", "sentence-transformers", "bm25s", "matplotlib")
 # What a checkout has but a wheel must not be built from.
 _NOT_SOURCES = (".git", ".venv", "build", "results", "datasets", "*.egg-info", "__pycache__")
@@ -83,6 +85,11 @@ def test_wheel_installs_heta_eval_alone_with_its_data(wheel):
         "heta_eval/data/references.json",
     ):
         assert path in names
+
+
+def test_the_wheel_carries_the_version_written_in_the_package(wheel):
+    assert _metadata(wheel)["Version"] == heta_eval.__version__
+    assert wheel.name.startswith(f"heta_eval-{heta_eval.__version__}-")
 
 
 def test_core_requirements_are_light_and_unpinned(wheel):
@@ -203,7 +210,7 @@ def test_a_missing_extra_in_the_library_is_one_line_naming_it(installed, tmp_pat
 
 def test_the_core_install_says_its_version_and_only_names_places_you_can_use(installed, tmp_path):
     version = _core(installed, tmp_path, str(installed / "heta-eval"), "--version")
-    assert version.returncode == 0 and version.stdout == "heta-eval 0.1.0\n"
+    assert version.returncode == 0 and version.stdout == f"heta-eval {heta_eval.__version__}\n"
     run = _core(installed, tmp_path, str(installed / "heta-eval"), "evaluate", "--run", "r.trec",
                 "--dataset", "scifact")  # fmt: skip
     assert run.returncode == 2

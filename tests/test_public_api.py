@@ -1,5 +1,6 @@
 """The public surface: ``heta_eval`` exports what a user needs, each name with a runnable
-example; ``heta_eval.evaluation`` keeps the long-standing imports working; importing either
+example; ``heta_eval.evaluation`` holds every evaluator and the records they read and return
+(the reference docs' evaluators page, tests/test_evaluation_docs_page.py); importing either
 loads nothing heavy."""
 
 from __future__ import annotations
@@ -15,7 +16,21 @@ import heta_eval.evaluation
 def test_a_small_surface():
     names = [name for name in heta_eval.__all__ if name != "__version__"]
     assert 15 <= len(names) <= 20
-    assert set(heta_eval.evaluation.__all__) <= set(names)
+    assert "BenchmarkEvaluatorProtocol" in names  # what every evaluator implements
+
+
+def test_the_evaluation_module_has_every_evaluator_and_record_and_heta_evals_evaluation_names():
+    evaluation = set(heta_eval.evaluation.__all__)
+    evaluators = {"EvidenceRecallAtK", "BeirRetrievalMetric", "beir_default_metrics",
+                  "AnswerContains", "AnswerExactMatch", "AnswerF1", "ContextPrecisionAtK",
+                  "CitationPrecision", "CitationRecall", "LLMJudge"}  # fmt: skip
+    records = {"BenchmarkEvaluatorProtocol", "BenchmarkCase", "ExpectedOutput", "GoldEvidence",
+               "QueryResponse", "QueryResult", "EvaluationScore"}  # fmt: skip
+    assert evaluators | records <= evaluation
+    # heta_eval's names but the runner and the knowledge base are here too, the same objects.
+    shared = set(heta_eval.__all__) - {"__version__", "BenchmarkRunner", "Recipe"}
+    assert shared <= evaluation
+    assert all(getattr(heta_eval.evaluation, name) is getattr(heta_eval, name) for name in shared)
 
 
 def test_every_public_name_has_a_runnable_example():

@@ -1,25 +1,57 @@
-"""The evaluation names under one import: scoring runs and replies, the evaluators, and the
-records they read and write (the same objects as :mod:`heta_eval`'s).
+"""Evaluation, as the Heta Evaluation docs' evaluators page has it: every evaluator and every
+record an evaluator reads or returns, beside the scoring functions (the same objects as
+:mod:`heta_eval`'s).
+
+* the protocol: :class:`BenchmarkEvaluatorProtocol` (a ``name`` and an async ``evaluate``
+  that reads a :class:`BenchmarkCase` and a :class:`QueryResponse` and returns an
+  :class:`EvaluationScore`);
+* the records: :class:`BenchmarkCase` (its :class:`ExpectedOutput`, each
+  :class:`GoldEvidence`), :class:`QueryResponse` of :class:`QueryResult` hits,
+  :class:`EvaluationScore`, :class:`Document`;
+* retrieval: :class:`BeirRetrievalMetric`, :func:`beir_default_metrics`;
+* evidence and answers: :class:`EvidenceRecallAtK`, :class:`AnswerContains`,
+  :class:`AnswerExactMatch`, :class:`AnswerF1`;
+* context and citations: :class:`ContextPrecisionAtK`, :class:`CitationPrecision`,
+  :class:`CitationRecall`; the LLM judge: :class:`LLMJudge`;
+* scoring: :func:`evaluate_responses`, :func:`evaluate_run`, :func:`evaluate_run_file`
+  (a :class:`RunEvaluation`), :class:`Measure`, :func:`read_run`, :func:`read_qrels`.
 
 Names load on first use (PEP 562), so ``from heta_eval.evaluation import evaluate_run``
-imports the retrieval metrics without pydantic's models of the replies.
+imports the retrieval metrics without pydantic's models of the replies. Names this module
+listed before 0.2.0 and no longer does still resolve until 0.3.0, with a DeprecationWarning
+naming their home (:mod:`heta_eval._moved`).
 
->>> from heta_eval.evaluation import BenchmarkCase, EvaluationScore, beir_default_metrics
+>>> from heta_eval.evaluation import (BenchmarkEvaluatorProtocol, EvaluationScore,
+...     AnswerF1, ContextPrecisionAtK, beir_default_metrics)
 >>> [metric.name for metric in beir_default_metrics(k_values=(10,), metrics=["ndcg", "mrr"])]
 ['ndcg@10', 'mrr@10']
+>>> all(isinstance(e, BenchmarkEvaluatorProtocol) for e in (AnswerF1(), ContextPrecisionAtK()))
+True
 """
 
 from __future__ import annotations
 
 from heta_eval import _LAZY as _PUBLIC
+from heta_eval import _moved
 from heta_eval._lazy import attach
 
-#: Public name -> the module that defines it: heta_eval's names but the runner and the kb.
+#: Public name -> the module that defines it: heta_eval's names but the runner and the kb,
+#: and the evaluators and records heta_eval leaves out.
 _LAZY = {
-    name: module
-    for name, module in _PUBLIC.items()
-    if not module.startswith(("heta_eval.runner", "heta_eval.kb"))
+    **{
+        name: module
+        for name, module in _PUBLIC.items()
+        if not module.startswith(("heta_eval.runner", "heta_eval.kb"))
+    },
+    "AnswerF1": "heta_eval.rag.answers",
+    "CitationPrecision": "heta_eval.rag.citations",
+    "CitationRecall": "heta_eval.rag.citations",
+    "ContextPrecisionAtK": "heta_eval.rag.context",
+    "ExpectedOutput": "heta_eval.models.records",
+    "GoldEvidence": "heta_eval.models.records",
+    "LLMJudge": "heta_eval.rag.judge.judge",
 }
 
 __all__ = sorted(_LAZY)
-__getattr__, __dir__ = attach(__name__, _LAZY)
+_getattr, __dir__ = attach(__name__, _LAZY)
+__getattr__ = _moved.moved_getattr(__name__, _getattr)
