@@ -21,7 +21,7 @@ from test_trec_eval_fuzz import check, ours
 from trec_eval_corpus import run_case
 from trec_eval_engine_corpus import CORPUS, large_case, make_case
 
-import heta_eval.trec_eval as drop_in
+import heta_eval.trec_eval.drop_in as drop_in
 from heta_eval.providers import backends
 from heta_eval.trec_eval.fast import RunView
 
