@@ -12,6 +12,7 @@ from heta_eval.cli import CliError
 from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 from heta_eval.cli.run_report import dry_run_lines, macro_table, usage_lines
+from heta_eval.config import AUTO_PRECISION
 
 EXAMPLE = """\
 examples:
@@ -87,8 +88,7 @@ def add_parser(subparsers: Any) -> None:
             "onnxruntime-int8",
             "openvino-int8",
         ],
-        help="dense encoder precision or int8 route (default: the recipe's, auto: on the CPU, "
-        "the fastest route measured on this machine that keeps cosine >= 0.99 to float32)",
+        help=f"dense encoder precision or int8 route (default: the recipe's); {AUTO_PRECISION}",
     )
     run = parser.add_argument_group("the run")
     run.add_argument("--k", help="k values of the retrieval metrics, e.g. 1,3,5,10,100")
