@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Literal
 
 __all__ = [
+    "AUTO_PRECISION",
     "CacheKind",
     "anserini_dir",
     "cache_dir",
@@ -150,6 +151,19 @@ def ray_lost_after() -> float:
             f"HETA_EVAL_RAY_LOST_AFTER must be a positive number of seconds, got {text!r}"
         )
     return value
+
+
+#: What ``precision="auto"`` does, in one sentence: the help of ``heta-eval run --precision``
+#: prints it, and README.md, docs/encoding.md and docs/knowledge-bases.md repeat it word for
+#: word (tests/test_auto_statement.py). The rule itself: :mod:`heta_eval.kb.precision`
+#: (``choose_precision``) and :mod:`heta_eval.kb.routes` (``resolve_route``).
+AUTO_PRECISION = (
+    "auto is float16 on a CUDA GPU; on the CPU it follows the CPU's flags: bfloat16 with AMX "
+    "or AMD's AVX512-BF16, int8 through ONNX Runtime on other x86 CPUs with AVX2 or AVX-512, "
+    "float32 elsewhere or without ONNX Runtime; it times the encoding routes instead (once per "
+    "machine, keeping the fastest with cosine >= 0.99 to float32) only when "
+    "HETA_EVAL_ENCODE_ROUTE=measure is set."
+)
 
 
 def encode_route() -> str | None:

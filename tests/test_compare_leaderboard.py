@@ -12,7 +12,7 @@ from test_compare_compare import write_result_folder
 
 from heta_eval.cli import main
 from heta_eval.compare import leaderboard
-from heta_eval.compare.loading import load_trec_system
+from heta_eval.compare.loading import SystemScores, load_trec_system
 
 SCORES = {
     "bm25": {"scifact": 0.665, "nfcorpus": 0.325, "fiqa": 0.236},
@@ -113,3 +113,29 @@ def test_cli_leaderboard(scifact_dir, scifact_run_file, tmp_path, capsys):
     )
     assert "scifact" in capsys.readouterr().out
     assert main(["leaderboard", str(one), "--reference", "nope"]) == 2
+
+
+def test_leaderboard_rounds_the_full_precision_mean_once(tmp_path, capsys):
+    # The mean 0.7179538 is kept in summary.json as beir 0.71795 (BEIR's 5 decimals) and
+    # beir_unrounded: the table rounds the mean itself (0.7180), not 0.71795 (0.7179).
+    import json
+
+    per_query = {"q1": {"ndcg@10": 1.0, "recall@100": 1.0}, "q2": {"ndcg@10": 0.5,
+                 "recall@100": 1.0}, "q3": {"ndcg@10": 0.6538614, "recall@100": 1.0}}  # fmt: skip
+    mean = sum(v["ndcg@10"] for v in per_query.values()) / 3
+    assert f"{mean:.7f}" == "0.7179538" and f"{round(mean, 5):.4f}" == "0.7179"
+    rounded = {"beir": round(mean, 5), "strict": round(mean, 5)}
+    aggregates = {"ndcg@10": rounded, "recall@100": {"beir": 1.0, "strict": 1.0}}
+    system = SystemScores("x", per_query, aggregates)
+    folder = write_result_folder(tmp_path / "scifact", "scifact", {"hybrid_search": system}, {})
+    summary = json.loads((folder / "summary.json").read_text())
+    for name, values in summary["modes"]["hybrid_search"]["metrics"].items():
+        exact = mean if name == "ndcg@10" else 1.0
+        values.update(beir_unrounded=exact, strict_unrounded=exact)
+    (folder / "summary.json").write_text(json.dumps(summary))
+    for aggregate in ("beir", "strict", "value"):
+        assert main(["leaderboard", str(folder), "--aggregate", aggregate]) == 0
+        out = capsys.readouterr().out
+        assert "| hybrid_search | **0.7180** | **0.7180** |" in out, (aggregate, out)
+    assert main(["leaderboard", str(folder), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("hybrid_search,0.7179538")

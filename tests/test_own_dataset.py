@@ -54,7 +54,12 @@ def test_a_folder_is_a_dataset_named_after_it(forty, tmp_path) -> None:
     }  # fmt: skip
     table = (folder / "table.md").read_text()
     assert f"- dataset: my_dataset, test split ({forty}, a dataset of your own)" in table
-    assert "reference" not in table.split("| mode |")[1]  # no published numbers beside it
+    assert "Published reference numbers" not in table  # none beside ours, and it says why
+    why = (
+        "No reference check: my_dataset is a dataset of your own; published reference "
+        "scores exist only for the registered datasets."
+    )
+    assert why in table and why in done.stdout
     assert "not the registered" not in done.stderr
 
 

@@ -21,7 +21,7 @@ from trec_eval_engine_corpus import CORPUS, large_case, make_case
 from trec_eval_pinned import BINARY, live_seed, needs_binary, reported_seed
 from trec_eval_refusals import binary_message
 
-import heta_eval.trec_eval as drop_in
+import heta_eval.trec_eval.drop_in as drop_in
 from heta_eval.providers import backends
 from heta_eval.trec_eval.fast import RunView
 

@@ -207,11 +207,11 @@ def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> l
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    if args.resamples < 1 or args.top < 0 or not 0 < args.confidence < 1:
+        raise CliError("--resamples must be >= 1, --top >= 0 and --confidence in (0, 1)")
     from heta_eval.compare import compare
     from heta_eval.measures.measure import canonical_metric
 
-    if args.resamples < 1 or args.top < 0 or not 0 < args.confidence < 1:
-        raise CliError("--resamples must be >= 1, --top >= 0 and --confidence in (0, 1)")
     trec_metrics = [canonical_metric(m) for m in (args.metrics or DEFAULT_METRICS)]
     try:
         systems = load_from_args(args, trec_metrics)

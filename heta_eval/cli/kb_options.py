@@ -76,16 +76,16 @@ def knowledge_base_from_args(args: argparse.Namespace, modes: tuple[str, ...]) -
             if value:
                 raise CliError(f"{option} goes with --kb-url (your own service)")
         return None
-    from heta_eval import config
-    from heta_eval.kb import HttpKnowledgeBase
-    from heta_eval.remote import RequestRate
-
     headers: dict[str, str] = {}
     for text in args.kb_header:
         name, value = parse_header(text)
         if name.lower() in (known.lower() for known in headers):
             raise CliError(f"--kb-header {name} is given twice")
         headers[name] = value
+    from heta_eval import config
+    from heta_eval.kb import HttpKnowledgeBase
+    from heta_eval.remote import RequestRate
+
     try:
         rate = RequestRate.parse(args.rate) if args.rate else None
     except ValueError as error:

@@ -12,6 +12,7 @@ from heta_eval.cli import CliError
 from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 from heta_eval.cli.run_report import dry_run_lines, macro_table, usage_lines
+from heta_eval.config import AUTO_PRECISION
 
 EXAMPLE = """\
 examples:
@@ -87,8 +88,7 @@ def add_parser(subparsers: Any) -> None:
             "onnxruntime-int8",
             "openvino-int8",
         ],
-        help="dense encoder precision or int8 route (default: the recipe's, auto: on the CPU, "
-        "the fastest route measured on this machine that keeps cosine >= 0.99 to float32)",
+        help=f"dense encoder precision or int8 route (default: the recipe's); {AUTO_PRECISION}",
     )
     run = parser.add_argument_group("the run")
     run.add_argument("--k", help="k values of the retrieval metrics, e.g. 1,3,5,10,100")
@@ -150,17 +150,43 @@ def _parse_k(text: str | None) -> tuple[int, ...] | None:
     return values
 
 
-def _benchmarks(args: argparse.Namespace) -> list[Any]:
+def _check_arguments(args: argparse.Namespace) -> list[str]:
+    """The modes asked for, after the checks that need no heavy import: a usage error
+    answers at once, before pydantic, numpy or the knowledge base load."""
     if bool(args.dataset) == bool(args.benchmark):
         raise CliError("give either --dataset NAME or --benchmark CASES.jsonl --documents PATH")
     if args.benchmark:
-        from heta_eval.runner import JsonlBenchmark
-
         if not args.documents:
             raise CliError("--benchmark needs --documents (a folder or a JSONL of documents)")
         for path in (args.benchmark, args.documents):
             if not path.exists():
                 raise CliError(f"{path} does not exist")
+    modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
+    if not modes:
+        raise CliError("--modes is empty")
+    return modes
+
+
+def _check_options(args: argparse.Namespace, modes: list[str]) -> tuple[int, ...] | None:
+    """The k values asked for, after the checks of the modes and numbers."""
+    if not args.kb_url and not args.recipe:
+        unknown = [mode for mode in modes if mode not in ALL_MODES.split(",")]
+        if unknown:
+            raise CliError(
+                f"unknown mode {unknown[0]!r} in --modes; the reference knowledge base has "
+                f"{ALL_MODES.replace(',', ', ')}"
+            )
+    k_values = _parse_k(args.k)
+    for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
+        if value < 1:
+            raise CliError(f"{option} must be a positive integer, got {value}")
+    return k_values
+
+
+def _benchmarks(args: argparse.Namespace) -> list[Any]:
+    if args.benchmark:
+        from heta_eval.runner import JsonlBenchmark
+
         return [JsonlBenchmark(args.benchmark, args.documents)]
     from heta_eval.adapters import load_benchmark
     from heta_eval.data.folders import is_folder_argument
@@ -259,27 +285,15 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
+    modes = _check_arguments(args)
+    knowledge_base = knowledge_base_from_args(args, tuple(modes))
+    k_values = _check_options(args, modes)
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.kb.dense import ModelLoadError
     from heta_eval.runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
     from heta_eval.scale.errors import RayRunError
 
-    modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
-    if not modes:
-        raise CliError("--modes is empty")
-    knowledge_base = knowledge_base_from_args(args, tuple(modes))
-    if not args.kb_url and not args.recipe:
-        unknown = [mode for mode in modes if mode not in ALL_MODES.split(",")]
-        if unknown:
-            raise CliError(
-                f"unknown mode {unknown[0]!r} in --modes; the reference knowledge base has "
-                f"{ALL_MODES.replace(',', ', ')}"
-            )
-    k_values = _parse_k(args.k)
-    for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
-        if value < 1:
-            raise CliError(f"{option} must be a positive integer, got {value}")
     name = dataset_label(args.dataset) if args.dataset else args.benchmark.stem
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(

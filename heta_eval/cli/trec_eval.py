@@ -81,9 +81,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_trec_eval(args: argparse.Namespace) -> int:
     single_threaded_blas()  # before numpy's import: nothing here calls BLAS
-    from heta_eval.io.trec import TrecFormatError
-    from heta_eval.trec_eval import evaluate_options, parse_options, report_lines
-    from heta_eval.trec_eval.options import TrecEvalUsageError
+    # The options, help and usage errors first: they need neither numba nor numpy.
+    from heta_eval.trec_eval.options import TrecEvalUsageError, parse_options
 
     try:
         options = parse_options(args.words)
@@ -97,6 +96,10 @@ def run_trec_eval(args: argparse.Namespace) -> int:
         return 0
     for note in options.notes:
         print(f"heta-eval trec_eval: note: {note}", file=sys.stderr)
+    from heta_eval.io.trec import TrecFormatError
+    from heta_eval.trec_eval.drop_in import evaluate_options
+    from heta_eval.trec_eval.output import report_lines
+
     try:
         result = evaluate_options(options)
     except (OSError, TrecFormatError, ValueError) as error:

@@ -118,9 +118,7 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
     systems = []
     for mode in chosen:
         aggregates = {
-            canonical_metric(name): {
-                kind: values.get(kind) for kind in ("value", "beir", "strict") if kind in values
-            }
+            canonical_metric(name): _full_precision(values)
             for name, values in (summary_modes.get(mode, {}).get("metrics") or {}).items()
             if isinstance(values, Mapping)
         }
@@ -151,6 +149,22 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
             )
         )
     return systems
+
+
+def _full_precision(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A metric's ``value``, ``beir`` and ``strict`` means at full precision where the
+    summary keeps them (``*_unrounded``): a table then rounds once, from the mean itself,
+    not from its 5-decimal rounding (0.7179538 -> 0.71795 -> 0.7179 instead of 0.7180)."""
+    exact = {}
+    for kind in ("beir", "strict"):
+        if kind in values:
+            unrounded = values.get(f"{kind}_unrounded")
+            exact[kind] = values[kind] if unrounded is None else unrounded
+    if "value" in values:
+        # A retrieval metric's headline is its strict mean (a failed query counts 0).
+        strict = values.get("kind") == "retrieval" and values["value"] == values.get("strict")
+        exact["value"] = exact["strict"] if strict else values["value"]
+    return exact
 
 
 def unverified_reason(data: Mapping[str, Any]) -> str | None:
@@ -207,10 +221,10 @@ def load_trec_system(
             value = evaluation.per_query.get(qid, {}).get(key, 0.0)
             per_query.setdefault(qid, {})[canonical] = float(value)
         aggregate = evaluation.aggregates[key]
-        aggregates[canonical] = {
-            "value": aggregate.beir,
-            "beir": aggregate.beir,
-            "strict": aggregate.strict,
+        aggregates[canonical] = {  # full precision: a table rounds once
+            "value": aggregate.beir_unrounded,
+            "beir": aggregate.beir_unrounded,
+            "strict": aggregate.strict_unrounded,
         }
     texts = {qid: queries[qid] for qid in judged if queries and qid in queries}
     return SystemScores(name, per_query, aggregates, texts, dataset=dataset)

@@ -132,7 +132,8 @@ def resolve_route(
     precision: str, device: str, model: str, encoder: Callable[..., Any] | None = None
 ) -> str:
     """The route an encoder of ``model`` runs on ``device`` for ``precision``: a route name
-    as given, a precision's own route, or on the CPU for ``"auto"`` the measured choice
+    as given, a precision's own route, or for ``"auto"`` the route of the CPU-flag rule's
+    precision, unless ``HETA_EVAL_ENCODE_ROUTE`` names a route or asks to ``measure``
     (:func:`auto_route`); off the CPU ``"auto"`` is the device's precision.
 
     >>> resolve_route("float32", "cpu", "all-MiniLM-L6-v2")

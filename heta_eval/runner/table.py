@@ -137,7 +137,10 @@ def _references(summary: RunSummary) -> str:
             f"({'; '.join(data['differences'])})."
         )
     if not data.get("registered"):
-        return ""
+        return (
+            f"No reference check: {data.get('name')} is a dataset of your own; published "
+            "reference scores exist only for the registered datasets."
+        )
     rows: list[tuple[str, Any]] = []
     for mode, mode_summary in summary.modes.items():
         observed = {

@@ -1,6 +1,7 @@
 """A trec_eval 9.0.8-compatible evaluator: ``heta-eval trec_eval [options] QRELS RUN``.
 
 Modules: :mod:`~heta_eval.trec_eval.options` (the command line and ``-m`` requests),
+:mod:`~heta_eval.trec_eval.drop_in` (the files read and evaluated),
 :mod:`~heta_eval.trec_eval.inputs` (the two files), :mod:`~heta_eval.trec_eval.compute`
 (values through pytrec_eval, trec_eval's summaries), :mod:`~heta_eval.trec_eval.fast`
 (large runs read into arrays, the compiled engine), :mod:`~heta_eval.trec_eval.output`
@@ -11,6 +12,7 @@ The measures themselves are catalogued in
 :mod:`heta_eval.measures.trec_catalogue`. See docs/trec_eval.md.
 
 >>> import tempfile, pathlib
+>>> from heta_eval.trec_eval import trec_eval_lines
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (folder / "qrels").write_text("q1 0 d1 1\\nq1 0 d2 0\\n")
 >>> _ = (folder / "run").write_text("q1 Q0 d2 1 0.9 demo\\nq1 Q0 d1 2 0.5 demo\\n")
@@ -23,140 +25,21 @@ The measures themselves are catalogued in
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from heta_eval._lazy import attach
 
-from heta_eval.io.qrels import Qrels
-from heta_eval.io.run import read_run_columnar
-from heta_eval.io.source import open_input
-from heta_eval.trec_eval.compute import (
-    TrecEvalResult,
-    check_engine_inputs,
-    evaluate,
-    evaluated_queries,
-    make_result,
-    per_query_values,
-)
-from heta_eval.trec_eval.fast import (
-    RepeatedDocument,
-    RunView,
-    engine_computes,
-    engine_values,
-    last_tag,
-    reads_columnar,
-)
-from heta_eval.trec_eval.inputs import read_trec_eval_qrels, read_trec_eval_run
-from heta_eval.trec_eval.judgment_groups import evaluate_groups, read_qrels_jg
-from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
-from heta_eval.trec_eval.output import report_lines
-from heta_eval.trec_eval.params import c_long
-from heta_eval.trec_eval.preferences import read_prefs
-from heta_eval.trec_eval.prefs_measures import evaluate_prefs
-from heta_eval.trec_eval.utility import missing_counts, with_num_docs
-from heta_eval.trec_eval.zscores import apply_zscores, read_zscores
+# Names load on first use (PEP 562): the command's options, help and usage errors are read
+# without numba and numpy, which the evaluation (``drop_in``) imports.
+_LAZY = {
+    "TrecEvalOptions": "options",
+    "TrecEvalResult": "compute",
+    "TrecEvalUsageError": "options",
+    "evaluate": "compute",
+    "evaluate_options": "drop_in",
+    "parse_options": "options",
+    "per_query_values": "compute",
+    "report_lines": "output",
+    "trec_eval_lines": "drop_in",
+}
 
-__all__ = [
-    "TrecEvalOptions",
-    "TrecEvalResult",
-    "TrecEvalUsageError",
-    "evaluate",
-    "evaluate_options",
-    "parse_options",
-    "per_query_values",
-    "report_lines",
-    "trec_eval_lines",
-]
-
-# Families whose values are not pytrec_eval's: text, or counts this package forms itself.
-_NOT_FROM_PYTREC_EVAL = ("runid", "relstring", "num_q")
-# Families that need no ranking: trec_eval reads a run with repeated documents for them.
-_NO_RANKING = ("runid", "num_q")
-
-
-def evaluate_options(options: TrecEvalOptions) -> TrecEvalResult:
-    """Read the files named in ``options`` and evaluate them as trec_eval would. A large
-    run is read into arrays (:mod:`~heta_eval.trec_eval.fast`) and scored by the compiled
-    engine when it computes every measure, else handed to pytrec_eval a query at a time;
-    the same output either way. ``-Z`` converts the values (:mod:`~.zscores`)."""
-    result = _evaluate_files(options)
-    if options.zscore_file is not None:
-        apply_zscores(options, result, read_zscores(options.zscore_file))
-    return result
-
-
-def _evaluate_files(options: TrecEvalOptions) -> TrecEvalResult:
-    groups = options.rel_format != "qrels"  # judgment groups or preferences
-    qrels = _read_judgments(options)
-    data = open_input(options.run)  # read once: a pipe or "-" is never reopened
-    ranking = any(m.family.name not in _NO_RANKING for m in options.measures)
-    # trec_eval refuses a repeated document only in a query it ranks.
-    ranked = {qid for qid, docs in qrels.items() if docs} if ranking else set()
-    if options.debug_query is not None:  # -D LEVEL.QID: trec_eval evaluates only QID
-        ranked &= {options.debug_query}
-    if not groups and reads_columnar(options, data) and options.debug_query is None:
-        columnar = read_run_columnar(data, ignore_identical_ids=False)
-        if columnar is not None:
-            tag = last_tag(data)
-            if engine_computes(options):
-                values = engine_values(options, qrels, columnar, ranked)
-                if values is not None:
-                    query_ids = evaluated_queries(qrels, columnar.query_ids)
-                    if ranking:
-                        check_engine_inputs(qrels, query_ids)
-                    return make_result(qrels, query_ids, values, {}, tag)
-            else:
-                with contextlib.suppress(RepeatedDocument):  # the line reader names it
-                    return _evaluate(options, qrels, RunView(columnar, ranked), tag, True)
-            del columnar
-    run, tag = read_trec_eval_run(
-        data,
-        repeats_refused_in=ranked,
-        max_per_topic=options.max_per_topic,
-        ties_by_increasing_docno=options.rel_format in ("prefs", "qrels_prefs"),
-    )
-    if options.debug_query is not None:
-        run = {qid: docs for qid, docs in run.items() if qid == options.debug_query}
-    if options.rel_format == "qrels_jg":
-        return evaluate_groups(options, qrels, run, tag)
-    if groups:
-        return evaluate_prefs(options, qrels, run, tag)
-    return _evaluate(options, qrels, run, tag, False)
-
-
-def _read_judgments(options: TrecEvalOptions) -> Mapping:
-    if options.rel_format == "qrels_jg":
-        return read_qrels_jg(options.qrels)
-    if options.rel_format in ("prefs", "qrels_prefs"):
-        return read_prefs(options.qrels, subgroups=options.rel_format == "prefs")
-    return read_trec_eval_qrels(options.qrels)
-
-
-def _evaluate(
-    options: TrecEvalOptions, qrels: Qrels, run: Mapping, tag: str, ids_checked: bool
-) -> TrecEvalResult:
-    relstring = next((m for m in options.measures if m.family.name == "relstring"), None)
-    utility = next((m for m in options.measures if m.family.name == "utility"), None)
-    specs = [m.pytrec_eval_spec() for m in options.measures
-             if m.family.name not in _NOT_FROM_PYTREC_EVAL]  # fmt: skip
-    counts = [] if utility is None or not options.num_docs else missing_counts(specs)
-    result = evaluate(
-        qrels,
-        run,
-        tag,
-        specs + counts,
-        relevance_level=options.relevance_level,
-        max_per_topic=options.max_per_topic,
-        judged_only=options.judged_only,
-        relstring_length=c_long(relstring.values[0]) if relstring else None,
-        ids_checked=ids_checked,
-    )  # fmt: skip
-    if utility is not None and options.num_docs:
-        with_num_docs(result, utility.values, options.num_docs, counts)
-    return result
-
-
-def trec_eval_lines(argv: Sequence[str | os.PathLike[str]]) -> Iterator[str]:
-    """The lines ``trec_eval *argv`` prints (the command's core, without error handling)."""
-    options = parse_options([os.fspath(word) for word in argv])
-    return report_lines(options, evaluate_options(options))
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = attach(__name__, _LAZY)
