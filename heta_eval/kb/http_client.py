@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from heta_eval import config
 from heta_eval.models.records import QueryResponse
+from heta_eval.redaction import Secrets
 from heta_eval.remote import RemoteCallError, RequestRate, RetryPolicy, post_json, redact
 
 __all__ = ["HttpKnowledgeBase", "HttpKnowledgeBaseError"]
@@ -30,7 +31,8 @@ class HttpKnowledgeBase:
     second, or a :class:`~heta_eval.remote.RequestRate`) they start no faster than that.
 
     ``headers`` go with every request (``{"X-Api-Key": ...}``); ``token`` is sent as
-    ``Authorization: Bearer <token>``. Their values are secrets: they appear in no
+    ``Authorization: Bearer <token>``. Their values are secrets: they, and every form a
+    service may echo them in (:mod:`heta_eval.redaction`), are redacted from every reply and
     message, and :attr:`header_names` (what a results folder records) holds only names.
     :meth:`from_env` takes the token from ``HETA_EVAL_KB_TOKEN``. After ``breaker`` consecutive
     queries that could not connect, later queries fail at once without a request (a
@@ -68,6 +70,8 @@ class HttpKnowledgeBase:
         if token and not any(name.lower() == "authorization" for name in self.headers):
             self.headers["Authorization"] = f"Bearer {token}"
         self.rate = RequestRate(float(rate)) if isinstance(rate, (int, float)) else rate
+        # Redacted from every reply where it enters (post_json), in every form.
+        self.secrets = Secrets([*self.headers.values(), token])
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._clients: dict[int, httpx.AsyncClient] = {}
         self._first: dict[int, asyncio.Lock] = {}
@@ -141,7 +145,7 @@ class HttpKnowledgeBase:
         try:
             data = await post_json(
                 client, self.url, payload, policy=self.policy, headers=self.headers or None,
-                error=HttpKnowledgeBaseError, rate=self.rate,
+                error=HttpKnowledgeBaseError, rate=self.rate, secrets=self.secrets,
             )  # fmt: skip
         except HttpKnowledgeBaseError as error:
             if "last error: connection failed" in str(error):
