@@ -13,7 +13,9 @@ each value, once, into the forms it may take:
   ``\\uXXXX`` in upper case too, and with ``<``, ``>``, ``&``, ``'`` escaped as Go does),
   HTML-escaped, and base64-encoded (standard and URL-safe alphabet, with and without
   padding, and the characters that stay the same wherever the value sits inside a longer
-  encoded text).
+  encoded text);
+* each of those JSON-escaped once more (a JSON text inside a JSON string, as an LLM's verdict
+  is inside its reply).
 
 A form shorter than :data:`MIN_LENGTH` characters is not redacted: it would blank ordinary
 words. Every character covered by any form is replaced, overlapping forms become one ``***``.
@@ -120,6 +122,9 @@ def secret_forms(value: str) -> set[str]:
     for base in _bases(value):
         forms |= _escaped_forms(base)
         forms |= _base64_forms(base.encode("utf-8"))
+    # A JSON text inside a JSON string (an LLM's verdict in its reply): each form escaped again.
+    for ensure_ascii in (True, False):
+        forms |= {json.dumps(form, ensure_ascii=ensure_ascii)[1:-1] for form in list(forms)}
     return {form for form in forms if len(form) >= MIN_LENGTH}
 
 

@@ -13,6 +13,7 @@ import base64
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ from heta_eval.remote import RetryPolicy, post_json
 # Chosen so that every encoding differs from the value: "/", "+", "=", '"', "\\", "&", "<",
 # "'" and "%" change under URL, JSON and HTML escaping; its base64 holds "+" and "/".
 TOKEN = "Zx9/+Tq=k\"v\\m&p<1'%e~Ab?>"
-USER, PASSWORD = "svc-user", "pw/+\"Secret&42?~>"
+USER, PASSWORD = "svc-user", 'pw/+"Secret&42?~>'
 BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 API_KEY = "sk-judge~/+key=\"7\\x&y<z'9?>"
 
@@ -62,7 +63,9 @@ def test_the_standard_encoders_really_change_the_test_secrets() -> None:
 # ------------------------------------------------------------------ the forms
 
 
-@pytest.mark.parametrize("value", [f"Bearer {TOKEN}", f"Basic {BASIC}", API_KEY, "Bearer clé-ünï-ß"])
+@pytest.mark.parametrize(
+    "value", [f"Bearer {TOKEN}", f"Basic {BASIC}", API_KEY, "Bearer clé-ünï-ß"]
+)
 def test_every_form_of_a_secret_and_of_its_credential_is_redacted(value: str) -> None:
     secrets = Secrets([value])
     bare = value.split(" ", 1)[1] if value.startswith(("Bearer ", "Basic ")) else value
@@ -178,6 +181,26 @@ def judge_reply(index: int, body: dict, headers: dict) -> tuple[int, bytes, floa
     return 200, completion_body(json.dumps(verdict)), 0.0
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def readable(text: str, depth: int = 2) -> list[str]:
+    """``text`` as written and as read back: HTML unescaped, and every JSON string in it
+    decoded (a JSON text inside a JSON string too), so that a writer's own escaping cannot
+    hide a secret from the search."""
+    views = [text, html.unescape(text)]
+    if depth:
+        for view in views[:2]:
+            strings = []
+            for literal in _JSON_STRING.findall(view):
+                try:
+                    strings.append(json.loads(literal))
+                except ValueError:
+                    continue
+            views += readable("\n".join(strings), depth - 1)
+    return views
+
+
 @pytest.fixture
 def services(chat_servers):
     kb = LoopbackService(kb_reply)
@@ -228,7 +251,8 @@ def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path)
     texts = {**{str(p): t for p, t in written.items()}, "run stdout": run.stdout,
              "run stderr": run.stderr, "report stdout": report.stdout,
              "report stderr": report.stderr}  # fmt: skip
-    leaks = {(where, form) for where, text in texts.items() for form in every_form() if form in text}
+    leaks = {(where, form) for where, text in texts.items() for view in readable(text)
+             for form in every_form() if form in view}  # fmt: skip
     assert not leaks, sorted(leaks)[:5]
     # What was redacted is marked, where it was: failures, answers, chunks, ids, the judge.
     records = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
