@@ -40,9 +40,9 @@ import json
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
-__all__ = ["MARK", "MIN_LENGTH", "Secrets", "secret_forms"]
+__all__ = ["MARK", "MIN_LENGTH", "Secrets", "secret_forms", "split_credentials"]
 
 #: What a redacted secret becomes.
 MARK = "***"
@@ -126,6 +126,28 @@ def secret_forms(value: str) -> set[str]:
     for ensure_ascii in (True, False):
         forms |= {json.dumps(form, ensure_ascii=ensure_ascii)[1:-1] for form in list(forms)}
     return {form for form in forms if len(form) >= MIN_LENGTH}
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None, str | None]:
+    """``url`` without its ``user:password@``, the pair (decoded), and the ``Authorization``
+    value they make (a secret), so that no message or record that shows the URL shows them.
+
+    >>> split_credentials("http://me:pa%2Fss@127.0.0.1:8000/q")
+    ('http://127.0.0.1:8000/q', ('me', 'pa/ss'), 'Basic bWU6cGEvc3M=')
+    >>> split_credentials("http://127.0.0.1:8000/q")
+    ('http://127.0.0.1:8000/q', None, None)
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None, None  # not a URL: sending it will say so
+    if "@" not in parts.netloc:
+        return url, None, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    pair = (unquote(user), unquote(password))
+    basic = base64.b64encode(f"{pair[0]}:{pair[1]}".encode()).decode("ascii")
+    return parts._replace(netloc=host).geturl(), pair, f"Basic {basic}"
 
 
 class Secrets:

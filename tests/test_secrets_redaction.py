@@ -263,3 +263,65 @@ def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path)
     assert "not a valid QueryResponse" in by_case["invalid"] and "***" in by_case["invalid"]
     assert "your token *** and" in by_case["ok1"] and "doc-***" in by_case["ok1"]
     assert "***" in written[out / "report.html"] and "HTTP 401" in run.stderr + run.stdout
+
+
+# ------------------------------------------------------------------ credentials in the URL
+
+
+async def test_credentials_in_the_url_are_sent_as_basic_auth_and_shown_nowhere() -> None:
+    from heta_eval.kb import HttpKnowledgeBase
+    from heta_eval.kb.http_client import HttpKnowledgeBaseError
+    from heta_eval.runner.checks import system_identity
+
+    seen: list[str] = []
+
+    def reply(raw: bytes, got: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+        seen.append(got.get("authorization", ""))
+        if "refuse" in json.loads(raw)["query"]:
+            return 401, f"bad password {PASSWORD} for {quote(PASSWORD, safe='')}".encode(), {}
+        answer = {"query": "hello", "results": [], "answer": f"hi {USER}:{PASSWORD}"}
+        return 200, json.dumps(answer).encode(), {}
+
+    service = LoopbackService(reply)
+    try:
+        host = service.url.split("://", 1)[1]
+        kb = HttpKnowledgeBase(f"http://{USER}:{quote(PASSWORD, safe='')}@{host}")
+        assert (await kb.query("hello")).answer == "hi ***"
+        assert seen == [f"Basic {BASIC}"]
+        with pytest.raises(HttpKnowledgeBaseError) as info:
+            await kb.query("refuse")
+        shown = [str(info.value), repr(kb), kb.url, json.dumps(system_identity(None, kb, "kb"))]
+        for text in shown:
+            assert not [form for form in every_form() for view in readable(text) if form in view]
+        assert "HTTP 401" in shown[0] and "bad password *** for ***" in shown[0]
+        assert kb.url == service.url
+        await kb.aclose()
+    finally:
+        service.close()
+
+
+async def test_a_reply_nested_too_deeply_is_a_one_line_error() -> None:
+    from heta_eval.kb import HttpKnowledgeBase
+    from heta_eval.kb.http_client import HttpKnowledgeBaseError
+
+    deep = b"[" * 100_000 + b"]" * 100_000
+    service = LoopbackService(lambda raw, got: (200, deep, {}))
+    try:
+        kb = HttpKnowledgeBase(service.url, headers={"X-Api-Key": API_KEY})
+        with pytest.raises(HttpKnowledgeBaseError, match="nested too deeply"):
+            await kb.query("anything")
+        await kb.aclose()
+    finally:
+        service.close()
+
+
+def test_a_header_value_outside_ascii_is_refused_without_showing_it(tmp_path) -> None:
+    write_benchmark(tmp_path)
+    done = cli(["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--modes", "m",
+                "--output", "out", "--kb-url", "http://127.0.0.1:9/q",
+                "--kb-header", "X-Api-Key: clé-secrète-99"], tmp_path)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "heta-eval run: error: --kb-header X-Api-Key: the value holds a character outside ASCII"
+    )
+    assert not (tmp_path / "out").exists()

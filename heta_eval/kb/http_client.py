@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from heta_eval import config
 from heta_eval.models.records import QueryResponse
-from heta_eval.redaction import Secrets
+from heta_eval.redaction import Secrets, split_credentials
 from heta_eval.remote import RemoteCallError, RequestRate, RetryPolicy, post_json, redact
 
 __all__ = ["HttpKnowledgeBase", "HttpKnowledgeBaseError"]
@@ -59,7 +59,8 @@ class HttpKnowledgeBase:
         rate: float | RequestRate | None = None,
         breaker: int = 5,
     ) -> None:
-        self.url = url
+        # Credentials in the URL go as Basic auth, kept out of the URL every message shows.
+        self.url, self._auth, basic = split_credentials(url)
         #: After this many consecutive queries failed to connect, later queries fail at once.
         self.breaker = breaker
         self._connection_failures = 0
@@ -71,7 +72,7 @@ class HttpKnowledgeBase:
             self.headers["Authorization"] = f"Bearer {token}"
         self.rate = RequestRate(float(rate)) if isinstance(rate, (int, float)) else rate
         # Redacted from every reply where it enters (post_json), in every form.
-        self.secrets = Secrets([*self.headers.values(), token])
+        self.secrets = Secrets([*self.headers.values(), token, basic])
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._clients: dict[int, httpx.AsyncClient] = {}
         self._first: dict[int, asyncio.Lock] = {}
@@ -96,7 +97,7 @@ class HttpKnowledgeBase:
         if loop not in self._semaphores:
             self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
             self._clients[loop] = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=self.max_concurrency)
+                limits=httpx.Limits(max_connections=self.max_concurrency), auth=self._auth
             )
             self._first[loop] = asyncio.Lock()
         return self._semaphores[loop], self._clients[loop], self._first[loop]
