@@ -120,6 +120,8 @@ def test_scrub_redacts_every_string_of_a_reply_keys_and_values() -> None:
     reply = {"a": [1, 2.5, None, True, {API_KEY: f"x{quote(API_KEY)}"}], "b": API_KEY}
     assert secrets.scrub(reply) == {"a": [1, 2.5, None, True, {"***": "x***"}], "b": "***"}
     assert Secrets([]).scrub(reply) is reply
+    clean = {"results": [{"text": "nothing secret here", "score": 1.0}]}
+    assert secrets.scrub(clean) is clean  # a reply without a secret is not rebuilt
 
 
 async def test_a_transport_error_and_the_url_are_redacted() -> None:
