@@ -14,6 +14,7 @@ import html
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -327,3 +328,31 @@ def test_a_header_value_outside_ascii_is_refused_without_showing_it(tmp_path) ->
         "heta-eval run: error: --kb-header X-Api-Key: the value holds a character outside ASCII"
     )
     assert not (tmp_path / "out").exists()
+
+
+async def test_a_judge_reply_cached_before_redaction_does_not_bring_the_key_back(
+    chat_servers, tmp_path
+) -> None:
+    from heta_eval.models.records import BenchmarkCase, QueryResponse
+    from heta_eval.rag.judge.cache import JudgeCache
+    from heta_eval.rag.judge.judge import LLMJudge
+
+    verdict = {"score": 1.0, "passed": True, "reason": "fresh"}
+    server = chat_servers(
+        ChatServer(lambda i, b, h: (200, completion_body(json.dumps(verdict)), 0.0))
+    )
+    case = BenchmarkCase(id="q", query="capital of France?", expected={"answers": ["Paris"]})
+    response = QueryResponse(query=case.query, answer="Paris")
+    cache = JudgeCache(tmp_path / "judge.sqlite")
+    judge = LLMJudge(server.client(api_key=API_KEY), cache=cache)
+    fresh = await judge.evaluate(case=case, response=response)
+    assert fresh.metadata["reason"] == "fresh" and len(server.requests) == 1
+    # The stored reply, as an earlier version would have kept it: the key in its reason.
+    stale = {"score": 1.0, "passed": True, "reason": f"key {API_KEY} / {quote(API_KEY)}"}
+    with sqlite3.connect(tmp_path / "judge.sqlite") as db:
+        db.execute("UPDATE calls SET content = ?", (json.dumps(stale),))
+    again = await LLMJudge(server.client(api_key=API_KEY), cache=cache).evaluate(
+        case=case, response=response
+    )
+    assert len(server.requests) == 1  # served from the cache
+    assert again.metadata["reason"] == "key *** / ***"
