@@ -239,9 +239,9 @@ def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path)
     kb, judge = services
     write_benchmark(tmp_path)
     run = cli(["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--modes", "m",
-               "--output", "out", "--kb-url", kb.url, "--kb-header", "Authorization: ${KB_AUTH}",
-               "--kb-header", f"X-Upstream-Auth: Basic {BASIC}", "--judge", "--no-cache"],
-              tmp_path, KB_AUTH=f"Bearer {TOKEN}", HETA_EVAL_LLM_API_KEY=API_KEY,
+               "--output", "out", "--kb-url", kb.url, "--kb-header", f"Authorization: Bearer {TOKEN}",
+               "--kb-header", "X-Upstream-Auth: ${UPSTREAM}", "--judge", "--no-cache"],
+              tmp_path, UPSTREAM=f"Basic {BASIC}", HETA_EVAL_LLM_API_KEY=API_KEY,
               HETA_EVAL_LLM_BASE_URL=judge.base_url, HETA_EVAL_LLM_MODEL="judge-1",
               HETA_EVAL_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
     assert run.returncode == 3, run.stderr  # partial: four queries answered, two failed
@@ -356,3 +356,25 @@ async def test_a_judge_reply_cached_before_redaction_does_not_bring_the_key_back
     )
     assert len(server.requests) == 1  # served from the cache
     assert again.metadata["reason"] == "key *** / ***"
+
+
+async def test_the_token_of_the_environment_is_a_secret_even_when_a_header_replaces_it(
+    monkeypatch,
+) -> None:
+    from heta_eval.kb import HttpKnowledgeBase
+
+    other = "env-token-7f3/+c=9"
+    encoded = base64.b64encode(other.encode()).decode()
+
+    def reply(raw: bytes, got: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+        answer = f"{got['authorization']} | {other} | {encoded} | {quote_plus(other)}"
+        return 200, json.dumps({"query": "q", "results": [], "answer": answer}).encode(), {}
+
+    service = LoopbackService(reply)
+    monkeypatch.setenv("HETA_EVAL_KB_TOKEN", other)
+    try:
+        kb = HttpKnowledgeBase.from_env(service.url, headers={"Authorization": f"Bearer {TOKEN}"})
+        assert (await kb.query("q")).answer == "*** | *** | *** | ***"
+        await kb.aclose()
+    finally:
+        service.close()
