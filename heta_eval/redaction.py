@@ -9,11 +9,11 @@ each value, once, into the forms it may take:
   credential ``S``; a credential that is base64 of UTF-8 text (``Basic``'s ``user:password``)
   also as that text and as the part after its first ``:`` (the password);
 * each of those URL-encoded (``quote``, ``quote_plus``; ``/`` kept or encoded; upper or lower
-  case hex), JSON-escaped (as ``json.dumps`` writes it with and without ``ensure_ascii``,
-  ``\\uXXXX`` in upper case too, and with ``<``, ``>``, ``&``, ``'`` escaped as Go does),
-  HTML-escaped, and base64-encoded (standard and URL-safe alphabet, with and without
-  padding, and the characters that stay the same wherever the value sits inside a longer
-  encoded text);
+  case hex; encoded twice), JSON-escaped (as ``json.dumps`` writes it with and without
+  ``ensure_ascii``, ``\\uXXXX`` in upper case too, with ``<``, ``>``, ``&``, ``'`` escaped as
+  Go does, with ``/`` as ``\\/`` as PHP does), HTML-escaped, hex-encoded, and
+  base64-encoded (standard and URL-safe alphabet, with and without padding, and the
+  characters that stay the same wherever the value sits inside a longer encoded text);
 * each of those JSON-escaped once more (a JSON text inside a JSON string, as an LLM's verdict
   is inside its reply).
 
@@ -102,11 +102,15 @@ def _escaped_forms(text: str) -> set[str]:
     forms = {text, html.escape(text), html.escape(text, quote=False)}
     for safe in ("/", ""):
         forms |= {quote(text, safe=safe), quote_plus(text, safe=safe)}
+    forms.add(quote(quote(text, safe=""), safe=""))  # encoded twice (a URL inside a URL)
     forms |= {_PERCENT.sub(lambda m: m.group().lower(), form) for form in list(forms)}
     ascii_json = json.dumps(text)[1:-1]
     forms |= {ascii_json, json.dumps(text, ensure_ascii=False)[1:-1]}
     forms.add(_UNICODE_ESCAPE.sub(lambda m: "\\u" + m.group()[2:].upper(), ascii_json))
     forms.add("".join(_GO_ESCAPES.get(c, c) for c in ascii_json))
+    forms.add(ascii_json.replace("/", "\\/"))  # PHP's json_encode escapes "/"
+    raw = text.encode("utf-8")
+    forms |= {raw.hex(), raw.hex().upper()}
     return forms
 
 

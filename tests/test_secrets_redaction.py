@@ -40,8 +40,11 @@ def forms_of(value: str) -> set[str]:
     found = {value, html.escape(value), html.escape(value, quote=False)}
     for safe in ("/", ""):
         found |= {quote(value, safe=safe), quote_plus(value, safe=safe)}
+    found.add(quote(quote(value, safe=""), safe=""))
     found |= {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    found.add(json.dumps(value)[1:-1].replace("/", "\\/"))  # PHP
     raw = value.encode()
+    found |= {raw.hex(), raw.hex().upper()}
     for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
         found |= {encoded.decode(), encoded.decode().rstrip("=")}
     return found
