@@ -18,7 +18,8 @@ each value, once, into the forms it may take:
   is inside its reply).
 
 A form shorter than :data:`MIN_LENGTH` characters is not redacted: it would blank ordinary
-words. Every character covered by any form is replaced, overlapping forms become one ``***``.
+words; nor is a base64 fragment shorter than :data:`MIN_FRAGMENT`. Every character covered
+by any form is replaced, overlapping forms become one ``***``.
 
 Replies are redacted where they enter (:func:`heta_eval.remote.post_json`), so nothing after
 that point (failure reasons, answers, chunk texts, ids, the results folder, the report, the
@@ -48,6 +49,8 @@ __all__ = ["MARK", "MIN_LENGTH", "Secrets", "secret_forms", "split_credentials"]
 MARK = "***"
 #: Forms shorter than this are not redacted (they would blank ordinary text).
 MIN_LENGTH = 4
+#: Nor are base64 fragments (a value inside a longer encoded text) shorter than this.
+MIN_FRAGMENT = 8
 
 # ``Scheme credential``: an RFC 9110 token, whitespace, then the credential.
 _SCHEME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\s+(\S.*)", re.DOTALL)
@@ -91,9 +94,11 @@ def _base64_forms(raw: bytes) -> set[str]:
         encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
         if shift == 0:
             forms |= {encoded, encoded.rstrip("=")}
-        # Character i holds bits [6i, 6i + 6): keep those inside ``raw``'s bits.
+        # Character i holds bits [6i, 6i + 6): keep those inside ``raw``'s bits. A short one
+        # would match ordinary base64 by chance.
         start, end = -(-8 * shift // 6), 8 * (shift + len(raw)) // 6
-        forms.add(encoded[start:end])
+        if end - start >= MIN_FRAGMENT:
+            forms.add(encoded[start:end])
     return forms | {form.replace("+", "-").replace("/", "_") for form in forms}
 
 
