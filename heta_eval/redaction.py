@@ -182,9 +182,6 @@ class Secrets:
     def __bool__(self) -> bool:
         return bool(self.values)
 
-    def __or__(self, other: Secrets) -> Secrets:
-        return Secrets(self.values | other.values)
-
     def __repr__(self) -> str:
         return f"Secrets({len(self.values)} values)"  # never the values
 
@@ -196,6 +193,8 @@ class Secrets:
         if not present:
             return None
         if present not in self._patterns:
+            if len(self._patterns) > 256:  # bounded: each distinct set of forms found
+                self._patterns.clear()
             # A lookahead finds every start of every form, overlapping ones too; at each
             # start the longest form is tried first.
             self._patterns[present] = re.compile(f"(?=({'|'.join(map(re.escape, present))}))")
