@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
-__all__ = ["MARK", "MIN_LENGTH", "Secrets", "secret_forms", "split_credentials"]
+__all__ = ["MARK", "MIN_FRAGMENT", "MIN_LENGTH", "Secrets", "secret_forms", "split_credentials"]
 
 #: What a redacted secret becomes.
 MARK = "***"
