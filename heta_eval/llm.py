@@ -5,7 +5,9 @@ Configuration comes from arguments or the environment:
 
 * ``HETA_EVAL_LLM_BASE_URL`` (default ``https://api.openai.com/v1``)
 * ``HETA_EVAL_LLM_MODEL`` (required unless passed)
-* ``HETA_EVAL_LLM_API_KEY`` or ``OPENAI_API_KEY`` (optional for local servers)
+* ``HETA_EVAL_LLM_API_KEY`` or ``OPENAI_API_KEY`` (optional for local servers); a secret:
+  it, and every form a server may echo it in, is redacted from each reply and message
+  (:mod:`heta_eval.redaction`)
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import httpx
 
 from heta_eval import config
+from heta_eval.redaction import Secrets, split_credentials
 from heta_eval.remote import RemoteCallError, RetryPolicy, post_json
 
 __all__ = [
@@ -84,9 +87,13 @@ class LLMClient:
         model = model or config.llm_model()
         if not model:
             raise ValueError("no LLM model given: pass model=... or set HETA_EVAL_LLM_MODEL")
+        # Credentials in the URL go as Basic auth, kept out of the URL every message shows.
+        base_url, self._auth, basic = split_credentials(base_url)
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
+        # Redacted from every reply where it enters (post_json), in every form.
+        self.secrets = Secrets([api_key, f"Bearer {api_key}" if api_key else None, basic])
         self.policy = policy or RetryPolicy()
         self.max_concurrency = max_concurrency
         # Semaphores bind to an event loop on first use; keep one per loop.
@@ -119,10 +126,11 @@ class LLMClient:
         """Send ``messages``; the first choice's content and the reply's token usage."""
         payload = {"model": self.model, "messages": messages, "temperature": temperature, **extra}
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else None
-        async with self._semaphore(), httpx.AsyncClient() as client:
+        async with self._semaphore(), httpx.AsyncClient(auth=self._auth) as client:
             reply = await post_json(
-                client, self.url, payload, policy=self.policy, headers=headers, error=LLMError
-            )
+                client, self.url, payload, policy=self.policy, headers=headers, error=LLMError,
+                secrets=self.secrets,
+            )  # fmt: skip
         try:
             content = reply["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

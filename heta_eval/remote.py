@@ -32,6 +32,8 @@ from tenacity import (
     wait_random,
 )
 
+from heta_eval.redaction import Secrets
+
 __all__ = [
     "RETRY_STATUS",
     "RemoteCallError",
@@ -131,10 +133,9 @@ class RequestRate:
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value replaced by ``***``."""
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
+    """``text`` with every secret value, in every form a service may echo it
+    (:class:`~heta_eval.redaction.Secrets`), replaced by ``***``."""
+    return Secrets(secrets).redact(text)
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
@@ -196,15 +197,24 @@ async def post_json(
     headers: dict[str, str] | None = None,
     error: type[RemoteCallError] = RemoteCallError,
     rate: RequestRate | None = None,
+    secrets: Secrets | None = None,
 ) -> Any:
     """POST ``payload`` as JSON and return the decoded JSON reply, retrying transient errors.
 
     Raises ``error`` (a :class:`RemoteCallError`) naming ``url`` when the reply is not JSON,
-    the status is a non-retryable error, or every attempt failed. Header values never
-    appear in its message, even when the service echoes them.
+    the status is a non-retryable error, or every attempt failed.
+
+    This is where a service's reply enters, so secrets are redacted here, once: ``secrets``
+    (default: the header values) and every form of them, in every string of the decoded
+    reply (keys and values) and in every error message (the body echoed, the URL, a
+    transport error's text). What the caller receives holds none of them.
     """
-    secrets = list((headers or {}).values())
+    if secrets is None:
+        secrets = Secrets((headers or {}).values())
     attempts = 0
+
+    def failure(message: str, tries: int) -> RemoteCallError:
+        return error(secrets.redact(url), secrets.redact(message), attempts=tries)
 
     async def attempt() -> Any:
         nonlocal attempts
@@ -216,22 +226,27 @@ async def post_json(
         except httpx.TimeoutException:
             raise _Transient(f"timed out after {policy.timeout:g}s") from None
         except httpx.TransportError as exc:
-            raise _Transient(f"connection failed ({type(exc).__name__}: {exc})") from None
+            why = secrets.redact(f"{type(exc).__name__}: {exc}")  # its text may hold the URL
+            raise _Transient(f"connection failed ({why})") from None
+        except UnicodeEncodeError:  # httpx sends header values as ASCII; never show one
+            raise failure("a header value holds a character outside ASCII", attempts) from None
 
         def body() -> str:
             # Secrets out first, then cut: a cut must not leave part of a secret behind.
-            return redact(reply.text, secrets)[:200]
+            return secrets.redact(reply.text)[:200]
 
         if reply.status_code < 400:
             try:
-                return reply.json()
+                return secrets.scrub(reply.json())
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 why = f"reply is not valid JSON ({exc}); body starts {body()!r}"
-                raise error(url, why, attempts=attempts) from None
+                raise failure(why, attempts) from None
+            except RecursionError:
+                raise failure("reply is JSON nested too deeply to read", attempts) from None
         last = f"HTTP {reply.status_code}: {body()!r}"
         if reply.status_code in RETRY_STATUS:
             raise _Transient(last, retry_after_seconds(reply.headers.get("Retry-After")))
-        raise error(url, last, attempts=attempts)
+        raise failure(last, attempts)
 
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
@@ -243,4 +258,4 @@ async def post_json(
         return await retrying(attempt)
     except _Transient as last:
         message = f"gave up after {policy.max_attempts} attempts; last error: {last}"
-        raise error(url, redact(message, secrets), attempts=policy.max_attempts) from None
+        raise failure(message, policy.max_attempts) from None

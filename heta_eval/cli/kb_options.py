@@ -9,7 +9,8 @@ a secret stays out of your shell history and your scripts:
 >>> parse_header("X-Api-Key: ${DEMO_KEY}")
 ('X-Api-Key', 's3cret')
 
-No message ever shows a header's value, only its name.
+No message ever shows a header's value, only its name; a value, and every form a service
+may echo it in, is redacted from every reply (:mod:`heta_eval.redaction`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def parse_header(text: str) -> tuple[str, str]:
         raise CliError(f"--kb-header {name}: the value is empty")
     if "\r" in value or "\n" in value:
         raise CliError(f"--kb-header {name}: the value holds a line break")
+    if not value.isascii():  # HTTP sends header values as ASCII
+        raise CliError(f"--kb-header {name}: the value holds a character outside ASCII")
     return name, value
 
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from heta_eval import config
 from heta_eval.models.records import QueryResponse
+from heta_eval.redaction import Secrets, split_credentials
 from heta_eval.remote import RemoteCallError, RequestRate, RetryPolicy, post_json, redact
 
 __all__ = ["HttpKnowledgeBase", "HttpKnowledgeBaseError"]
@@ -30,7 +31,8 @@ class HttpKnowledgeBase:
     second, or a :class:`~heta_eval.remote.RequestRate`) they start no faster than that.
 
     ``headers`` go with every request (``{"X-Api-Key": ...}``); ``token`` is sent as
-    ``Authorization: Bearer <token>``. Their values are secrets: they appear in no
+    ``Authorization: Bearer <token>``. Their values are secrets: they, and every form a
+    service may echo them in (:mod:`heta_eval.redaction`), are redacted from every reply and
     message, and :attr:`header_names` (what a results folder records) holds only names.
     :meth:`from_env` takes the token from ``HETA_EVAL_KB_TOKEN``. After ``breaker`` consecutive
     queries that could not connect, later queries fail at once without a request (a
@@ -57,7 +59,8 @@ class HttpKnowledgeBase:
         rate: float | RequestRate | None = None,
         breaker: int = 5,
     ) -> None:
-        self.url = url
+        # Credentials in the URL go as Basic auth, kept out of the URL every message shows.
+        self.url, self._auth, basic = split_credentials(url)
         #: After this many consecutive queries failed to connect, later queries fail at once.
         self.breaker = breaker
         self._connection_failures = 0
@@ -68,6 +71,8 @@ class HttpKnowledgeBase:
         if token and not any(name.lower() == "authorization" for name in self.headers):
             self.headers["Authorization"] = f"Bearer {token}"
         self.rate = RequestRate(float(rate)) if isinstance(rate, (int, float)) else rate
+        # Redacted from every reply where it enters (post_json), in every form.
+        self.secrets = Secrets([*self.headers.values(), token, basic])
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._clients: dict[int, httpx.AsyncClient] = {}
         self._first: dict[int, asyncio.Lock] = {}
@@ -92,7 +97,7 @@ class HttpKnowledgeBase:
         if loop not in self._semaphores:
             self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
             self._clients[loop] = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=self.max_concurrency)
+                limits=httpx.Limits(max_connections=self.max_concurrency), auth=self._auth
             )
             self._first[loop] = asyncio.Lock()
         return self._semaphores[loop], self._clients[loop], self._first[loop]
@@ -141,7 +146,7 @@ class HttpKnowledgeBase:
         try:
             data = await post_json(
                 client, self.url, payload, policy=self.policy, headers=self.headers or None,
-                error=HttpKnowledgeBaseError, rate=self.rate,
+                error=HttpKnowledgeBaseError, rate=self.rate, secrets=self.secrets,
             )  # fmt: skip
         except HttpKnowledgeBaseError as error:
             if "last error: connection failed" in str(error):

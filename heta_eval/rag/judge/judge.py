@@ -19,6 +19,7 @@ a price table, failures, and the agreement of repeated judgments (``repeats=N``)
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -260,6 +261,11 @@ class LLMJudge:
             hit = self.cache.get(key)
             if hit is not None:
                 self.usage.record_call(hit.usage, cached=True)
+                # A stored reply enters too: one cached before the key was redacted (or under
+                # another key) must not bring it back.
+                secrets = getattr(self.client, "secrets", None)
+                if secrets:
+                    hit = dataclasses.replace(hit, content=secrets.redact(hit.content))
                 return hit, True
         reply = await self.client.complete(messages, temperature=self.temperature)
         self.usage.record_call(reply.usage, cached=False)

@@ -1,0 +1,262 @@
+"""Configured secrets, and every form of them a service may echo, replaced by ``***``.
+
+A secret is a value the project sends but must never write: each ``--kb-header`` value, the
+bearer token of ``HETA_EVAL_KB_TOKEN``, the LLM's API key. A service may echo it back in a
+refusal, an answer, a chunk or an id, and not only as it was sent. :class:`Secrets` expands
+each value, once, into the forms it may take:
+
+* the value itself, and, for ``Scheme credential`` (``Bearer S``, ``Basic ...``), the bare
+  credential ``S``; a credential that is base64 of UTF-8 text (``Basic``'s ``user:password``)
+  also as that text and as the part after its first ``:`` (the password);
+* each of those URL-encoded (``quote``, ``quote_plus``; ``/`` kept or encoded; upper or lower
+  case hex; encoded twice), JSON-escaped (as ``json.dumps`` writes it with and without
+  ``ensure_ascii``, ``\\uXXXX`` in upper case too, with ``<``, ``>``, ``&``, ``'`` escaped as
+  Go does, with ``/`` as ``\\/`` as PHP does), HTML-escaped, hex-encoded, and
+  base64-encoded (standard and URL-safe alphabet, with and without padding, and the
+  characters that stay the same wherever the value sits inside a longer encoded text);
+* each of those JSON-escaped once more (a JSON text inside a JSON string, as an LLM's verdict
+  is inside its reply).
+
+A form shorter than :data:`MIN_LENGTH` characters is not redacted: it would blank ordinary
+words; nor is a base64 fragment shorter than :data:`MIN_FRAGMENT`. Every character covered
+by any form is replaced, overlapping forms become one ``***``.
+
+Replies are redacted where they enter (:func:`heta_eval.remote.post_json`), so nothing after
+that point (failure reasons, answers, chunk texts, ids, the results folder, the report, the
+console) can hold a secret.
+
+>>> secrets = Secrets(["Bearer tok-1234"])
+>>> secrets.redact("token tok-1234 expired; dG9rLTEyMzQ= is its base64")
+'token *** expired; *** is its base64'
+>>> secrets.scrub({"answer": "tok%2D1234", "ids": ["a", "tok-1234"]})
+{'answer': 'tok%2D1234', 'ids': ['a', '***']}
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, quote_plus, unquote, urlsplit
+
+__all__ = ["MARK", "MIN_FRAGMENT", "MIN_LENGTH", "Secrets", "secret_forms", "split_credentials"]
+
+#: What a redacted secret becomes.
+MARK = "***"
+#: Forms shorter than this are not redacted (they would blank ordinary text).
+MIN_LENGTH = 4
+#: Nor are base64 fragments (a value inside a longer encoded text) shorter than this.
+MIN_FRAGMENT = 8
+
+# ``Scheme credential``: an RFC 9110 token, whitespace, then the credential.
+_SCHEME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\s+(\S.*)", re.DOTALL)
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
+_UNICODE_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
+_GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "'": "\\u0027"}
+
+
+def _decoded_base64(text: str) -> str | None:
+    """The UTF-8 text ``text`` encodes in base64 (either alphabet), or None."""
+    standard = text.replace("-", "+").replace("_", "/")
+    try:
+        raw = base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeError):
+        return None
+    return decoded if decoded.isprintable() else None
+
+
+def _bases(value: str) -> list[str]:
+    """The value, its bare credential, and a base64 credential's text and password."""
+    bases = [value]
+    scheme = _SCHEME.fullmatch(value)
+    if scheme:
+        credential = scheme.group(1).strip()
+        bases.append(credential)
+        decoded = _decoded_base64(credential)
+        if decoded:
+            bases.append(decoded)
+            if ":" in decoded:
+                bases.append(decoded.partition(":")[2])
+    return bases
+
+
+def _base64_forms(raw: bytes) -> set[str]:
+    """``raw`` base64-encoded in both alphabets, padded and not, and, for each of the three
+    positions it may take inside a longer encoded text, the characters that depend only on
+    it."""
+    forms: set[str] = set()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        if shift == 0:
+            forms |= {encoded, encoded.rstrip("=")}
+        # Character i holds bits [6i, 6i + 6): keep those inside ``raw``'s bits. A short one
+        # would match ordinary base64 by chance.
+        start, end = -(-8 * shift // 6), 8 * (shift + len(raw)) // 6
+        if end - start >= MIN_FRAGMENT:
+            forms.add(encoded[start:end])
+    return forms | {form.replace("+", "-").replace("/", "_") for form in forms}
+
+
+def _escaped_forms(text: str) -> set[str]:
+    """``text`` URL-encoded, JSON-escaped and HTML-escaped as common encoders write it."""
+    forms = {text, html.escape(text), html.escape(text, quote=False)}
+    for safe in ("/", ""):
+        forms |= {quote(text, safe=safe), quote_plus(text, safe=safe)}
+    forms.add(quote(quote(text, safe=""), safe=""))  # encoded twice (a URL inside a URL)
+    forms |= {_PERCENT.sub(lambda m: m.group().lower(), form) for form in list(forms)}
+    ascii_json = json.dumps(text)[1:-1]
+    forms |= {ascii_json, json.dumps(text, ensure_ascii=False)[1:-1]}
+    forms.add(_UNICODE_ESCAPE.sub(lambda m: "\\u" + m.group()[2:].upper(), ascii_json))
+    forms.add("".join(_GO_ESCAPES.get(c, c) for c in ascii_json))
+    forms.add(ascii_json.replace("/", "\\/"))  # PHP's json_encode escapes "/"
+    raw = text.encode("utf-8")
+    forms |= {raw.hex(), raw.hex().upper()}
+    return forms
+
+
+def secret_forms(value: str) -> set[str]:
+    """Every form of ``value`` that :class:`Secrets` redacts (those of at least
+    :data:`MIN_LENGTH` characters).
+
+    >>> forms = secret_forms("Basic dXNlcjpwYXNzd29yZA==")
+    >>> {"dXNlcjpwYXNzd29yZA%3D%3D", "user:password", "password", "cGFzc3dvcmQ"} <= forms
+    True
+    """
+    forms: set[str] = set()
+    for base in _bases(value):
+        forms |= _escaped_forms(base)
+        forms |= _base64_forms(base.encode("utf-8"))
+    # A JSON text inside a JSON string (an LLM's verdict in its reply): each form escaped again.
+    for ensure_ascii in (True, False):
+        forms |= {json.dumps(form, ensure_ascii=ensure_ascii)[1:-1] for form in list(forms)}
+    return {form for form in forms if len(form) >= MIN_LENGTH}
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None, str | None]:
+    """``url`` without its ``user:password@``, the pair (decoded), and the ``Authorization``
+    value they make (a secret), so that no message or record that shows the URL shows them.
+
+    >>> split_credentials("http://me:pa%2Fss@127.0.0.1:8000/q")
+    ('http://127.0.0.1:8000/q', ('me', 'pa/ss'), 'Basic bWU6cGEvc3M=')
+    >>> split_credentials("http://127.0.0.1:8000/q")
+    ('http://127.0.0.1:8000/q', None, None)
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None, None  # not a URL: sending it will say so
+    if "@" not in parts.netloc:
+        return url, None, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    pair = (unquote(user), unquote(password))
+    basic = base64.b64encode(f"{pair[0]}:{pair[1]}".encode()).decode("ascii")
+    return parts._replace(netloc=host).geturl(), pair, f"Basic {basic}"
+
+
+class Secrets:
+    """A set of secret values, expanded once into every form :func:`secret_forms` lists;
+    :meth:`redact` and :meth:`scrub` replace them by ``***``. Empty and ``None`` values are
+    skipped; an empty ``Secrets`` changes nothing.
+
+    >>> Secrets([None, ""]).redact("nothing to hide"), bool(Secrets([]))
+    ('nothing to hide', False)
+    >>> Secrets(["k3y-abcd"]).redact("k3y-abcd, k3y-abcd")
+    '***, ***'
+    """
+
+    def __init__(self, values: Iterable[str | None] = ()) -> None:
+        self.values = frozenset(v for v in values if v)
+        forms: set[str] = set()
+        for value in self.values:
+            forms |= secret_forms(value)
+        self.forms = frozenset(forms)
+        self._ordered = sorted(self.forms, key=lambda form: (-len(form), form))
+        self._patterns: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:
+        return f"Secrets({len(self.values)} values)"  # never the values
+
+    def _present(self, text: str) -> tuple[re.Pattern[str], tuple[str, ...]] | None:
+        """A pattern of the forms ``text`` holds, and those forms; None when it holds none.
+        ``in`` scans far faster than a regular expression of every form, and most texts
+        hold none."""
+        present = tuple(form for form in self._ordered if form in text)
+        if not present:
+            return None
+        if present not in self._patterns:
+            if len(self._patterns) > 256:  # bounded: each distinct set of forms found
+                self._patterns.clear()
+            # A lookahead finds every start of every form, overlapping ones too; at each
+            # start the longest form is tried first.
+            self._patterns[present] = re.compile(f"(?=({'|'.join(map(re.escape, present))}))")
+        return self._patterns[present], present
+
+    def redact(self, text: str) -> str:
+        """``text`` with every character that belongs to a secret's form replaced; each run
+        of such characters becomes one ``***``."""
+        found = self._present(text) if self._ordered and text else None
+        return text if found is None else _replace(found[0], text)
+
+    def scrub(self, data: Any) -> Any:
+        """``data`` (decoded JSON) with every string in it, keys and values, redacted."""
+        if not self._ordered:
+            return data
+        strings: list[str] = []
+        _strings(data, strings)
+        # One scan of all the reply's text; only a reply that holds a form is rebuilt.
+        found = self._present("\0".join(strings))
+        return data if found is None else _rebuild(data, *found)
+
+
+def _strings(data: Any, into: list[str]) -> None:
+    if isinstance(data, str):
+        into.append(data)
+    elif isinstance(data, dict):
+        into += [key for key in data if isinstance(key, str)]
+        for value in data.values():
+            _strings(value, into)
+    elif isinstance(data, list):
+        for item in data:
+            _strings(item, into)
+
+
+def _rebuild(data: Any, pattern: re.Pattern[str], forms: tuple[str, ...]) -> Any:
+    if isinstance(data, str):
+        return _replace(pattern, data) if any(form in data for form in forms) else data
+    if isinstance(data, dict):
+        return {
+            _rebuild(key, pattern, forms): _rebuild(value, pattern, forms)
+            for key, value in data.items()
+        }
+    if isinstance(data, list):
+        return [_rebuild(item, pattern, forms) for item in data]
+    return data
+
+
+def _replace(pattern: re.Pattern[str], text: str) -> str:
+    """``text`` with each run of characters covered by a match of ``pattern`` as ``***``."""
+    if not text:
+        return text
+    spans: list[list[int]] = []
+    for match in pattern.finditer(text):
+        start, end = match.start(), match.start() + len(match.group(1))
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    if not spans:
+        return text
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [text[last:start], MARK]
+        last = end
+    return "".join(parts) + text[last:]
