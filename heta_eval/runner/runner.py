@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import DocumentScan, scan_documents
+from heta_eval.runner.folder_lock import folder_lock, status
 from heta_eval.runner.plan import (
     RunConfigurationError,
     RunPlan,
@@ -131,15 +132,36 @@ class BenchmarkRunner:
         # One pass over the documents: their content fingerprint (a rerun resumes only on
         # the same documents) and their ids (judgments and replies naming none are reported).
         self._say(f"reading the documents of {benchmark.name}")
+        status(f"reading the documents of {benchmark.name}")
         scan = scan_documents(benchmark.documents())
         warnings = self._warn(plan, scan)
 
         folder = Path(output_dir) if output_dir is not None else None
-        journal = Journal(folder / "per_query.jsonl") if folder else None
+        if folder is None:
+            return await self._run(plan, scan, warnings, None, knowledge_base, cache_dir)
+        # One writer per folder: what it holds is read, extended and written by one run.
+        with folder_lock(folder, modes=plan.modes):
+            return await self._run(plan, scan, warnings, folder, knowledge_base, cache_dir)
+
+    async def _run(
+        self,
+        plan: RunPlan,
+        scan: DocumentScan,
+        warnings: list[str],
+        folder: Path | None,
+        kb: Any,
+        cache_dir: str | Path | bool | None,
+    ) -> BenchmarkResults:
+        """The run, once its folder (if any) is this process's alone."""
+        journal: Journal | None = None
         done: dict[tuple[str, str], QueryRecord] = {}
         all_modes = plan.modes
-        if folder is not None and journal is not None:
-            all_modes = claim_folder(folder, plan.folder_identity(scan.fingerprint), plan.modes)
+        if folder is not None:
+            claim = claim_folder(folder, plan.folder_identity(scan.fingerprint), plan.modes)
+            all_modes = claim.modes
+            # run.json is written with the first result: a run that stops before one (a
+            # service that does not answer) leaves no claim on the folder.
+            journal = Journal(folder / "per_query.jsonl", claim=claim.write)
             # Finished cases of the modes asked are reused; other modes' records are kept.
             done = {k: r for k, r in journal.read().items() if r.ok or k[1] not in plan.modes}
             rescore_incomplete(done, plan.cases, plan.retrieval, plan.names)
@@ -148,8 +170,8 @@ class BenchmarkRunner:
         # Timings of work an earlier invocation did are kept, not reset by a resumed run.
         previous = previous_summary(folder)
         build = BuildRecord.earlier(previous)
-        kb = knowledge_base
         if any(pending.values()):
+            status("opening the knowledge base (building it, or reading it from the cache)")
             kb, build = await self._open(plan, kb, cache_dir, scan, build)
         records, seconds = await self._query(plan, kb, pending, done, journal, scan.ids, previous)
         summary, ordered = assemble_summary(
@@ -157,6 +179,7 @@ class BenchmarkRunner:
         )
         results = BenchmarkResults(summary, ordered, folder)
         if folder is not None and journal is not None:
+            status("writing the results")
             journal.rewrite(ordered)
             results.write(folder)
         return results
@@ -224,6 +247,8 @@ class BenchmarkRunner:
         try:
             for mode in plan.modes:
                 started = time.perf_counter()
+                if journal is not None:
+                    journal.on_append = _progress(mode, len(plan.cases), len(pending[mode]))
                 with interrupts.phase(f"running the {mode} queries"):
                     finished = await loop.run_mode(
                         kb, mode, plan.cases, pending[mode], plan.evaluators, plan.retrieval,
@@ -243,6 +268,19 @@ class BenchmarkRunner:
     def _say(self, line: str) -> None:
         if self.progress:
             print(line, file=sys.stderr)
+
+
+def _progress(mode: str, total: int, pending: int) -> Callable[[QueryRecord], None]:
+    """Tell a run waiting for the folder how far this mode got (:mod:`folder_lock`)."""
+    seen: set[str] = set()
+
+    def note(record: QueryRecord) -> None:
+        if record.mode == mode:
+            seen.add(record.case_id)  # a case journaled again (rescored) counts once
+        status(f"querying {mode}: {total - pending + len(seen):,} of {total:,} cases", now=False)
+
+    status(f"querying {mode}: {total - pending:,} of {total:,} cases")
+    return note
 
 
 def _journal_note(journal: Journal) -> str | None:
