@@ -36,10 +36,10 @@ DOCS = {
     "rome": "Rome is the capital of Italy.",
     "berlin": "Berlin is the capital of Germany.",
 }
+PLACES = [("paris", "France"), ("rome", "Italy"), ("berlin", "Germany")]
 CASES = [
     {"id": f"q{i}", "query": f"capital of {country}", "expected": {"relevance": {doc: 1}}}
-    for i, (doc, country) in enumerate([("paris", "France"), ("rome", "Italy"),
-                                        ("berlin", "Germany")])  # fmt: skip
+    for i, (doc, country) in enumerate(PLACES)
 ]
 SECRET = "s3cr3t-header-value"
 
@@ -187,7 +187,9 @@ def test_no_wait_refuses_in_one_line_naming_the_holder(tmp_path, bench, service)
         first.kill(), second.kill()
     lines = err(tmp_path, "second").strip().splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"heta-eval run: error: out is in use by another run: pid {first.pid}")
+    assert lines[0].startswith(
+        f"heta-eval run: error: out is in use by another run: pid {first.pid}"
+    )
     assert "wait for it (without --no-wait) or choose another output folder" in lines[0]
     assert asked(service, "beta") == 0
     assert_folder_agrees(tmp_path / "out", ["alpha"])
