@@ -229,6 +229,30 @@ def test_a_run_whose_service_does_not_answer_leaves_the_folder_to_the_corrected_
     assert_folder_agrees(tmp_path / "out", ["alpha"])
 
 
+def test_a_folder_whose_run_answered_nothing_is_taken_by_the_corrected_url(
+    tmp_path, bench, service
+):
+    broken = LoopbackService(lambda body, headers: (404, b'{"detail": "Not Found"}', {}))
+    try:
+        wrong = start(tmp_path, "wrong", broken.url, "alpha,beta")
+        assert wrong.wait(timeout=PATIENCE) == 4, err(tmp_path, "wrong")
+    finally:
+        broken.close()
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["system"]["url"] == broken.url
+    service.release()
+    right = start(tmp_path, "right", service.url, "alpha")
+    assert right.wait(timeout=PATIENCE) == 0, err(tmp_path, "right")
+    assert "holds only failed queries of another run (changed: system (url " in err(
+        tmp_path, "right"
+    )
+    assert_folder_agrees(tmp_path / "out", ["alpha"])  # the failed beta is gone with its run
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["system"]["url"] == service.url
+    # Once it holds an answer, the folder is this run's: another URL is refused.
+    again = start(tmp_path, "again", broken.url, "alpha")
+    assert again.wait(timeout=PATIENCE) == 2
+    assert "holds results of a different run (changed: system (url" in err(tmp_path, "again")
+
+
 BAD_MODES = ["../../x", "a/b", "a b", ".hidden", "-x", "x..y", "tab\there", "crème", "a" * 101,
              "back\\slash", "new\nline"]  # fmt: skip
 

@@ -278,7 +278,12 @@ def handle(args: argparse.Namespace) -> int:
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.kb.dense import ModelLoadError
-    from heta_eval.runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
+    from heta_eval.runner import (
+        BenchmarkFormatError,
+        BenchmarkRunner,
+        ResultsFormatError,
+        RunConfigurationError,
+    )
     from heta_eval.runner.folder_lock import FolderBusy
     from heta_eval.runner.plan import check_mode_names
     from heta_eval.scale.errors import RayRunError
@@ -321,6 +326,7 @@ def handle(args: argparse.Namespace) -> int:
         return EXIT_BUSY
     except (
         DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
+        ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
     ) as error:  # fmt: skip
         raise CliError(str(error)) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -159,6 +160,10 @@ async def check_knowledge_base(kb: Any, modes: Sequence[str], name: str) -> None
             raise RunConfigurationError(str(error)) from None
 
 
+#: What a run writes into its folder besides run.json and runs/.
+_RESULT_FILES = ("per_query.jsonl", "hits.jsonl", "summary.json", "table.md", "report.html")
+
+
 @dataclass
 class FolderClaim:
     """What a run records in ``run.json``, written by :meth:`write` just before its first
@@ -169,8 +174,15 @@ class FolderClaim:
     record: dict[str, Any]
     modes: tuple[str, ...]
     pending: bool
+    #: What changed from the run whose failed queries this run replaces (``""``: none).
+    replaces: str = ""
 
     def write(self) -> None:
+        if self.replaces:  # that run answered nothing: its files go, this run's come
+            for name in _RESULT_FILES:
+                (self.path.parent / name).unlink(missing_ok=True)
+            shutil.rmtree(self.path.parent / "runs", ignore_errors=True)
+            self.replaces = ""
         if self.pending:
             temporary = self.path.with_name(self.path.name + ".tmp")
             temporary.write_text(json.dumps(self.record, indent=2) + "\n", encoding="utf-8")
@@ -178,11 +190,15 @@ class FolderClaim:
             self.pending = False
 
 
-def claim_folder(folder: Path, identity: dict[str, Any], modes: tuple[str, ...]) -> FolderClaim:
+def claim_folder(
+    folder: Path, identity: dict[str, Any], modes: tuple[str, ...], *, answered: bool = True
+) -> FolderClaim:
     """The claim of this run on ``folder``, or a refusal when it holds another run's results.
 
     The same benchmark, documents, system, evaluators and cases resume; a new mode extends
-    the folder (earlier modes first). Call it holding the folder's lock
+    the folder (earlier modes first). A run that answered no query (``answered``: whether
+    the folder's journal holds an answered one) has no claim: another run replaces its
+    failed queries. Call it holding the folder's lock
     (:func:`heta_eval.runner.folder_lock.folder_lock`); nothing is written until
     :meth:`FolderClaim.write`.
     """
@@ -200,6 +216,9 @@ def claim_folder(folder: Path, identity: dict[str, Any], modes: tuple[str, ...])
                 for key in sorted(set(identity) | set(previous))
                 if previous.get(key) != identity.get(key)
             ]
+            if not answered:
+                record = {**identity, "modes": list(modes)}
+                return FolderClaim(path, record, modes, True, replaces="; ".join(changed))
             raise RunConfigurationError(
                 f"{folder} holds results of a different run (changed: {'; '.join(changed)})"
                 "; choose another output folder, or delete this one (--fresh) to start over"

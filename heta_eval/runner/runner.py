@@ -156,19 +156,28 @@ class BenchmarkRunner:
         journal: Journal | None = None
         done: dict[tuple[str, str], QueryRecord] = {}
         all_modes = plan.modes
+        previous: RunSummary | None = None
         if folder is not None:
-            claim = claim_folder(folder, plan.folder_identity(scan.fingerprint), plan.modes)
-            all_modes = claim.modes
+            journal = Journal(folder / "per_query.jsonl")
+            kept = journal.read()
+            claim = claim_folder(
+                folder, plan.folder_identity(scan.fingerprint), plan.modes,
+                answered=any(record.ok for record in kept.values()),
+            )  # fmt: skip
+            if claim.replaces:
+                print(f"note: {folder} holds only failed queries of another run (changed: "
+                      f"{claim.replaces}); this run replaces them", file=sys.stderr)  # fmt: skip
+                kept = {}
             # run.json is written with the first result: a run that stops before one (a
             # service that does not answer) leaves no claim on the folder.
-            journal = Journal(folder / "per_query.jsonl", claim=claim.write)
+            journal.claim, all_modes = claim.write, claim.modes
             # Finished cases of the modes asked are reused; other modes' records are kept.
-            done = {k: r for k, r in journal.read().items() if r.ok or k[1] not in plan.modes}
+            done = {k: r for k, r in kept.items() if r.ok or k[1] not in plan.modes}
             rescore_incomplete(done, plan.cases, plan.retrieval, plan.names)
+            # Timings of work an earlier invocation did are kept, not reset by a resumed run.
+            previous = None if claim.replaces else previous_summary(folder)
 
         pending = {m: [c for c in plan.cases if (c.id, m) not in done] for m in plan.modes}
-        # Timings of work an earlier invocation did are kept, not reset by a resumed run.
-        previous = previous_summary(folder)
         build = BuildRecord.earlier(previous)
         if any(pending.values()):
             status("opening the knowledge base (building it, or reading it from the cache)")
