@@ -209,6 +209,22 @@ def test_a_holder_ended_by_sigterm_frees_the_folder_for_the_waiting_run(tmp_path
     assert_folder_agrees(tmp_path / "out", ["alpha"])
 
 
+def test_ctrl_c_while_waiting_stops_the_waiting_run_at_once(tmp_path, bench, service):
+    first, second = first_holds_second_waits(tmp_path, service, "alpha", "beta")
+    try:
+        wait_for(lambda: "waiting for out" in err(tmp_path, "second"), second)
+        second.send_signal(signal.SIGINT)
+        assert second.wait(timeout=PATIENCE) == 130
+        service.release()
+        assert finish(first) == [0], err(tmp_path, "first")
+    finally:
+        first.kill(), second.kill()
+    said = err(tmp_path, "second")
+    assert "interrupted (Ctrl-C) while waiting for out (another run writes it)" in said
+    assert "Traceback" not in said and asked(service, "beta") == 0
+    assert_folder_agrees(tmp_path / "out", ["alpha"])
+
+
 def test_a_run_whose_service_does_not_answer_leaves_the_folder_to_the_corrected_url(
     tmp_path, bench, service
 ):
