@@ -94,7 +94,9 @@ class BenchmarkRunner:
         ``evaluators`` overrides the benchmark's own scoring policy. Pass either a
         ``recipe`` (the knowledge base is built, or reused from the cache) or a ready
         ``knowledge_base`` (e.g. an ``HttpKnowledgeBase``). With ``output_dir`` every
-        finished case is kept on disk and a rerun continues where the last one stopped.
+        finished case is kept on disk and a rerun continues where the last one stopped; one
+        run writes a folder at a time (another process's run into it is waited for, then
+        resumed or extended: :mod:`heta_eval.runner.folder_lock`).
         Ctrl-C stops it at once (:mod:`heta_eval.interrupts`), also mid-encode.
         """
         coroutine = self.arun(
