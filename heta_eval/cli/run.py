@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.judge_options import add_judge_arguments, judge_from_args
 from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
-from heta_eval.cli.run_report import dry_run_lines, macro_table, usage_lines
+from heta_eval.cli.run_report import (
+    EXIT_BUSY,
+    dry_run_lines,
+    exit_status,
+    macro_table,
+    usage_lines,
+)
 from heta_eval.config import AUTO_PRECISION
 
 EXAMPLE = """\
@@ -31,9 +38,14 @@ A rerun with the same arguments continues where an interrupted run stopped; a re
 other modes adds them to the folder. A folder of another run (other documents, cases,
 recipe, service URL, evaluators) is refused with what changed.
 
+One run writes a results folder at a time: a second run into it waits for the first (saying
+which process holds it and what it is doing), then resumes or extends what it left;
+--no-wait stops at once instead.
+
 exit status: 0 every query answered and scored; 3 partial (some queries or evaluators
 failed: the headline counts failed queries as 0); 4 nothing answered in some mode;
-2 a usage or input error. See docs/runs.md.
+5 --no-wait and another run holds the results folder; 2 a usage or input error.
+See docs/runs.md.
 """
 
 ALL_MODES = "keyword_search,vector_search,hybrid_search"
@@ -103,39 +115,15 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--concurrency", type=int, default=8, help="queries in flight (default: 8)")
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per query")
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
+    run.add_argument(
+        "--no-wait", action="store_true",
+        help="when another run is writing the results folder, stop at once (exit status 5) "
+        "instead of waiting for it",
+    )  # fmt: skip
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     add_ray_arguments(run)
-    _add_judge_arguments(parser)
+    add_judge_arguments(parser)
     parser.set_defaults(handler=handle)
-
-
-def _add_judge_arguments(parser: Any) -> None:
-    """The ``--judge`` options: grading answers with an LLM, and what it costs."""
-    judge = parser.add_argument_group(
-        "the LLM judge (model from HETA_EVAL_LLM_MODEL / _BASE_URL / _API_KEY)"
-    )
-    judge.add_argument("--judge", action="store_true", help="also grade answers with LLMJudge")
-    judge.add_argument(
-        "--judge-repeats", type=int, default=1, metavar="N", help="judgments per case"
-    )
-    judge.add_argument(
-        "--judge-prices", type=Path, metavar="FILE", help="JSON: model -> USD per 1M tokens"
-    )
-    judge.add_argument(
-        "--judge-cache", type=Path, metavar="PATH", help="SQLite cache of judge calls"
-    )
-    judge.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="seconds per judge call (default: 30)",
-    )
-    judge.add_argument(
-        "--dry-run", action="store_true",
-        help="with --judge: query, then count the judge calls and tokens; call no judge, "
-        "write no results",
-    )  # fmt: skip
 
 
 def _parse_k(text: str | None) -> tuple[int, ...] | None:
@@ -214,25 +202,6 @@ def _evaluators(benchmark: Any, k_values: tuple[int, ...] | None) -> Any:
     return [*beir_default_metrics(k_values, ignore_identical_ids=policy), *others]
 
 
-def _judge(args: argparse.Namespace) -> Any:
-    if not args.judge:
-        if args.dry_run:
-            raise CliError("--dry-run estimates what the LLM judge would spend: add --judge")
-        return None
-    from heta_eval.llm import LLMClient, RetryPolicy
-    from heta_eval.rag.judge.judge import LLMJudge
-
-    cache = args.judge_cache if args.judge_cache else (False if args.no_cache else None)
-    try:
-        client = LLMClient.from_env(policy=RetryPolicy(timeout=args.judge_timeout))
-        return LLMJudge(
-            client, repeats=args.judge_repeats, prices=args.judge_prices, cache=cache,
-            dry_run=args.dry_run,
-        )  # fmt: skip
-    except ValueError as error:
-        raise CliError(str(error)) from None
-
-
 def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     from pydantic import ValidationError
 
@@ -286,14 +255,25 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 def handle(args: argparse.Namespace) -> int:
     modes = _check_arguments(args)
-    knowledge_base = knowledge_base_from_args(args, tuple(modes))
-    k_values = _check_options(args, modes)
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.kb.dense import ModelLoadError
-    from heta_eval.runner import BenchmarkFormatError, BenchmarkRunner, RunConfigurationError
+    from heta_eval.runner import (
+        BenchmarkFormatError,
+        BenchmarkRunner,
+        ResultsFormatError,
+        RunConfigurationError,
+    )
+    from heta_eval.runner.folder_lock import FolderBusy
+    from heta_eval.runner.plan import check_mode_names
     from heta_eval.scale.errors import RayRunError
 
+    try:  # a mode names files: checked before anything runs or is written
+        check_mode_names(modes)
+    except RunConfigurationError as error:
+        raise CliError(f"--modes: {error}") from None
+    knowledge_base = knowledge_base_from_args(args, tuple(modes))
+    k_values = _check_options(args, modes)
     name = dataset_label(args.dataset) if args.dataset else args.benchmark.stem
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
@@ -304,73 +284,70 @@ def handle(args: argparse.Namespace) -> int:
     try:
         benchmarks = _benchmarks(args)
         for benchmark in benchmarks:
-            recipe = None if knowledge_base is not None else _recipe(args, modes, benchmark)
             folder = output / benchmark.name.split("/")[-1] if len(benchmarks) > 1 else output
-            if args.fresh and folder.exists() and not args.dry_run:
-                shutil.rmtree(folder)
-            target = "(dry run: nothing written)" if args.dry_run else folder
-            print(f"== {benchmark.name}: modes {', '.join(modes)} -> {target}", file=sys.stderr)
-            evaluators = _evaluators(benchmark, k_values)
-            judge = _judge(args)
-            if judge is not None:
-                base = evaluators if evaluators is not None else benchmark.evaluators()
-                evaluators = [*base, judge]
-            results = runner.run(
-                benchmark=benchmark, recipe=recipe, knowledge_base_name=args.kb_name,
-                query_modes=tuple(modes), evaluators=evaluators,
-                knowledge_base=knowledge_base, output_dir=None if args.dry_run else folder,
-                cache_dir=False if args.no_cache else None,
-            )  # fmt: skip
-            if args.dry_run:
-                print("\n".join(dry_run_lines(results.summary.usage)))
-                continue
-            all_results.append(results)
-            print(f"\n## {benchmark.name}\n\n{results.table()}\n")
-            if results.summary.usage:
-                print("\n".join(usage_lines(results.summary.usage)) + "\n")
-            print(f"results: {folder}", file=sys.stderr)
-            from heta_eval.report.hook import report_after_run
-
-            report_after_run(folder, benchmark=benchmark, results=results)
+            results = _run_one(args, runner, benchmark, folder, modes, knowledge_base, k_values)
+            if results is not None:
+                all_results.append(results)
+    except FolderBusy as error:  # --no-wait: not an input error, a folder in use
+        print(f"heta-eval run: error: {error}", file=sys.stderr)
+        return EXIT_BUSY
     except (
         DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
+        ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
     ) as error:  # fmt: skip
         raise CliError(str(error)) from None
     if len(all_results) > 1:
         print(macro_table(name, all_results))
-    return _exit_status(all_results)
+    return exit_status(all_results)
 
 
-#: Exit statuses of `heta-eval run` (2 is a usage or input error, as for every command).
-EXIT_PARTIAL = 3
-EXIT_NOTHING_ANSWERED = 4
+def _run_one(
+    args: argparse.Namespace,
+    runner: Any,
+    benchmark: Any,
+    folder: Path,
+    modes: list[str],
+    knowledge_base: Any,
+    k_values: tuple[int, ...] | None,
+) -> Any:
+    """One benchmark into its folder, holding the folder's lock from ``--fresh`` to the
+    report; the results (``None`` for a dry run)."""
+    from heta_eval.runner.folder_lock import empty_folder, folder_lock, status
 
+    recipe = None if knowledge_base is not None else _recipe(args, modes, benchmark)
+    evaluators = _evaluators(benchmark, k_values)
+    judge = judge_from_args(args)
+    if judge is not None:
+        base = evaluators if evaluators is not None else benchmark.evaluators()
+        evaluators = [*base, judge]
+    held = (
+        nullcontext() if args.dry_run
+        else folder_lock(folder, modes=modes, wait=not args.no_wait)
+    )  # fmt: skip
+    with held:
+        if args.fresh and not args.dry_run:
+            empty_folder(folder)
+        target = "(dry run: nothing written)" if args.dry_run else folder
+        print(f"== {benchmark.name}: modes {', '.join(modes)} -> {target}", file=sys.stderr)
+        results = runner.run(
+            benchmark=benchmark, recipe=recipe, knowledge_base_name=args.kb_name,
+            query_modes=tuple(modes), evaluators=evaluators,
+            knowledge_base=knowledge_base, output_dir=None if args.dry_run else folder,
+            cache_dir=False if args.no_cache else None,
+        )  # fmt: skip
+        if args.dry_run:
+            print("\n".join(dry_run_lines(results.summary.usage)))
+            return None
+        print(f"\n## {benchmark.name}\n\n{results.table()}\n")
+        if results.summary.usage:
+            print("\n".join(usage_lines(results.summary.usage)) + "\n")
+        print(f"results: {folder}", file=sys.stderr)
+        from heta_eval.report.hook import report_after_run
 
-def _exit_status(all_results: list[Any]) -> int:
-    modes = [m for results in all_results for m in results.summary.modes.values()]
-    reasons: dict[str, int] = {}
-    for mode in modes:
-        for reason, count in mode.failure_reasons.items():
-            reasons[reason] = reasons.get(reason, 0) + count
-    if reasons:
-        failed = sum(reasons.values())
-        print(f"error: {failed} queries failed; most common reasons:", file=sys.stderr)
-        for reason, count in sorted(reasons.items(), key=lambda item: -item[1])[:5]:
-            print(f"  {count:>6} × {reason}", file=sys.stderr)
-        print("  (every error is in per_query.jsonl)", file=sys.stderr)
-    if any(mode.answered == 0 and mode.cases for mode in modes):
-        print("error: no query was answered in some mode; its numbers mean nothing",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_NOTHING_ANSWERED
-    if any(results.partial for results in all_results):
-        print(
-            "warning: some queries or evaluators failed; the aggregates are partial (*): "
-            "failed queries count as 0, the answered-only mean is in parentheses",
-            file=sys.stderr,
-        )
-        return EXIT_PARTIAL
-    return 0
+        status("writing report.html")
+        report_after_run(folder, benchmark=benchmark, results=results)
+    return results
 
 
 def _one_line(error: Any) -> str:

@@ -1,11 +1,20 @@
 """What ``heta-eval run`` prints beside each results table: the LLM judge's spending, a
-dry run's estimate, and the mean over sub-benchmarks (CQADupStack)."""
+dry run's estimate, the mean over sub-benchmarks (CQADupStack), and its exit status."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-__all__ = ["dry_run_lines", "macro_table", "usage_lines"]
+__all__ = [
+    "EXIT_BUSY",
+    "EXIT_NOTHING_ANSWERED",
+    "EXIT_PARTIAL",
+    "dry_run_lines",
+    "exit_status",
+    "macro_table",
+    "usage_lines",
+]
 
 
 def usage_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
@@ -67,3 +76,36 @@ def macro_table(name: str, all_results: list[Any]) -> str:
             )
         lines.append(f"| {evaluator} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+#: Exit statuses of `heta-eval run` (2 is a usage or input error, as for every command).
+EXIT_PARTIAL = 3
+EXIT_NOTHING_ANSWERED = 4
+#: ``--no-wait`` and another run holds the results folder: nothing was done; try again later.
+EXIT_BUSY = 5
+
+
+def exit_status(all_results: list[Any]) -> int:
+    modes = [m for results in all_results for m in results.summary.modes.values()]
+    reasons: dict[str, int] = {}
+    for mode in modes:
+        for reason, count in mode.failure_reasons.items():
+            reasons[reason] = reasons.get(reason, 0) + count
+    if reasons:
+        failed = sum(reasons.values())
+        print(f"error: {failed} queries failed; most common reasons:", file=sys.stderr)
+        for reason, count in sorted(reasons.items(), key=lambda item: -item[1])[:5]:
+            print(f"  {count:>6} × {reason}", file=sys.stderr)
+        print("  (every error is in per_query.jsonl)", file=sys.stderr)
+    if any(mode.answered == 0 and mode.cases for mode in modes):
+        print("error: no query was answered in some mode; its numbers mean nothing",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_NOTHING_ANSWERED
+    if any(results.partial for results in all_results):
+        print(
+            "warning: some queries or evaluators failed; the aggregates are partial (*): "
+            "failed queries count as 0, the answered-only mean is in parentheses",
+            file=sys.stderr,
+        )
+        return EXIT_PARTIAL
+    return 0

@@ -6,6 +6,9 @@ folder may take the run (the same run resumes, a new mode extends it, another ru
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +21,21 @@ from heta_eval.retrieval.metric import BeirRetrievalMetric
 from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import cases_fingerprint, system_identity
 
-__all__ = ["RunConfigurationError", "RunPlan", "check_knowledge_base", "claim_folder", "plan_run"]
+__all__ = [
+    "FolderClaim",
+    "RunConfigurationError",
+    "RunPlan",
+    "check_knowledge_base",
+    "check_mode_names",
+    "claim_folder",
+    "plan_run",
+]
+
+#: A mode names files (``runs/<mode>.trec``), a TREC run's tag and a report's columns: a plain
+#: name of ASCII letters, digits, ``.``, ``_``, ``+`` and ``-``, starting with a letter or a
+#: digit, without ``..``, at most :data:`MODE_NAME_LIMIT` characters.
+MODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+MODE_NAME_LIMIT = 100
 
 
 class RunConfigurationError(ValueError):
@@ -88,6 +105,7 @@ def plan_run(
     modes = tuple(dict.fromkeys(query_modes))
     if not modes:
         raise RunConfigurationError("query_modes is empty: name at least one mode")
+    check_mode_names(modes)
     cases = list(benchmark.cases())
     chosen = tuple(evaluators) if evaluators is not None else tuple(benchmark.evaluators())
     repeated = [n for n, count in Counter(e.name for e in chosen).items() if count > 1]
@@ -105,6 +123,28 @@ def plan_run(
     )  # fmt: skip
 
 
+def check_mode_names(modes: Sequence[str]) -> None:
+    """Refuse a mode that is not a plain name (:data:`MODE_NAME`), before anything runs.
+
+    >>> check_mode_names(["keyword_search", "bm25+rerank", "v1.2"])
+    >>> check_mode_names(["../../x"])
+    Traceback (most recent call last):
+    ...
+    heta_eval.runner.plan.RunConfigurationError: mode '../../x' is not a plain name: ...
+    """
+    for mode in modes:
+        if not isinstance(mode, str):
+            raise RunConfigurationError(f"mode {mode!r} is not a string")
+        plain = MODE_NAME.fullmatch(mode) is not None and ".." not in mode
+        if not plain or len(mode) > MODE_NAME_LIMIT:
+            shown = mode if len(mode) <= 120 else mode[:100] + f"... ({len(mode):,} characters)"
+            raise RunConfigurationError(
+                f"mode {shown!r} is not a plain name: a mode names files (runs/<mode>.trec), "
+                "so it starts with a letter or digit and holds only ASCII letters, digits, "
+                f"'.', '_', '+' and '-' (no '..'), at most {MODE_NAME_LIMIT} characters"
+            )
+
+
 async def check_knowledge_base(kb: Any, modes: Sequence[str], name: str) -> None:
     """Refuse a knowledge base without one of the modes, or a service that does not answer."""
     unknown = [mode for mode in modes if mode not in getattr(kb, "modes", modes)]
@@ -120,33 +160,72 @@ async def check_knowledge_base(kb: Any, modes: Sequence[str], name: str) -> None
             raise RunConfigurationError(str(error)) from None
 
 
-def claim_folder(folder: Path, identity: dict[str, Any], modes: tuple[str, ...]) -> tuple[str, ...]:
-    """Claim ``folder`` for this run, or refuse it when it holds another run's results.
+#: What a run writes into its folder besides run.json and runs/.
+_RESULT_FILES = ("per_query.jsonl", "hits.jsonl", "summary.json", "table.md", "report.html")
+
+
+@dataclass
+class FolderClaim:
+    """What a run records in ``run.json``, written by :meth:`write` just before its first
+    result: a run that stops before it (a service that does not answer, a model that does
+    not load) leaves no claim on the folder. ``modes``: every mode the folder holds."""
+
+    path: Path
+    record: dict[str, Any]
+    modes: tuple[str, ...]
+    pending: bool
+    #: What changed from the run whose failed queries this run replaces (``""``: none).
+    replaces: str = ""
+
+    def write(self) -> None:
+        if self.replaces:  # that run answered nothing: its files go, this run's come
+            for name in _RESULT_FILES:
+                (self.path.parent / name).unlink(missing_ok=True)
+            shutil.rmtree(self.path.parent / "runs", ignore_errors=True)
+            self.replaces = ""
+        if self.pending:
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            temporary.write_text(json.dumps(self.record, indent=2) + "\n", encoding="utf-8")
+            os.replace(temporary, self.path)
+            self.pending = False
+
+
+def claim_folder(
+    folder: Path, identity: dict[str, Any], modes: tuple[str, ...], *, answered: bool = True
+) -> FolderClaim:
+    """The claim of this run on ``folder``, or a refusal when it holds another run's results.
 
     The same benchmark, documents, system, evaluators and cases resume; a new mode extends
-    the folder. Returns every mode the folder holds, earlier ones first.
+    the folder (earlier modes first). A run that answered no query (``answered``: whether
+    the folder's journal holds an answered one) has no claim: another run replaces its
+    failed queries. Call it holding the folder's lock
+    (:func:`heta_eval.runner.folder_lock.folder_lock`); nothing is written until
+    :meth:`FolderClaim.write`.
     """
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / "run.json"
     earlier: list[str] = []
     if path.exists():
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        earlier = list(previous.pop("modes", []))
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+            earlier = list(previous.pop("modes", []))
+        except (ValueError, AttributeError, TypeError) as error:
+            raise RunConfigurationError(f"{path}: not a heta-eval run record ({error})") from None
         if previous != identity:
             changed = [
                 _change(key, previous.get(key), identity.get(key))
                 for key in sorted(set(identity) | set(previous))
                 if previous.get(key) != identity.get(key)
             ]
+            if not answered:
+                record = {**identity, "modes": list(modes)}
+                return FolderClaim(path, record, modes, True, replaces="; ".join(changed))
             raise RunConfigurationError(
                 f"{folder} holds results of a different run (changed: {'; '.join(changed)})"
                 "; choose another output folder, or delete this one (--fresh) to start over"
             )
     all_modes = tuple(dict.fromkeys([*earlier, *modes]))
-    if list(all_modes) != earlier:
-        record = {**identity, "modes": list(all_modes)}
-        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return all_modes
+    record = {**identity, "modes": list(all_modes)}
+    return FolderClaim(path, record, all_modes, pending=list(all_modes) != earlier)
 
 
 def _change(key: str, before: Any, after: Any) -> str:

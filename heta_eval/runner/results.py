@@ -4,7 +4,10 @@ A results folder holds:
 
 * ``run.json``: what was run (benchmark, content fingerprints of the cases and documents,
   the system: recipe or service URL, modes, evaluators, top_k); a rerun into the same
-  folder must match it, and then resumes (a new mode extends the folder);
+  folder must match it, and then resumes (a new mode extends the folder); written just
+  before the run's first result, so a run that stopped before one leaves no claim;
+* ``run.lock``: while a run writes the folder, its lock (one writer per folder: see
+  :mod:`heta_eval.runner.folder_lock`), saying who holds it and what it is doing;
 * ``per_query.jsonl``: one line per case and mode (query, retrieved document ids and scores,
   answer, every evaluator's score and metadata, the query error if it failed), appended as
   each case finishes, so a killed run loses nothing it finished;
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -171,9 +174,19 @@ class Journal:
     Each record's chunk hits go to ``hits.jsonl`` beside it, written just before the record.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        claim: Callable[[], None] | None = None,
+        on_append: Callable[[QueryRecord], None] | None = None,
+    ) -> None:
         self.path = path
         self.hits_path = path.with_name(HITS_FILE)
+        #: Called before the first line is written (``run.json``: the run's claim).
+        self.claim = claim
+        #: Called after each record is written (the folder lock's progress).
+        self.on_append = on_append
         self._handle: Any = None
         self._hits_handle: Any = None
         self._hits_written: dict[tuple[str, str], Hits] = {}
@@ -188,6 +201,8 @@ class Journal:
     def append(self, record: QueryRecord) -> None:
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.claim is not None:
+                self.claim()
             for path in (self.path, self.hits_path):
                 _repair_tail(path)
             self._handle = self.path.open("a", encoding="utf-8")
@@ -200,6 +215,8 @@ class Journal:
             self._hits_written[key] = record.hits
         self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()  # in the kernel's hands now: survives a killed process
+        if self.on_append is not None:
+            self.on_append(record)
 
     def close(self) -> None:
         for handle in (self._handle, self._hits_handle):
@@ -210,6 +227,8 @@ class Journal:
     def rewrite(self, records: Iterable[QueryRecord]) -> None:
         """Replace the journal and its hits with ``records`` (compacted, in order), atomically."""
         self.close()
+        if self.claim is not None:
+            self.claim()
         temporary = self.path.with_suffix(".jsonl.tmp")
         hits_temporary = self.hits_path.with_suffix(".jsonl.tmp")
         with (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import DocumentScan, scan_documents
+from heta_eval.runner.folder_lock import folder_lock, status
 from heta_eval.runner.plan import (
     RunConfigurationError,
     RunPlan,
@@ -93,7 +94,9 @@ class BenchmarkRunner:
         ``evaluators`` overrides the benchmark's own scoring policy. Pass either a
         ``recipe`` (the knowledge base is built, or reused from the cache) or a ready
         ``knowledge_base`` (e.g. an ``HttpKnowledgeBase``). With ``output_dir`` every
-        finished case is kept on disk and a rerun continues where the last one stopped.
+        finished case is kept on disk and a rerun continues where the last one stopped; one
+        run writes a folder at a time (another process's run into it is waited for, then
+        resumed or extended: :mod:`heta_eval.runner.folder_lock`).
         Ctrl-C stops it at once (:mod:`heta_eval.interrupts`), also mid-encode.
         """
         coroutine = self.arun(
@@ -131,25 +134,55 @@ class BenchmarkRunner:
         # One pass over the documents: their content fingerprint (a rerun resumes only on
         # the same documents) and their ids (judgments and replies naming none are reported).
         self._say(f"reading the documents of {benchmark.name}")
+        status(f"reading the documents of {benchmark.name}")
         scan = scan_documents(benchmark.documents())
         warnings = self._warn(plan, scan)
 
         folder = Path(output_dir) if output_dir is not None else None
-        journal = Journal(folder / "per_query.jsonl") if folder else None
+        if folder is None:
+            return await self._run(plan, scan, warnings, None, knowledge_base, cache_dir)
+        # One writer per folder: what it holds is read, extended and written by one run.
+        with folder_lock(folder, modes=plan.modes):
+            return await self._run(plan, scan, warnings, folder, knowledge_base, cache_dir)
+
+    async def _run(
+        self,
+        plan: RunPlan,
+        scan: DocumentScan,
+        warnings: list[str],
+        folder: Path | None,
+        kb: Any,
+        cache_dir: str | Path | bool | None,
+    ) -> BenchmarkResults:
+        """The run, once its folder (if any) is this process's alone."""
+        journal: Journal | None = None
         done: dict[tuple[str, str], QueryRecord] = {}
         all_modes = plan.modes
-        if folder is not None and journal is not None:
-            all_modes = claim_folder(folder, plan.folder_identity(scan.fingerprint), plan.modes)
+        previous: RunSummary | None = None
+        if folder is not None:
+            journal = Journal(folder / "per_query.jsonl")
+            kept = journal.read()
+            claim = claim_folder(
+                folder, plan.folder_identity(scan.fingerprint), plan.modes,
+                answered=any(record.ok for record in kept.values()),
+            )  # fmt: skip
+            if claim.replaces:
+                print(f"note: {folder} holds only failed queries of another run (changed: "
+                      f"{claim.replaces}); this run replaces them", file=sys.stderr)  # fmt: skip
+                kept = {}
+            # run.json is written with the first result: a run that stops before one (a
+            # service that does not answer) leaves no claim on the folder.
+            journal.claim, all_modes = claim.write, claim.modes
             # Finished cases of the modes asked are reused; other modes' records are kept.
-            done = {k: r for k, r in journal.read().items() if r.ok or k[1] not in plan.modes}
+            done = {k: r for k, r in kept.items() if r.ok or k[1] not in plan.modes}
             rescore_incomplete(done, plan.cases, plan.retrieval, plan.names)
+            # Timings of work an earlier invocation did are kept, not reset by a resumed run.
+            previous = None if claim.replaces else previous_summary(folder)
 
         pending = {m: [c for c in plan.cases if (c.id, m) not in done] for m in plan.modes}
-        # Timings of work an earlier invocation did are kept, not reset by a resumed run.
-        previous = previous_summary(folder)
         build = BuildRecord.earlier(previous)
-        kb = knowledge_base
         if any(pending.values()):
+            status("opening the knowledge base (building it, or reading it from the cache)")
             kb, build = await self._open(plan, kb, cache_dir, scan, build)
         records, seconds = await self._query(plan, kb, pending, done, journal, scan.ids, previous)
         summary, ordered = assemble_summary(
@@ -157,6 +190,7 @@ class BenchmarkRunner:
         )
         results = BenchmarkResults(summary, ordered, folder)
         if folder is not None and journal is not None:
+            status("writing the results")
             journal.rewrite(ordered)
             results.write(folder)
         return results
@@ -224,6 +258,8 @@ class BenchmarkRunner:
         try:
             for mode in plan.modes:
                 started = time.perf_counter()
+                if journal is not None:
+                    journal.on_append = _progress(mode, len(plan.cases), len(pending[mode]))
                 with interrupts.phase(f"running the {mode} queries"):
                     finished = await loop.run_mode(
                         kb, mode, plan.cases, pending[mode], plan.evaluators, plan.retrieval,
@@ -243,6 +279,19 @@ class BenchmarkRunner:
     def _say(self, line: str) -> None:
         if self.progress:
             print(line, file=sys.stderr)
+
+
+def _progress(mode: str, total: int, pending: int) -> Callable[[QueryRecord], None]:
+    """Tell a run waiting for the folder how far this mode got (:mod:`folder_lock`)."""
+    seen: set[str] = set()
+
+    def note(record: QueryRecord) -> None:
+        if record.mode == mode:
+            seen.add(record.case_id)  # a case journaled again (rescored) counts once
+        status(f"querying {mode}: {total - pending + len(seen):,} of {total:,} cases", now=False)
+
+    status(f"querying {mode}: {total - pending:,} of {total:,} cases")
+    return note
 
 
 def _journal_note(journal: Journal) -> str | None:
