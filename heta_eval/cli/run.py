@@ -20,6 +20,7 @@ from heta_eval.cli.run_report import (
     usage_lines,
 )
 from heta_eval.config import AUTO_PRECISION
+from heta_eval.io.grammar import mode_name_problem
 
 EXAMPLE = """\
 examples:
@@ -152,6 +153,9 @@ def _check_arguments(args: argparse.Namespace) -> list[str]:
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     if not modes:
         raise CliError("--modes is empty")
+    for mode in modes:  # a mode names files: checked before anything runs or is written
+        if problem := mode_name_problem(mode):
+            raise CliError(f"--modes: {problem}")
     return modes
 
 
@@ -255,6 +259,8 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 def handle(args: argparse.Namespace) -> int:
     modes = _check_arguments(args)
+    knowledge_base = knowledge_base_from_args(args, tuple(modes))
+    k_values = _check_options(args, modes)
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.kb.dense import ModelLoadError
@@ -265,15 +271,8 @@ def handle(args: argparse.Namespace) -> int:
         RunConfigurationError,
     )
     from heta_eval.runner.folder_lock import FolderBusy
-    from heta_eval.runner.plan import check_mode_names
     from heta_eval.scale.errors import RayRunError
 
-    try:  # a mode names files: checked before anything runs or is written
-        check_mode_names(modes)
-    except RunConfigurationError as error:
-        raise CliError(f"--modes: {error}") from None
-    knowledge_base = knowledge_base_from_args(args, tuple(modes))
-    k_values = _check_options(args, modes)
     name = dataset_label(args.dataset) if args.dataset else args.benchmark.stem
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(

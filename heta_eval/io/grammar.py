@@ -258,3 +258,32 @@ def parse_label(
             path, line, "non_integer_label", column,
         )  # fmt: skip
     return label
+
+
+#: A mode names files (``runs/<mode>.trec``), a TREC run's tag and a report's columns: a plain
+#: name of ASCII letters, digits, ``.``, ``_``, ``+`` and ``-``, starting with a letter or a
+#: digit, without ``..``, at most :data:`MODE_NAME_LIMIT` characters.
+MODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+MODE_NAME_LIMIT = 100
+
+
+def mode_name_problem(mode: object) -> str | None:
+    """Why ``mode`` is not a plain name (:data:`MODE_NAME`), or None. Light: the command line
+    checks ``--modes`` with it before anything heavy loads.
+
+    >>> mode_name_problem("bm25+rerank") is None, mode_name_problem("v1.2") is None
+    (True, True)
+    >>> mode_name_problem("../../x")[:40]
+    "mode '../../x' is not a plain name: a mo"
+    """
+    if not isinstance(mode, str):
+        return f"mode {mode!r} is not a string"
+    plain = MODE_NAME.fullmatch(mode) is not None and ".." not in mode
+    if plain and len(mode) <= MODE_NAME_LIMIT:
+        return None
+    shown = mode if len(mode) <= 120 else mode[:100] + f"... ({len(mode):,} characters)"
+    return (
+        f"mode {shown!r} is not a plain name: a mode names files (runs/<mode>.trec), "
+        "so it starts with a letter or digit and holds only ASCII letters, digits, "
+        f"'.', '_', '+' and '-' (no '..'), at most {MODE_NAME_LIMIT} characters"
+    )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from collections import Counter
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from heta_eval.io.grammar import mode_name_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
@@ -30,12 +30,6 @@ __all__ = [
     "claim_folder",
     "plan_run",
 ]
-
-#: A mode names files (``runs/<mode>.trec``), a TREC run's tag and a report's columns: a plain
-#: name of ASCII letters, digits, ``.``, ``_``, ``+`` and ``-``, starting with a letter or a
-#: digit, without ``..``, at most :data:`MODE_NAME_LIMIT` characters.
-MODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-MODE_NAME_LIMIT = 100
 
 
 class RunConfigurationError(ValueError):
@@ -124,7 +118,8 @@ def plan_run(
 
 
 def check_mode_names(modes: Sequence[str]) -> None:
-    """Refuse a mode that is not a plain name (:data:`MODE_NAME`), before anything runs.
+    """Refuse a mode that is not a plain name (:func:`~heta_eval.io.grammar.mode_name_problem`),
+    before anything runs.
 
     >>> check_mode_names(["keyword_search", "bm25+rerank", "v1.2"])
     >>> check_mode_names(["../../x"])
@@ -133,16 +128,9 @@ def check_mode_names(modes: Sequence[str]) -> None:
     heta_eval.runner.plan.RunConfigurationError: mode '../../x' is not a plain name: ...
     """
     for mode in modes:
-        if not isinstance(mode, str):
-            raise RunConfigurationError(f"mode {mode!r} is not a string")
-        plain = MODE_NAME.fullmatch(mode) is not None and ".." not in mode
-        if not plain or len(mode) > MODE_NAME_LIMIT:
-            shown = mode if len(mode) <= 120 else mode[:100] + f"... ({len(mode):,} characters)"
-            raise RunConfigurationError(
-                f"mode {shown!r} is not a plain name: a mode names files (runs/<mode>.trec), "
-                "so it starts with a letter or digit and holds only ASCII letters, digits, "
-                f"'.', '_', '+' and '-' (no '..'), at most {MODE_NAME_LIMIT} characters"
-            )
+        problem = mode_name_problem(mode)
+        if problem:
+            raise RunConfigurationError(problem)
 
 
 async def check_knowledge_base(kb: Any, modes: Sequence[str], name: str) -> None:
