@@ -38,12 +38,22 @@ import base64
 import binascii
 import html
 import json
+import os
 import re
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
-__all__ = ["MARK", "MIN_FRAGMENT", "MIN_LENGTH", "Secrets", "secret_forms", "split_credentials"]
+__all__ = [
+    "MARK",
+    "MIN_FRAGMENT",
+    "MIN_LENGTH",
+    "Secrets",
+    "secret_forms",
+    "shown_command",
+    "split_credentials",
+]
 
 #: What a redacted secret becomes.
 MARK = "***"
@@ -157,6 +167,36 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None, str | None
     pair = (unquote(user), unquote(password))
     basic = base64.b64encode(f"{pair[0]}:{pair[1]}".encode()).decode("ascii")
     return parts._replace(netloc=host).geturl(), pair, f"Basic {basic}"
+
+
+def shown_command(argv: Sequence[str] | None = None) -> str:
+    """This process's command line as it may be shown to another process or written to a
+    file (a lock's holder): every ``--kb-header`` value and every URL's ``user:password``
+    replaced by ``<hidden>``; ``python -m heta_eval`` for the module's path.
+
+    >>> shown_command(["heta-eval", "run", "--kb-header", "Authorization: Bearer S",
+    ...                "--kb-h=X-Key: k", "--kb-url", "http://me:pw@host:8000/q"])
+    'heta-eval run --kb-header <hidden> --kb-h=<hidden> --kb-url http://<hidden>@host:8000/q'
+    """
+    argv = list(sys.argv if argv is None else argv) or [""]
+    first, rest = argv[0], argv[1:]
+    if first.endswith(os.path.join("heta_eval", "__main__.py")):
+        first = "python -m heta_eval"
+    elif first == "-c":
+        first, rest = "python -c ...", []
+    shown, secret_next = [os.path.basename(first) if os.sep in first else first], False
+    for argument in rest:
+        name, equals, _ = argument.partition("=")
+        # argparse takes any unambiguous prefix: --kb-h, --kb-head, ...
+        header = len(name) >= len("--kb-h") and "--kb-header".startswith(name)
+        if secret_next:
+            shown.append("<hidden>")
+        elif header and equals:
+            shown.append(f"{name}=<hidden>")
+        else:
+            shown.append(re.sub(r"(://)[^/@\s]*@", r"\1<hidden>@", argument))
+        secret_next = header and not equals
+    return " ".join(shown)
 
 
 class Secrets:

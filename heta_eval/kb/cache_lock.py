@@ -20,6 +20,8 @@ from types import TracebackType
 
 from filelock import FileLock, Timeout
 
+from heta_eval.redaction import shown_command
+
 __all__ = ["SAY_EVERY", "CacheLock", "holder_line", "progress"]
 
 #: Seconds between two lines of a process waiting for a lock (at most; sooner on news).
@@ -49,7 +51,7 @@ class CacheLock:
         self.progress_file.unlink(missing_ok=True)  # a dead holder's last word
         record = {
             "pid": os.getpid(),
-            "command": _command()[:500],
+            "command": shown_command()[:500],
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
         _write_atomic(self.holder, json.dumps(record) + "\n")
@@ -109,14 +111,6 @@ def progress(text: str) -> None:
     nothing happens)."""
     if _held:
         _held[-1].report(text)
-
-
-def _command() -> str:
-    """This process's command line as the user typed it (``python -m heta_eval run ...``)."""
-    first, rest = (sys.argv or [""])[0], sys.argv[1:]
-    if first.endswith(os.path.join("heta_eval", "__main__.py")):
-        first = "python -m heta_eval"
-    return " ".join([os.path.basename(first) if os.sep in first else first, *rest])
 
 
 def _write_atomic(path: Path, text: str) -> None:

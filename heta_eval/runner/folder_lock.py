@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval import interrupts
+from heta_eval.redaction import shown_command
 
 __all__ = [
     "LOCK_FILE",
@@ -102,7 +103,7 @@ def folder_lock(
     record = {
         "pid": os.getpid(),
         "host": socket.gethostname(),
-        "command": _command()[:500],
+        "command": shown_command()[:500],
         "modes": list(modes),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
@@ -204,31 +205,3 @@ def _release(held: _Held) -> None:
     if held.made_folder:
         with suppress(OSError):  # not empty: results, or another run's lock
             held.folder.rmdir()
-
-
-def _command() -> str:
-    """This process's command line as the user typed it (``heta-eval run ...``)."""
-    first, rest = (sys.argv or [""])[0], sys.argv[1:]
-    if first.endswith(os.path.join("heta_eval", "__main__.py")):
-        first = "python -m heta_eval"
-    elif first == "-c":
-        first = "python -c ..."
-        rest = []
-    return " ".join([os.path.basename(first) if os.sep in first else first, *_hidden(rest)])
-
-
-def _hidden(arguments: list[str]) -> list[str]:
-    """The arguments with every ``--kb-header`` value left out: they hold secrets."""
-    shown, secret_next = [], False
-    for argument in arguments:
-        name, equals, _ = argument.partition("=")
-        # argparse takes any unambiguous prefix: --kb-h, --kb-head, ...
-        header = len(name) >= len("--kb-h") and "--kb-header".startswith(name)
-        if secret_next:
-            shown.append("<hidden>")
-        elif header and equals:
-            shown.append(f"{name}=<hidden>")
-        else:
-            shown.append(argument)
-        secret_next = header and not equals
-    return shown
