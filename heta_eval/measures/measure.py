@@ -153,8 +153,8 @@ def _unknown(name: str, why: str = "") -> UnknownMeasureError:
 
 
 def _cutoff(text: str, name: str) -> str:
-    if not text.isdigit() or int(text) < 1:
-        raise _unknown(name, ": the cutoff must be a positive integer")
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= params.MAX_CUTOFF:
+        raise _unknown(name, ": the cutoff must be a positive integer up to 2**63 - 1")
     return str(int(text))
 
 
@@ -366,10 +366,10 @@ def parse_measure(name: str) -> tuple[str, int]:
     """
     match = _LEGACY_PATTERN.match(name)
     metric = _LEGACY_ALIASES.get(match.group(1).lower()) if match else None
-    if match is None or metric is None or int(match.group(2)) < 1:
+    if match is None or metric is None or not 1 <= int(match.group(2)) <= params.MAX_CUTOFF:
         raise ValueError(
             f"cannot parse measure {name!r}: expected METRIC@K with METRIC one of "
-            f"nDCG, MAP, Recall (R), P, MRR and K a positive integer, e.g. 'nDCG@10'"
+            f"nDCG, MAP, Recall (R), P, MRR and K from 1 to 2**63 - 1, e.g. 'nDCG@10'"
         )
     return metric, int(match.group(2))
 

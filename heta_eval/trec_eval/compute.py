@@ -32,6 +32,7 @@ from functools import cached_property
 
 import numpy as np
 
+from heta_eval.io.grammar import MAX_LABEL
 from heta_eval.io.trec import ranked
 from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
@@ -47,9 +48,6 @@ __all__ = [
     "per_query_values",
     "summary_value",
 ]
-
-# trec_eval keeps one counter per label value up to the largest label of a query.
-MAX_LABEL = 1_000_000
 
 
 def per_query_values(
