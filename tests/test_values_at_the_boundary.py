@@ -175,3 +175,55 @@ def test_a_huge_cutoff_costs_the_engine_no_memory_and_changes_no_number():
     # nDCG, R and MAP at 10**8 equal their value past every ranking; P divides by k.
     assert big[0] == deepest[0] and big[2:] == deepest[2:]
     assert big[1] == pytest.approx(deepest[1] * 900 / 10**8)
+
+
+DEEP = {
+    "lists": '{"q1": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "object": '{"q":' * 100_000 + "1" + "}" * 100_000,
+    "scores": '{"q1": {"d1": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_a_deeply_nested_json_run_is_one_line_naming_the_file(tmp_path, shape):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    run = tmp_path / "run.json"
+    run.write_text(DEEP[shape], encoding="utf-8")
+    proc = heta("evaluate", "--qrels", qrels, "--run", run)
+    assert_one_line(proc, f"{run}:1: invalid JSON: nested deeper than 500 levels")
+
+
+def test_the_api_reads_a_deep_json_run_as_a_format_error(tmp_path):
+    from heta_eval.io.trec import TrecFormatError, read_run
+
+    run = tmp_path / "run.json"
+    run.write_text(DEEP["object"], encoding="utf-8")
+    with pytest.raises(TrecFormatError, match=r"run.json:1: invalid JSON: nested deeper"):
+        read_run(run)
+
+
+def test_a_deeply_nested_case_line_is_one_line_naming_file_and_line(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    deep = '{"a":' * 50_000 + "1" + "}" * 50_000
+    cases.write_text('{"id": "c1", "query": "x"}\n{"id": "c2", "query": "y", "metadata": '
+                     + deep + "}\n", encoding="utf-8")  # fmt: skip
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "text": "Paris"}\n', "utf-8")
+    proc = heta("run", "--benchmark", cases, "--documents", docs, "--modes", "keyword_search",
+                "--output", tmp_path / "out")  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.splitlines()[-1].startswith(
+        f"heta-eval run: error: {cases}:2: invalid JSON: nested deeper than 500 levels"
+    )
+
+
+def test_a_deep_hits_file_in_a_results_folder_is_a_value_error_naming_its_line(tmp_path):
+    from heta_eval.runner.hits import read_hits
+
+    path = tmp_path / "hits.jsonl"
+    good = json.dumps({"case_id": "c1", "mode": "m", "hits": []})
+    path.write_text(good + "\n" + '{"case_id": "c2", "mode": "m", "hits": '
+                    + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8")  # fmt: skip
+    with pytest.raises(ValueError, match=r"hits.jsonl:2: not a hits record \(nested deeper"):
+        read_hits(path)

@@ -25,6 +25,7 @@ import math
 from typing import Any, Literal
 
 from heta_eval._runtime import HAVE_NUMBA
+from heta_eval.io import json_text
 from heta_eval.io.grammar import (
     Mode,
     Reading,
@@ -203,7 +204,7 @@ def _read_json(data: InputBytes, duplicates: Duplicates) -> Run:
 
     raw = bytes(data.data[data.start() :])
     try:
-        parsed = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
+        parsed = json_text.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
     except UnicodeDecodeError as error:
         raise TrecFormatError(f"not UTF-8 (at byte {error.start})", data.name) from None
     except json.JSONDecodeError as error:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from heta_eval.io import json_text
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
@@ -130,7 +131,7 @@ def claim_folder(folder: Path, identity: dict[str, Any], modes: tuple[str, ...])
     path = folder / "run.json"
     earlier: list[str] = []
     if path.exists():
-        previous = json.loads(path.read_text(encoding="utf-8"))
+        previous = json_text.loads(path.read_text(encoding="utf-8"))
         earlier = list(previous.pop("modes", []))
         if previous != identity:
             changed = [
