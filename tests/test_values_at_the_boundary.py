@@ -227,3 +227,39 @@ def test_a_deep_hits_file_in_a_results_folder_is_a_value_error_naming_its_line(t
                     + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8")  # fmt: skip
     with pytest.raises(ValueError, match=r"hits.jsonl:2: not a hits record \(nested deeper"):
         read_hits(path)
+
+
+def _beir_qrels(path: Path) -> dict:
+    from beir.datasets.data_loader import GenericDataLoader
+
+    loader = GenericDataLoader(data_folder=str(path.parent))
+    loader.qrels_file = str(path)
+    loader._load_qrels()
+    return loader.qrels
+
+
+@pytest.mark.parametrize("line", ['q1\t"d1"x\t1', 'q1\t"d1"\t1', 'q1\td"1\t1', '"q1"\td1\t2'])
+def test_quoted_ids_in_a_beir_tsv_read_as_beirs_own_loader_reads_them(tmp_path, line):
+    from heta_eval.io.trec import read_qrels
+
+    path = tmp_path / "test.tsv"
+    path.write_text(f"query-id\tcorpus-id\tscore\n{line}\nq2\td2\t1\n", encoding="utf-8")
+    assert read_qrels(path) == _beir_qrels(path)
+
+
+@pytest.mark.parametrize("line", ['q1\t"d1\t1', '"q1\td1\t1', 'q1\t"' + "x" * 200_000 + "\t1"])
+def test_a_quote_beirs_reader_would_misread_is_one_line_naming_file_and_line(tmp_path, line):
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text(f"query-id\tcorpus-id\tscore\n{line}\nq2\td2\t1\n", encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text(RUN, encoding="utf-8")
+    proc = heta("evaluate", "--qrels", qrels, "--run", run)
+    assert_one_line(proc, f"{qrels}:2: a ", "BEIR's csv reader misreads it")
+
+
+def test_a_trec_qrels_id_starting_with_a_quote_is_read_literally(tmp_path):
+    from heta_eval.io.trec import read_qrels
+
+    path = tmp_path / "qrels.txt"
+    path.write_text('q1 0 "d1 1\n"q2 0 d2" 0\n', encoding="utf-8")
+    assert read_qrels(path) == {"q1": {'"d1': 1}, '"q2': {'d2"': 0}}
