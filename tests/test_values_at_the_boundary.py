@@ -263,3 +263,60 @@ def test_a_trec_qrels_id_starting_with_a_quote_is_read_literally(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_text('q1 0 "d1 1\n"q2 0 d2" 0\n', encoding="utf-8")
     assert read_qrels(path) == {"q1": {'"d1': 1}, '"q2': {'d2"': 0}}
+
+
+# trec_eval's bytes for these files (its build of m_iprec_at_recall.c and get_float_cutoffs,
+# run by hand): levels 0.106 and 0.112 both print "0.11", and each keeps its value.
+_TEN_RELEVANT = "".join(f"q1 0 d{i} 1\n" for i in range(10)) + "q2 0 d1 1\n"
+_RANKING = (
+    "q1 Q0 d0 1 100 t\n"
+    + "".join(f"q1 Q0 x{i} {i} {30 - i} t\n" for i in range(2, 11))
+    + "q1 Q0 d1 11 1 t\nq2 Q0 x 1 2 t\nq2 Q0 d1 2 1 t\n"
+)
+_IPREC_Q = (
+    "iprec_at_recall_0.11  \tq1\t1.0000\n"
+    "iprec_at_recall_0.11  \tq1\t0.1818\n"
+    "iprec_at_recall_0.11  \tq2\t0.5000\n"
+    "iprec_at_recall_0.11  \tq2\t0.5000\n"
+    "iprec_at_recall_0.11  \tall\t0.7500\n"
+    "iprec_at_recall_0.11  \tall\t0.3409\n"
+)
+
+
+@pytest.mark.parametrize("levels", ["0.112,0.106", "0.106,0.112"])
+def test_levels_that_print_alike_each_print_their_own_line_as_trec_eval_does(tmp_path, levels):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(_TEN_RELEVANT, encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text(_RANKING, encoding="utf-8")
+    proc = heta("trec_eval", "-q", "-m", f"iprec_at_recall.{levels}", qrels, run)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == _IPREC_Q
+
+
+def test_levels_that_print_alike_keep_their_values_beside_other_levels_and_measures(tmp_path):
+    from heta_eval.trec_eval import trec_eval_lines
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(_TEN_RELEVANT, encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text(_RANKING, encoding="utf-8")
+    lines = list(trec_eval_lines(["-m", "iprec_at_recall.0.5,0.106,0.112", "-m", "P.5",
+                                  "-m", "Rprec_mult.0.3,0.304", str(qrels), str(run)]))  # fmt: skip
+    assert lines == [  # trec_eval's output, byte for byte
+        "iprec_at_recall_0.11  \tall\t0.7500",
+        "iprec_at_recall_0.11  \tall\t0.3409",
+        "iprec_at_recall_0.50  \tall\t0.2500",
+        "P_5                   \tall\t0.2000",
+        "Rprec_mult_0.30       \tall\t0.1667",
+        "Rprec_mult_0.30       \tall\t0.1667",
+    ]
+
+
+@pytest.mark.parametrize("measure", ["iprec_at_recall.0.1,0.10", "P.5,5.5", "ndcg_cut.10,10"])
+def test_levels_or_cutoffs_trec_eval_reads_as_the_same_number_are_refused(tmp_path, measure):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(_TEN_RELEVANT, encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text(_RANKING, encoding="utf-8")
+    assert_one_line(heta("trec_eval", "-m", measure, qrels, run), "duplicate cutoffs")
