@@ -320,3 +320,14 @@ def test_levels_or_cutoffs_trec_eval_reads_as_the_same_number_are_refused(tmp_pa
     run = tmp_path / "run.trec"
     run.write_text(_RANKING, encoding="utf-8")
     assert_one_line(heta("trec_eval", "-m", measure, qrels, run), "duplicate cutoffs")
+
+
+@pytest.mark.parametrize("name", ["Rprec_mult.1e18", "iprec_at_recall.1e300", "IPrec@1e300"])
+def test_a_huge_level_is_scored_under_the_key_trec_eval_cuts_to_its_buffer(tmp_path, name):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n", encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text(RUN, encoding="utf-8")
+    proc = heta("evaluate", "--qrels", qrels, "--run", run, "--measures", name)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stdout.count("\n| ") >= 2  # the header and the measure's row

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from heta_eval.measures import params
-from heta_eval.measures.trec_catalogue import FAMILIES, MIN_GEO_MEAN
+from heta_eval.measures.trec_catalogue import FAMILIES, MIN_GEO_MEAN, float_cutoff_name
 
 __all__ = [
     "BEIR_K_VALUES",
@@ -220,8 +220,8 @@ class Measure:
         kind = TREC_FAMILIES[self.family][0]
         if self.param is None or kind in ("floats", "gains"):
             return self.family
-        if kind == "levels":  # printed %3.2f whatever the level's digits
-            return f"{self.family}_{float(self.param):3.2f}"
+        if kind == "levels":  # printed %3.2f whatever the level's digits, cut as trec_eval
+            return float_cutoff_name(self.family, float(self.param))
         return f"{self.family}_{self.param}"
 
     @property

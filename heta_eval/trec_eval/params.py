@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from heta_eval.io.grammar import INT64_MAX, INT64_MIN, NUMBER, atol
+from heta_eval.measures.trec_catalogue import float_cutoff_name
 
 __all__ = [
     "LONG_MAX", "alike_rounds", "atol", "c_long", "float_cutoff_keys", "float_cutoff_name",
@@ -72,11 +73,6 @@ def _msort(values: list[int], compare: Callable[[int, int], int]) -> list[int]:
 def trec_eval_cutoff_order(cutoffs: Sequence[int]) -> list[int]:
     """Rank cutoffs in the order trec_eval sorts (and prints) them."""
     return _msort(list(cutoffs), _comp_long)
-
-
-def float_cutoff_name(name: str, value: float) -> str:
-    """trec_eval's ``append_float``: ``name_%3.2f`` in a buffer of ``len(name) + 10`` bytes."""
-    return f"{name}_{value:3.2f}"[: len(name) + 9]
 
 
 def float_cutoff_keys(name: str, values: Sequence[float]) -> tuple[str, ...]:
