@@ -331,3 +331,15 @@ def test_a_huge_level_is_scored_under_the_key_trec_eval_cuts_to_its_buffer(tmp_p
     proc = heta("evaluate", "--qrels", qrels, "--run", run, "--measures", name)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.stdout.count("\n| ") >= 2  # the header and the measure's row
+
+
+def test_the_runner_refuses_a_k_beyond_int64_before_anything_runs(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "c1", "query": "paris", "expected": {"relevance": {"d1": 1}}}\n',
+                     encoding="utf-8")  # fmt: skip
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "text": "Paris"}\n', "utf-8")
+    proc = heta("run", "--benchmark", cases, "--documents", docs, "--modes", "keyword_search",
+                "--k", "10,99999999999999999999", "--output", tmp_path / "out")  # fmt: skip
+    assert_one_line(proc, "--k: every k must be a positive integer up to 2**63 - 1")
+    assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ from heta_eval.cli import CliError
 from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 from heta_eval.cli.run_report import dry_run_lines, macro_table, usage_lines
+from heta_eval.measures.params import check_cutoff
 
 EXAMPLE = """\
 examples:
@@ -147,7 +148,10 @@ def _parse_k(text: str | None) -> tuple[int, ...] | None:
         raise CliError(f"--k must be comma-separated integers, got {text!r}") from None
     if not values or any(k < 1 for k in values):
         raise CliError(f"--k must list positive integers, got {text!r}")
-    return values
+    try:
+        return tuple(check_cutoff(k) for k in values)
+    except ValueError as error:
+        raise CliError(f"--k: {error}") from None
 
 
 def _benchmarks(args: argparse.Namespace) -> list[Any]:
