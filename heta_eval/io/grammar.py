@@ -249,7 +249,7 @@ def parse_label(
     text: str, path: PathLike, line: int | None, reading: Reading | None = None, column: int = 4
 ) -> int:
     """A relevance label: an ASCII integer from int64's lowest up to :data:`MAX_LABEL`
-    (library), or ``atol``."""
+    (library), or ``atol``'s value up to :data:`MAX_LABEL` (trec_eval mode)."""
     if reading is not None and reading.trec_eval:
         value = atol(text)
         if _LABEL.fullmatch(text) is None or value != int(text):
@@ -257,6 +257,10 @@ def parse_label(
                 "label", f"{path}:{line}: relevance label {text!r} read as {value}, as "
                 "trec_eval's atol reads it (the library refuses it)",
             )  # fmt: skip
+        if value > MAX_LABEL:  # trec_eval would ask for a counter per label value up to it
+            raise TrecFormatError(
+                label_problem(value) or "", path, line, "non_integer_label", column
+            )
         return value
     if _LABEL.fullmatch(text) is None:
         raise TrecFormatError(
@@ -278,7 +282,7 @@ def label_problem(label: int) -> str | None:
     if label > MAX_LABEL:
         return (
             f"relevance label {label} is above {MAX_LABEL:,}, the largest every backend scores "
-            "exactly (pytrec_eval reads labels as C ints and keeps a counter per label value)"
+            "exactly (trec_eval keeps a counter per label value, pytrec_eval reads a C int)"
         )
     if label < INT64_MIN:
         return f"relevance label {label} is outside the int64 range"
