@@ -343,3 +343,13 @@ def test_the_runner_refuses_a_k_beyond_int64_before_anything_runs(tmp_path):
                 "--k", "10,99999999999999999999", "--output", tmp_path / "out")  # fmt: skip
     assert_one_line(proc, "--k: every k must be a positive integer up to 2**63 - 1")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_malformed_line_of_200000_characters_is_a_short_line_naming_file_and_line(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text("[" * 200_000 + "\n", encoding="utf-8")
+    proc = heta("evaluate", "--qrels", qrels, "--run", run)
+    assert_one_line(proc, f"{run}:1: expected 6 columns", "... (200,000 characters)")
+    assert len(proc.stderr) < 600

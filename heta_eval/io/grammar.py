@@ -52,6 +52,7 @@ __all__ = [
     "label_problem",
     "parse_label",
     "parse_score",
+    "shown",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -168,6 +169,18 @@ def is_header(line_fields: list[str], beir_tsv: bool) -> bool:
     label = line_fields[2 if beir_tsv else -1]
     named = {f.lower() for f in line_fields} & _HEADER_WORDS
     return _LABEL.fullmatch(label) is None and bool(named)
+
+
+def shown(text: str, limit: int = 200) -> str:
+    """``repr`` of a line for an error message, cut after ``limit`` characters (a 100,000
+    character line stays a readable one-line error).
+
+    >>> shown("q1 d1"), shown("[" * 1000, limit=5)
+    ("'q1 d1'", "'[[[[['... (1,000 characters)")
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
 def check_id(text: str, what: str, path: PathLike, line: int | None, column: int) -> str:

@@ -29,6 +29,7 @@ from heta_eval.io.grammar import (
     is_comment,
     is_header,
     parse_label,
+    shown,
 )
 from heta_eval.io.interop import as_qrels
 from heta_eval.io.run import Duplicates, check_duplicates, decode_line, refuse_repeat
@@ -145,7 +146,7 @@ def _record(
         code = "empty_qrels_line" if not parts else "malformed_qrels_line"
         message = (
             "empty line" if not parts
-            else f"expected {width} columns '{layout}', got {len(parts)}: {line.rstrip()!r}"
+            else f"expected {width} columns '{layout}', got {len(parts)}: {shown(line.rstrip())}"
         )  # fmt: skip
         raise TrecFormatError(message, name, number, code)
     qid, docid, label_text = parts[0], parts[width - 2], parts[width - 1]

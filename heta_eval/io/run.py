@@ -33,6 +33,7 @@ from heta_eval.io.grammar import (
     check_id,
     fields,
     parse_score,
+    shown,
 )
 from heta_eval.io.interop import as_run
 from heta_eval.io.run_table import read_table, run_from_table
@@ -133,7 +134,7 @@ def _read_lines(
         if len(parts) != 6 and not (reading.trec_eval and len(parts) > 6):
             raise TrecFormatError(
                 f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}: "
-                f"{line.rstrip()!r}",
+                f"{shown(line.rstrip())}",
                 data.name,
                 number,
             )
