@@ -116,7 +116,7 @@ def test_quoted_beir_ids_read_alike_by_qrels_and_dataset_readers(tmp_path):
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
-        ("q1 0 d1 1\nq1 0 d2 99999999999999999999\n", 2, "outside the int64 range"),
+        ("q1 0 d1 1\nq1 0 d2 99999999999999999999\n", 2, "is above 1,000,000"),
         ("q1\td1\t1\nq1\t\t1\n", 2, "empty doc id"),
         ("q1 0 d1 1\nq1 0 d\x002 1\n", 2, "NUL"),
         ("q1 0 d1 1\nq1 0 d2 1_0\n", 2, "not an integer"),

@@ -190,7 +190,9 @@ def test_odd_input_gets_one_behaviour_on_both_backends(engine):
     )
     for bad_qrels, message in [
         ({"q": {"a": 0.5}}, "not an integer"),
-        ({"q": {"a": 2**63}}, "int64"),
+        ({"q": {"a": 2**63}}, "above 1,000,000"),
+        ({"q": {"a": 2**32}}, "q.*a.*above 1,000,000"),
+        ({"q": {"a": -(2**64)}}, "int64"),
         ({"q": {"a\x00x": 1}}, "NUL"),
         ({"q": {"a": "1"}}, "not an integer"),
     ]:

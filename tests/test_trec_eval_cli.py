@@ -130,7 +130,7 @@ def test_parameters_follow_trec_eval_naming():
         (["-m", "P.5,5", "q", "r"], "duplicate cutoffs"),
         (["-m", "P.5x", "q", "r"], "comma-separated numbers"),
         (["-m", "P.", "q", "r"], "no parameters after the dot"),
-        (["-m", "iprec_at_recall.0.101,0.102", "q", "r"], "duplicate cutoffs"),
+        (["-m", "iprec_at_recall.0.1,0.10", "q", "r"], "duplicate cutoffs"),
         (["-m", "utility.1,2", "q", "r"], "exactly 4 coefficients"),
         (["-m", "ndcg.1,2", "q", "r"], "label=gain pairs"),
         (["-m", "nDCG@10", "q", "r"], "unknown trec_eval measure 'nDCG@10'"),

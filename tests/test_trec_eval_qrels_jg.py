@@ -113,7 +113,7 @@ def test_measures_and_formats_trec_eval_stops_on_are_refused(argv, message, tmp_
         ("q1 a d1 1\n\nq1 a d2 1\n", "qrels:2: expected 4 fields 'qid group docno rel', got an"),
         ("q1 a d1 1\nq1 b d1 0\nq1 a d1 2\n", "qrels:3: document 'd1' judged twice in group"),
         ("", "qrels: empty file"),
-        ("q1 a d1 2000000\n", "qrels:1: label 2000000 is above 1,000,000"),
+        ("q1 a d1 2000000\n", "qrels:1: relevance label 2000000 is above 1,000,000"),
     ],
 )
 def test_bad_qrels_jg_is_one_line_naming_file_and_line(qrels, where, tmp_path, capsys):

@@ -10,6 +10,7 @@ from typing import Any
 
 from heta_eval._runtime import paused_gc, single_threaded_blas, start_numba_without_blas
 from heta_eval.cli import CliError
+from heta_eval.measures.params import check_cutoff
 
 EPILOG = """examples:
   heta-eval evaluate --run run.trec --qrels qrels/test.tsv
@@ -90,7 +91,10 @@ def _k_values(text: str) -> tuple[int, ...]:
         raise CliError(f"--k must be comma-separated positive integers, got {text!r}") from None
     if not ks or any(k <= 0 for k in ks) or len(set(ks)) != len(ks):
         raise CliError(f"--k must be distinct positive integers, got {text!r}")
-    return ks
+    try:
+        return tuple(check_cutoff(k) for k in ks)
+    except ValueError as error:
+        raise CliError(f"--k: {error}") from None
 
 
 def _load_qrels(args: argparse.Namespace) -> tuple[dict[str, dict[str, int]], str, bool]:

@@ -21,6 +21,7 @@ from heta_eval.cli.run_report import (
 )
 from heta_eval.config import AUTO_PRECISION
 from heta_eval.io.grammar import mode_name_problem
+from heta_eval.measures.params import check_cutoff
 
 EXAMPLE = """\
 examples:
@@ -136,7 +137,10 @@ def _parse_k(text: str | None) -> tuple[int, ...] | None:
         raise CliError(f"--k must be comma-separated integers, got {text!r}") from None
     if not values or any(k < 1 for k in values):
         raise CliError(f"--k must list positive integers, got {text!r}")
-    return values
+    try:
+        return tuple(check_cutoff(k) for k in values)
+    except ValueError as error:
+        raise CliError(f"--k: {error}") from None
 
 
 def _check_arguments(args: argparse.Namespace) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from heta_eval.io import json_text
 from heta_eval.io.trec import TrecFormatError, iter_qrels
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def _iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                obj = json.loads(raw)
+                obj = json_text.loads(raw)
             except UnicodeDecodeError:
                 raise DatasetFormatError("not UTF-8", path, number) from None
             except json.JSONDecodeError as error:

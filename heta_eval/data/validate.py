@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from heta_eval.io import json_text
 from heta_eval.io.trec import TrecFormatError, iter_qrels
 
 __all__ = ["Issue", "ValidationReport", "validate_dataset"]
@@ -115,7 +116,7 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
                 report.add("error", f"empty_{what}_line", path, number, "empty line")
                 continue
             try:
-                obj = json.loads(raw)
+                obj = json_text.loads(raw)
             except UnicodeDecodeError:
                 report.add("error", f"bad_{what}_encoding", path, number, "not UTF-8")
                 continue

@@ -8,7 +8,8 @@ DataFrames) reads the same bytes the same way, as trec_eval 9.0.8 reads them in 
   U+00A0, U+0085, U+2028 or the control characters ``\\x1c``-``\\x1f``.
 * **Numbers** are ASCII. In the library (``mode="library"``) a score must be a decimal
   number (``[+-]?(digits[.digits]|.digits)([eE][+-]?digits)?``) that fits a float64, and a
-  relevance label an integer that fits int64; anything else (``abc``, ``1.0`` as a label,
+  relevance label an integer from int64's lowest up to :data:`MAX_LABEL` (1,000,000);
+  anything else (``abc``, ``1.0`` as a label,
   Arabic-Indic or full-width digits, ``0x10``, ``nan``) is refused with the file, line and
   field named. ``mode="trec_eval"`` reads them as trec_eval does, with C's ``atof`` / ``atol``:
   the longest ASCII number at the start of the field, 0 when there is none (``abc`` and
@@ -37,6 +38,7 @@ __all__ = [
     "BOM",
     "INT64_MAX",
     "INT64_MIN",
+    "MAX_LABEL",
     "NUMBER",
     "Mode",
     "Reading",
@@ -47,8 +49,10 @@ __all__ = [
     "fields",
     "is_comment",
     "is_header",
+    "label_problem",
     "parse_label",
     "parse_score",
+    "shown",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -72,6 +76,13 @@ _ATOF = re.compile(
 )
 #: C's ``long`` on x86-64: where atol saturates.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: The largest relevance label every backend scores exactly. pytrec_eval (trec_eval 9.0.8)
+#: reads a label into a C ``int`` (2**32 reads as 0: every query scores 0; 2**62 crashes
+#: the process) and keeps one counter per label value up to a query's largest (2**31 - 1
+#: allocates 16 GiB); the compiled engine takes int64. Labels above are refused where
+#: they enter: :func:`parse_label`, :func:`heta_eval.io.validate.validate_qrels`, cases'
+#: ``relevance``, the drop-in's qrels.
+MAX_LABEL = 1_000_000
 _LEADING_INTEGER = re.compile(r"[ \t\n\r\x0b\x0c]*([+-]?[0-9]+)")
 
 
@@ -160,6 +171,18 @@ def is_header(line_fields: list[str], beir_tsv: bool) -> bool:
     return _LABEL.fullmatch(label) is None and bool(named)
 
 
+def shown(text: str, limit: int = 200) -> str:
+    """``repr`` of a line for an error message, cut after ``limit`` characters (a 100,000
+    character line stays a readable one-line error).
+
+    >>> shown("q1 d1"), shown("[" * 1000, limit=5)
+    ("'q1 d1'", "'[[[[['... (1,000 characters)")
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def check_id(text: str, what: str, path: PathLike, line: int | None, column: int) -> str:
     if not text:
         raise TrecFormatError(f"empty {what}", path, line, "malformed_qrels_line", column)
@@ -238,7 +261,8 @@ def parse_score(
 def parse_label(
     text: str, path: PathLike, line: int | None, reading: Reading | None = None, column: int = 4
 ) -> int:
-    """A relevance label: an ASCII integer that fits int64 (library), or ``atol``."""
+    """A relevance label: an ASCII integer from int64's lowest up to :data:`MAX_LABEL`
+    (library), or ``atol``'s value up to :data:`MAX_LABEL` (trec_eval mode)."""
     if reading is not None and reading.trec_eval:
         value = atol(text)
         if _LABEL.fullmatch(text) is None or value != int(text):
@@ -246,17 +270,19 @@ def parse_label(
                 "label", f"{path}:{line}: relevance label {text!r} read as {value}, as "
                 "trec_eval's atol reads it (the library refuses it)",
             )  # fmt: skip
+        if value > MAX_LABEL:  # trec_eval would ask for a counter per label value up to it
+            raise TrecFormatError(
+                label_problem(value) or "", path, line, "non_integer_label", column
+            )
         return value
     if _LABEL.fullmatch(text) is None:
         raise TrecFormatError(
             f"relevance label {text!r} is not an integer", path, line, "non_integer_label", column
         )
     label = int(text)
-    if not INT64_MIN <= label <= INT64_MAX:
-        raise TrecFormatError(
-            f"relevance label {text!r} is outside the int64 range",
-            path, line, "non_integer_label", column,
-        )  # fmt: skip
+    problem = label_problem(label)
+    if problem is not None:
+        raise TrecFormatError(problem, path, line, "non_integer_label", column)
     return label
 
 
@@ -287,3 +313,19 @@ def mode_name_problem(mode: object) -> str | None:
         "so it starts with a letter or digit and holds only ASCII letters, digits, "
         f"'.', '_', '+' and '-' (no '..'), at most {MODE_NAME_LIMIT} characters"
     )
+
+
+def label_problem(label: int) -> str | None:
+    """Why a relevance label cannot be scored exactly by every backend, or None.
+
+    >>> label_problem(1_000_000), label_problem(2**32)[:45]
+    (None, 'relevance label 4294967296 is above 1,000,000')
+    """
+    if label > MAX_LABEL:
+        return (
+            f"relevance label {label} is above {MAX_LABEL:,}, the largest every backend scores "
+            "exactly (trec_eval keeps a counter per label value, pytrec_eval reads a C int)"
+        )
+    if label < INT64_MIN:
+        return f"relevance label {label} is outside the int64 range"
+    return None

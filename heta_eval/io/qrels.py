@@ -29,6 +29,7 @@ from heta_eval.io.grammar import (
     is_comment,
     is_header,
     parse_label,
+    shown,
 )
 from heta_eval.io.interop import as_qrels
 from heta_eval.io.run import Duplicates, check_duplicates, decode_line, refuse_repeat
@@ -126,7 +127,7 @@ def _note_bom(data: InputBytes, reading: Reading) -> None:
 def _skip_header(line: str, beir_tsv: bool, reading: Reading, name: str, number: int) -> bool:
     """Whether the first judgment line is a header the reader skips (library: always;
     trec_eval: only a BEIR tsv's, a layout trec_eval itself cannot read)."""
-    if not is_header(_fields(line, beir_tsv), beir_tsv):
+    if not is_header(_fields(line, beir_tsv, name, number), beir_tsv):
         return False
     if reading.trec_eval and not beir_tsv:
         reading.note("header", f"{name}:{number}: the header line is read as a judgment, as "
@@ -138,14 +139,14 @@ def _skip_header(line: str, beir_tsv: bool, reading: Reading, name: str, number:
 def _record(
     line: str, beir_tsv: bool, name: str, number: int, reading: Reading
 ) -> tuple[int, str, str, int]:
-    parts = _fields(line, beir_tsv)
+    parts = _fields(line, beir_tsv, name, number)
     width = 3 if beir_tsv else 4
     if len(parts) < width or (not beir_tsv and len(parts) > 4):
         layout = "query-id corpus-id score" if beir_tsv else "qid 0 docid rel"
         code = "empty_qrels_line" if not parts else "malformed_qrels_line"
         message = (
             "empty line" if not parts
-            else f"expected {width} columns '{layout}', got {len(parts)}: {line.rstrip()!r}"
+            else f"expected {width} columns '{layout}', got {len(parts)}: {shown(line.rstrip())}"
         )  # fmt: skip
         raise TrecFormatError(message, name, number, code)
     qid, docid, label_text = parts[0], parts[width - 2], parts[width - 1]
@@ -154,16 +155,34 @@ def _record(
     return number, qid, docid, parse_label(label_text, name, number, reading, width)
 
 
-def _fields(line: str, beir_tsv: bool) -> list[str]:
+def _fields(line: str, beir_tsv: bool, name: str = "qrels", number: int = 0) -> list[str]:
     if not beir_tsv:
         return fields(line)
     text = line.rstrip("\r\n")
     if not text.strip(WHITESPACE):
         return []
-    if '"' in text:
-        import csv
-
-        cells = next(csv.reader([text], delimiter="\t", quoting=csv.QUOTE_MINIMAL))
-    else:
-        cells = text.split("\t")
+    cells = _quoted_cells(text, name, number) if '"' in text else text.split("\t")
     return [cell.strip(WHITESPACE) for cell in cells][:3]
+
+
+def _quoted_cells(text: str, name: str, number: int) -> list[str]:
+    """A tsv line with quotes, read as BEIR's ``csv.reader`` reads it (``"d1"`` is ``d1``,
+    ``d"1`` is ``d"1``). Refused in one line: a quote the line leaves open (BEIR's reader
+    would read the following lines into that field, an id made of several lines and their
+    judgments lost) and a field over csv's size limit (BEIR's reader stops there too)."""
+    import csv
+
+    def refuse(why: str) -> TrecFormatError:
+        hint = "BEIR's csv reader misreads it; write the id without the quote, or close it"
+        return TrecFormatError(f"{why}: {hint}", name, number, "malformed_qrels_line")
+
+    try:
+        cells = next(csv.reader([text], delimiter="\t", quoting=csv.QUOTE_MINIMAL))
+    except csv.Error as error:
+        raise refuse(f"a quoted field: {error}") from None
+    try:
+        next(csv.reader([text], delimiter="\t", quoting=csv.QUOTE_MINIMAL, strict=True))
+    except csv.Error as error:
+        if "unexpected end of data" in str(error):
+            raise refuse("a field opens a '\"' quote the line does not close") from None
+    return cells

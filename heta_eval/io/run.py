@@ -25,6 +25,7 @@ import math
 from typing import Any, Literal
 
 from heta_eval._runtime import HAVE_NUMBA
+from heta_eval.io import json_text
 from heta_eval.io.grammar import (
     Mode,
     Reading,
@@ -32,6 +33,7 @@ from heta_eval.io.grammar import (
     check_id,
     fields,
     parse_score,
+    shown,
 )
 from heta_eval.io.interop import as_run
 from heta_eval.io.run_table import read_table, run_from_table
@@ -132,7 +134,7 @@ def _read_lines(
         if len(parts) != 6 and not (reading.trec_eval and len(parts) > 6):
             raise TrecFormatError(
                 f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}: "
-                f"{line.rstrip()!r}",
+                f"{shown(line.rstrip())}",
                 data.name,
                 number,
             )
@@ -203,7 +205,7 @@ def _read_json(data: InputBytes, duplicates: Duplicates) -> Run:
 
     raw = bytes(data.data[data.start() :])
     try:
-        parsed = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
+        parsed = json_text.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
     except UnicodeDecodeError as error:
         raise TrecFormatError(f"not UTF-8 (at byte {error.start})", data.name) from None
     except json.JSONDecodeError as error:

@@ -5,8 +5,9 @@ a result never depends on which one runs. The rules:
 
 * ids are ``str`` without NUL (trec_eval's C strings end at NUL: ``"d\\x00x"`` would match
   ``"d"`` in one backend and not the other);
-* labels are integers in int64's range: ``int``, ``bool``, numpy integers and integral floats
-  (``1.0``) are taken as that integer; ``0.5`` is an error. Negative labels are non-relevant,
+* labels are integers from int64's lowest up to 1,000,000 (:data:`~heta_eval.io.grammar.MAX_LABEL`,
+  the largest every backend scores exactly): ``int``, ``bool``, numpy integers and integral
+  floats (``1.0``) are taken as that integer; ``0.5`` is an error. Negative labels are non-relevant,
   as trec_eval 10 treats them: they become 0 before a backend runs (trec_eval 9.0.8 inside
   pytrec_eval crashes on labels of -2 and below), and the document stays judged;
 * scores are real numbers (``float``, ``int``, numpy scalars) and finite: NaN has no rank.
@@ -29,9 +30,9 @@ import numbers
 from collections.abc import Mapping
 from itertools import chain
 
-__all__ = ["InputError", "validate_qrels", "validate_run"]
+from heta_eval.io.grammar import MAX_LABEL, label_problem
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+__all__ = ["InputError", "validate_qrels", "validate_run"]
 
 
 class InputError(ValueError):
@@ -57,8 +58,9 @@ def _label(value: object, where: str) -> int:
     if not integral and not (isinstance(value, numbers.Real) and float(value).is_integer()):
         raise InputError(f"{where}: relevance label {value!r} is not an integer")
     label = int(value)  # type: ignore[call-overload]
-    if not _INT64_MIN <= label <= _INT64_MAX:
-        raise InputError(f"{where}: relevance label {value!r} is outside the int64 range")
+    problem = label_problem(label)
+    if problem is not None:
+        raise InputError(f"{where}: {problem}")
     return label if label >= 0 else 0
 
 
@@ -74,7 +76,7 @@ def validate_qrels(qrels: Mapping[str, Mapping[str, object]]) -> dict[str, dict[
         _check_ids(docs, "doc id", f"qrels: query {qid!r}")
         labels = docs.values()
         plain = set(map(type, labels)) <= {int}
-        if plain and min(labels, default=0) >= 0 and max(labels, default=0) <= _INT64_MAX:
+        if plain and min(labels, default=0) >= 0 and max(labels, default=0) <= MAX_LABEL:
             clean[qid] = docs if type(docs) is dict else dict(docs)  # type: ignore[assignment]
             continue
         clean[qid] = {

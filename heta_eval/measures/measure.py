@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from heta_eval.measures import params
-from heta_eval.measures.trec_catalogue import FAMILIES, MIN_GEO_MEAN
+from heta_eval.measures.trec_catalogue import FAMILIES, MIN_GEO_MEAN, float_cutoff_name
 
 __all__ = [
     "BEIR_K_VALUES",
@@ -153,8 +153,8 @@ def _unknown(name: str, why: str = "") -> UnknownMeasureError:
 
 
 def _cutoff(text: str, name: str) -> str:
-    if not text.isdigit() or int(text) < 1:
-        raise _unknown(name, ": the cutoff must be a positive integer")
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= params.MAX_CUTOFF:
+        raise _unknown(name, ": the cutoff must be a positive integer up to 2**63 - 1")
     return str(int(text))
 
 
@@ -220,8 +220,8 @@ class Measure:
         kind = TREC_FAMILIES[self.family][0]
         if self.param is None or kind in ("floats", "gains"):
             return self.family
-        if kind == "levels":  # printed %3.2f whatever the level's digits
-            return f"{self.family}_{float(self.param):3.2f}"
+        if kind == "levels":  # printed %3.2f whatever the level's digits, cut as trec_eval
+            return float_cutoff_name(self.family, float(self.param))
         return f"{self.family}_{self.param}"
 
     @property
@@ -366,10 +366,10 @@ def parse_measure(name: str) -> tuple[str, int]:
     """
     match = _LEGACY_PATTERN.match(name)
     metric = _LEGACY_ALIASES.get(match.group(1).lower()) if match else None
-    if match is None or metric is None or int(match.group(2)) < 1:
+    if match is None or metric is None or not 1 <= int(match.group(2)) <= params.MAX_CUTOFF:
         raise ValueError(
             f"cannot parse measure {name!r}: expected METRIC@K with METRIC one of "
-            f"nDCG, MAP, Recall (R), P, MRR and K a positive integer, e.g. 'nDCG@10'"
+            f"nDCG, MAP, Recall (R), P, MRR and K from 1 to 2**63 - 1, e.g. 'nDCG@10'"
         )
     return metric, int(match.group(2))
 

@@ -20,7 +20,13 @@ import re
 
 from heta_eval.io.grammar import NUMBER
 
-__all__ = ["GAIN_PAIR", "NUMBER", "cutoff", "floats", "gains", "level", "number_text"]
+__all__ = [
+    "GAIN_PAIR", "MAX_CUTOFF", "NUMBER", "check_cutoff", "cutoff", "floats", "gains", "level",
+    "number_text",
+]  # fmt: skip
+
+#: The largest cutoff: int64's (numpy, numba and trec_eval's ``long`` hold every cutoff).
+MAX_CUTOFF = 2**63 - 1
 
 #: One ``LEVEL=GAIN`` pair of the gain families.
 GAIN_PAIR = re.compile(rf"[+-]?[0-9]+={NUMBER}")
@@ -33,11 +39,27 @@ def number_text(value: float) -> str:
     return short if float(short) == value else repr(value)
 
 
+def check_cutoff(k: object) -> int:
+    """A cutoff given as a number (``k_values``, ``--k``): an ``int`` from 1 to
+    :data:`MAX_CUTOFF`, else ``ValueError`` naming it.
+
+    >>> check_cutoff(10)
+    10
+    >>> check_cutoff(10**20)
+    Traceback (most recent call last):
+    ...
+    ValueError: every k must be a positive integer up to 2**63 - 1, got 100000000000000000000
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_CUTOFF:
+        raise ValueError(f"every k must be a positive integer up to 2**63 - 1, got {k!r}")
+    return k
+
+
 def cutoff(text: str) -> str:
-    """A rank cutoff, read as ``atol`` does (``23.4`` is 23); it must be at least 1."""
+    """A rank cutoff, read as ``atol`` does (``23.4`` is 23); from 1 to :data:`MAX_CUTOFF`."""
     match = _CUTOFF.fullmatch(text.strip())
-    if match is None or int(match.group(1)) < 1 or int(match.group(1)) >= 2**63:
-        raise ValueError("the cutoff must be a positive integer")
+    if match is None or not 1 <= int(match.group(1)) <= MAX_CUTOFF:
+        raise ValueError("the cutoff must be a positive integer up to 2**63 - 1")
     return str(int(match.group(1)))
 
 

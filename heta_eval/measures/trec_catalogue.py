@@ -55,6 +55,7 @@ __all__ = [
     "OFFICIAL",
     "TrecFamily",
     "family",
+    "float_cutoff_name",
 ]
 
 ParamKind = Literal["none", "cutoffs", "float_cutoffs", "floats", "gains"]
@@ -88,8 +89,18 @@ class TrecFamily:
             return tuple(f"{self.name}_{c}" for c in values)
         if self.params == "float_cutoffs":
             values = sorted(float(c) for c in (cutoffs or self.defaults))
-            return tuple(f"{self.name}_{c:3.2f}" for c in values)
+            return tuple(float_cutoff_name(self.name, c) for c in values)
         return (self.name,)
+
+
+def float_cutoff_name(name: str, value: float) -> str:
+    """trec_eval's ``append_float``: ``name_%3.2f`` in a buffer of ``len(name) + 10`` bytes
+    (``Rprec_mult.1e18`` is ``Rprec_mult_10000000``).
+
+    >>> float_cutoff_name("iprec_at_recall", 0.104), float_cutoff_name("Rprec_mult", 1e18)
+    ('iprec_at_recall_0.10', 'Rprec_mult_10000000')
+    """
+    return f"{name}_{value:3.2f}"[: len(name) + 9]
 
 
 def _f(name: str, description: str, **rules: object) -> TrecFamily:

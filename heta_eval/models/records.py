@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from heta_eval.io.grammar import label_problem
 from heta_eval.models.columns import ResultColumns
 from heta_eval.models.query_result import QueryResult, Record
 
@@ -116,6 +117,9 @@ class ExpectedOutput(Record):
                         f"relevance label of document {doc_id!r} must be an integer, "
                         f"got {label!r} ({type(label).__name__})"
                     )
+                problem = label_problem(label)
+                if problem is not None:
+                    raise ValueError(f"document {doc_id!r}: {problem}")
         return value
 
 

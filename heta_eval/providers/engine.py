@@ -102,11 +102,14 @@ def evaluate_columnar(
     """
     ks = np.asarray(sorted(set(k_values)), dtype=np.int64)
     upto = _cutoffs_needed(ks, wanted)
-    kmax = int(ks[-1])
+    qr_offsets, qr_data, qr_doc_offsets, qr_labels, status = _qrels_arrays(run.query_ids, qrels)
+    # nDCG reads a discount per rank of a ranking or of a query's ideal ranking, never past
+    # the longest of either: a cutoff beyond them (nDCG@100000000) costs no memory.
+    deepest = max(_longest(run.offsets), _longest(qr_offsets))
+    kmax = min(int(ks[-1]), deepest)
     # trec_eval divides by libm's log2(rank + 1); Python's math.log2 is libm's (numpy's
     # vectorised log2 may differ in the last ulp).
     discount = np.array([1.0] + [math.log2(r + 1) for r in range(1, kmax + 1)])
-    qr_offsets, qr_data, qr_doc_offsets, qr_labels, status = _qrels_arrays(run.query_ids, qrels)
     rows = run.rows
     valid = run.valid if run.valid is not None else np.ones(rows, dtype=np.bool_)
     skip = run.skip if run.skip is not None else np.zeros(rows, dtype=np.bool_)
@@ -137,6 +140,11 @@ def evaluate_columnar(
     # on every core. Each query's arithmetic is unchanged, so the numbers are identical.
     done = run_in_threads(queries, parts)
     return np.concatenate([v for v, _ in done]), np.concatenate([s for _, s in done])
+
+
+def _longest(offsets: np.ndarray) -> int:
+    """The most rows any query has in a flattened table."""
+    return int(np.diff(offsets).max()) if len(offsets) > 1 else 0
 
 
 def _cutoffs_needed(ks: np.ndarray, wanted: Iterable[tuple[str, int]] | None) -> np.ndarray:

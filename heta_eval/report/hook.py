@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval import __version__
+from heta_eval.io import json_text
 from heta_eval.report import write_report
 from heta_eval.report.render import asset_text
 from heta_eval.runner.hits import HITS_FILE
@@ -56,7 +57,7 @@ def report_key(folders: Sequence[Path]) -> str:
     for name in ("report.html.j2", "report.js", "report.css"):
         digest.update(asset_text(name).encode())
     for folder in folders:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        summary = json_text.loads((folder / "summary.json").read_text(encoding="utf-8"))
         summary.pop("created_at", None)
         digest.update(json.dumps(summary, sort_keys=True).encode())
         for name in ("per_query.jsonl", HITS_FILE, "run.json"):

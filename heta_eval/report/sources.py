@@ -12,7 +12,6 @@ titles, snippets and labels are absent.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 
 from heta_eval.adapters import load_benchmark
 from heta_eval.data.registry import get_dataset
+from heta_eval.io import json_text
 from heta_eval.runner.results import BenchmarkResults, QueryRecord, load_results
 
 __all__ = ["Dataset", "ReportError", "System", "label_systems", "load_dataset", "load_systems"]
@@ -63,7 +63,7 @@ class System:
         """``run.json`` of the folder (what was run), or an empty dict."""
         path = self.folder / "run.json"
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return json_text.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
 
@@ -122,7 +122,7 @@ def load_systems(
             raise ReportError(f"{folder}: no summary.json here; is this a results folder?")
         run = results[index] if results is not None else load_results(folder)
         # The summary as written, so the report shows exactly the numbers of summary.json.
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        summary = json_text.loads((folder / "summary.json").read_text(encoding="utf-8"))
         for mode in summary.get("modes", {}):
             loaded.append((folder, mode, summary, run))
     datasets = sorted({summary.get("benchmark", "") for _, _, summary, _ in loaded})

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from heta_eval.measures.measure import METRICS, Measure, legacy_measure, measure_key, parse_measures
+from heta_eval.measures.params import check_cutoff
 
 __all__ = ["plan_measures", "validate_k_values", "validate_metrics"]
 
@@ -21,8 +22,7 @@ def validate_k_values(k_values: Iterable[int]) -> tuple[int, ...]:
     if not ks:
         raise ValueError("k_values must not be empty")
     for k in ks:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"every k must be a positive integer, got {k!r}")
+        check_cutoff(k)
     # BEIR double-counts a repeated k (docs/retrieval-core.md); a set of cutoffs is meant.
     return tuple(sorted(set(ks)))
 

@@ -17,6 +17,7 @@ from heta_eval.evaluation import (
     EvidenceRecallAtK,
     beir_default_metrics,
 )
+from heta_eval.io import json_text
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.rag.answers import AnswerF1
 
@@ -80,7 +81,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                 if not line.strip():
                     continue
                 try:
-                    row = json.loads(line)
+                    row = json_text.loads(line)
                 except json.JSONDecodeError as error:
                     raise BenchmarkFormatError(f"{path}:{number}: invalid JSON: {error}") from None
                 if not isinstance(row, dict):

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from heta_eval.io import json_text
 from heta_eval.models.columns import ResultColumns
 from heta_eval.retrieval.collapse import default_document_resolver
 
@@ -88,13 +89,13 @@ def read_hits(path: Path) -> dict[tuple[str, str], Hits]:
     text = path.read_text(encoding="utf-8").split("\n")
     lines = [(number, line) for number, line in enumerate(text, 1) if line.strip()]
     try:  # one parse of the whole file: much faster than a parse per line
-        records = json.loads("[" + ",".join(line for _, line in lines) + "]")
+        records = json_text.loads("[" + ",".join(line for _, line in lines) + "]")
         return {(str(r["case_id"]), str(r["mode"])): r["hits"] for r in records}
     except (ValueError, KeyError, TypeError):
         pass  # a line is cut short or wrong: find it, line by line
     for number, line in lines:
         try:
-            record = json.loads(line)
+            record = json_text.loads(line)
             found[(str(record["case_id"]), str(record["mode"]))] = record["hits"]
         except (ValueError, KeyError, TypeError) as error:
             if number == lines[-1][0] and not line.endswith("}"):

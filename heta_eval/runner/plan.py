@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from heta_eval.io import json_text
 from heta_eval.io.grammar import mode_name_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
@@ -194,7 +195,7 @@ def claim_folder(
     earlier: list[str] = []
     if path.exists():
         try:
-            previous = json.loads(path.read_text(encoding="utf-8"))
+            previous = json_text.loads(path.read_text(encoding="utf-8"))
             earlier = list(previous.pop("modes", []))
         except (ValueError, AttributeError, TypeError) as error:
             raise RunConfigurationError(f"{path}: not a heta-eval run record ({error})") from None

@@ -3,9 +3,8 @@
 Every value comes from :func:`per_query_values`, the one place this command calls
 pytrec_eval (the trec_eval 9.0.8 it embeds). The rest reproduces what trec_eval's ``main``
 adds around its measures: which queries are evaluated (those in both files, in ``strcmp``
-order of query id), ``-M`` (keep each query's top N by trec_eval's ranking), ``relstring``
-and ``runid`` (text, which pytrec_eval does not return), and the ``all`` lines, summed in
-trec_eval's order so that they are bit-identical.
+order of query id), ``-M`` (each query's top N by trec_eval's ranking), ``relstring`` and
+``runid`` (text, not from pytrec_eval), and the ``all`` lines, summed in its order.
 
 Relevance labels: trec_eval gives every negative label one meaning, "pooled but unjudged"
 (non-relevant everywhere; ``bpref``, ``infAP``, ``num_nonrel_judged_ret`` and ``-J`` tell it
@@ -32,11 +31,13 @@ from functools import cached_property
 
 import numpy as np
 
+from heta_eval.io.grammar import MAX_LABEL
 from heta_eval.io.trec import ranked
 from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
 from heta_eval.measures.trec_catalogue import FAMILIES, TrecFamily
 from heta_eval.trec_eval.levels import below_one
+from heta_eval.trec_eval.params import in_rounds
 
 __all__ = [
     "TrecEvalResult",
@@ -47,9 +48,6 @@ __all__ = [
     "per_query_values",
     "summary_value",
 ]
-
-# trec_eval keeps one counter per label value up to the largest label of a query.
-MAX_LABEL = 1_000_000
 
 
 def per_query_values(
@@ -68,17 +66,25 @@ def per_query_values(
     Calls pytrec_eval's C extension directly: the Python wrapper rewrites parameters
     (sorts them as text, refuses ``.1`` and negative numbers), which would change
     ``utility`` and ``iprec_at_recall``. Negative labels are made safe (see module doc);
-    empty ids, ids containing NUL and labels beyond ``MAX_LABEL`` are refused (ValueError).
-    A query with an empty ranking (``-M 0``) gets trec_eval's values for no documents
-    retrieved, ``-nan`` included. ``ids_checked``: the run's ids are known non-empty and
-    free of NUL (read by the compiled parser), so its queries are not all visited twice;
-    ``visit(qid, docs)`` is called with each evaluated query's documents as they are read.
+    empty ids, NUL and labels beyond ``MAX_LABEL`` are refused (ValueError). A query with
+    an empty ranking (``-M 0``) gets trec_eval's values for no documents retrieved, ``-nan``
+    included. ``ids_checked``: the run's ids are known non-empty and free of NUL, so its
+    queries are not all visited twice; ``visit(qid, docs)`` sees each evaluated query's
+    documents as they are read. Levels printed alike are computed in rounds (keys ``#n``).
     """
     from pytrec_eval_ext import RelevanceEvaluator
 
     specs = set(measures)
     if not specs:
         return {}
+
+    def some(part: list[str], first: bool) -> dict[str, dict[str, float]]:
+        kwargs = {"ids_checked": ids_checked, "visit": visit} if first else {"ids_checked": True}
+        return per_query_values(qrels, run, part, relevance_level, judged_only, **kwargs)  # type: ignore[arg-type]
+
+    merged = in_rounds(sorted(specs), _FLOAT_FAMILIES, some)  # levels printed alike
+    if merged is not None:
+        return merged
     if relevance_level < 1:  # formed from level-1 values (see heta_eval.trec_eval.levels)
         return below_one(per_query_values, qrels, run, specs, relevance_level, judged_only,
                          MAX_LABEL, ids_checked=ids_checked, visit=visit)  # fmt: skip
@@ -168,6 +174,7 @@ def _readable(text: str) -> bool:
     return bool(text) and "\0" not in text
 
 
+_FLOAT_FAMILIES = {f.name for f in FAMILIES if f.params == "float_cutoffs"}
 # pytrec_eval passes ids as C strings, so this id reaches trec_eval as "", which no run names.
 _UNRETRIEVABLE = "\0"
 

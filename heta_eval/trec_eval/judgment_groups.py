@@ -37,7 +37,7 @@ import numpy as np
 from heta_eval.io.grammar import Reading, TrecFormatError, check_id, fields, parse_label
 from heta_eval.io.run import decode_line
 from heta_eval.io.source import open_input
-from heta_eval.trec_eval.compute import MAX_LABEL, TrecEvalResult, evaluated_queries
+from heta_eval.trec_eval.compute import TrecEvalResult, evaluated_queries
 from heta_eval.trec_eval.inputs import Warn, print_note
 from heta_eval.trec_eval.params import c_long
 
@@ -70,12 +70,7 @@ def read_qrels_jg(source: Any, warn: Warn | None = print_note) -> QrelsJg:
         for column, (value, what) in enumerate(((qid, "query id"), (group, "judgment group"),
                                                 (doc, "doc id")), start=1):  # fmt: skip
             check_id(value, what, data.name, number, column)
-        label = parse_label(text, data.name, number, reading)
-        if label > MAX_LABEL:
-            raise TrecFormatError(
-                f"label {label} is above {MAX_LABEL:,} (trec_eval allocates a counter for "
-                "every label value up to the largest)", data.name, number, field=4,
-            )  # fmt: skip
+        label = parse_label(text, data.name, number, reading)  # up to MAX_LABEL
         earlier = first.setdefault((qid, group, doc), number)
         if earlier != number:
             raise TrecFormatError(

@@ -30,6 +30,7 @@ from heta_eval.trec_eval.judgment_measures import (
 from heta_eval.trec_eval.params import (
     LONG_MAX,
     atol,
+    float_cutoff_keys,
     float_cutoff_name,
     is_number,
     trec_eval_cutoff_order,
@@ -53,8 +54,10 @@ class RequestedMeasure:
     def printed_names(self) -> tuple[str, ...]:
         """The names trec_eval prints for it: ``P_5``..., or ``utility_1,-1,0,0`` when a
         parameterised single-value measure was given parameters."""
-        if self.family.params in ("cutoffs", "float_cutoffs"):
+        if self.family.params == "cutoffs":
             return self.keys()
+        if self.family.params == "float_cutoffs":  # levels may print alike (0.1, 0.104)
+            return tuple(float_cutoff_name(self.family.name, c) for c in self.values)
         if self.param_text is not None and self.family.params != "none":
             return (f"{self.family.name}_{self.param_text}",)
         return (self.family.name,)
@@ -65,7 +68,7 @@ class RequestedMeasure:
         if self.family.params == "cutoffs":
             return tuple(f"{name}_{int(c)}" for c in self.values)
         if self.family.params == "float_cutoffs":
-            return tuple(float_cutoff_name(name, c) for c in self.values)
+            return float_cutoff_keys(name, self.values)
         return (name,)
 
     def pytrec_eval_spec(self) -> str:
@@ -368,9 +371,8 @@ def _with_params(fam: TrecFamily, text: str | None) -> RequestedMeasure:
         cuts = sorted(numbers)
         if not all(math.isfinite(c) for c in cuts):
             raise TrecEvalUsageError(f"{where}: cutoffs must be finite numbers")
-        names = [float_cutoff_name(fam.name, c) for c in cuts]
-        if len(set(cuts)) != len(cuts) or len(set(names)) != len(names):
-            raise TrecEvalUsageError(f"{where}: duplicate cutoffs (names are printed as %3.2f)")
+        if len(set(cuts)) != len(cuts):  # trec_eval's refusal; 0.1,0.104 print alike, both
+            raise TrecEvalUsageError(f"{where}: duplicate cutoffs (trec_eval reads {cuts})")
         return RequestedMeasure(fam, text, tuple(cuts))
     if fam.name == "utility" and len(numbers) != 4:
         raise TrecEvalUsageError(f"{where}: utility takes exactly 4 coefficients")

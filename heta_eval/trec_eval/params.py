@@ -20,10 +20,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from heta_eval.io.grammar import INT64_MAX, INT64_MIN, NUMBER, atol
+from heta_eval.measures.trec_catalogue import float_cutoff_name
 
-__all__ = ["LONG_MAX", "atol", "c_long", "float_cutoff_name", "is_number", "trec_eval_cutoff_order"]
+__all__ = [
+    "LONG_MAX", "alike_rounds", "atol", "c_long", "float_cutoff_keys", "float_cutoff_name",
+    "in_rounds", "is_number", "trec_eval_cutoff_order",
+]  # fmt: skip
 
 LONG_MAX = INT64_MAX
 _LONG_MIN = INT64_MIN
@@ -70,6 +75,70 @@ def trec_eval_cutoff_order(cutoffs: Sequence[int]) -> list[int]:
     return _msort(list(cutoffs), _comp_long)
 
 
-def float_cutoff_name(name: str, value: float) -> str:
-    """trec_eval's ``append_float``: ``name_%3.2f`` in a buffer of ``len(name) + 10`` bytes."""
-    return f"{name}_{value:3.2f}"[: len(name) + 9]
+def float_cutoff_keys(name: str, values: Sequence[float]) -> tuple[str, ...]:
+    """The keys of sorted ``values`` of a ``%3.2f`` family: the printed name, and for a level
+    that prints like an earlier one (``0.1`` and ``0.104``: both ``_0.10``, and trec_eval
+    prints both lines) the name with ``#n``, its n-th repeat, so each keeps its own value.
+
+    >>> float_cutoff_keys("iprec_at_recall", [0.1, 0.104, 0.5])
+    ('iprec_at_recall_0.10', 'iprec_at_recall_0.10#1', 'iprec_at_recall_0.50')
+    """
+    seen: dict[str, int] = {}
+    keys = []
+    for value in values:
+        printed = float_cutoff_name(name, value)
+        repeat = seen.get(printed, 0)
+        seen[printed] = repeat + 1
+        keys.append(f"{printed}#{repeat}" if repeat else printed)
+    return tuple(keys)
+
+
+def alike_rounds(
+    specs: Sequence[str], float_families: set[str]
+) -> list[tuple[list[str], dict[str, str]]]:
+    """pytrec_eval keys its values by the printed name, so levels that print alike cannot be
+    computed in one evaluation: ``specs`` split into rounds, each without such a pair, with
+    the renaming of each round's keys to :func:`float_cutoff_keys`' (empty: as computed).
+
+    >>> first, second = alike_rounds(["P.5", "iprec_at_recall.0.104,0.1,0.5"], {"iprec_at_recall"})
+    >>> first
+    (['P.5', 'iprec_at_recall.0.1,0.5'], {})
+    >>> second
+    (['iprec_at_recall.0.104'], {'iprec_at_recall_0.10': 'iprec_at_recall_0.10#1'})
+    """
+    rounds: list[tuple[list[str], dict[str, str]]] = [([], {})]
+    for spec in specs:
+        family, _, text = spec.partition(".")
+        if family not in float_families or not text:
+            rounds[0][0].append(spec)
+            continue
+        parts = sorted(text.split(","), key=float)
+        keys = float_cutoff_keys(family, [float(part) for part in parts])
+        by_round: dict[int, list[str]] = {}
+        for part, key in zip(parts, keys, strict=True):
+            repeat = int(key.partition("#")[2] or 0)
+            by_round.setdefault(repeat, []).append(part)
+            while len(rounds) <= repeat:
+                rounds.append(([], {}))
+            if repeat:
+                rounds[repeat][1][key.partition("#")[0]] = key
+        for repeat, round_parts in by_round.items():
+            rounds[repeat][0].append(f"{family}.{','.join(round_parts)}")
+    return rounds
+
+
+def in_rounds(
+    specs: Sequence[str],
+    float_families: set[str],
+    compute: Callable[[list[str], bool], dict[str, dict[str, Any]]],
+) -> dict[str, dict[str, Any]] | None:
+    """``compute(specs, first)`` once per round of :func:`alike_rounds`, the values merged
+    under their keys; None when one round holds every spec (nothing prints alike)."""
+    rounds = alike_rounds(specs, float_families)
+    if len(rounds) == 1:
+        return None
+    out = compute(rounds[0][0], True)
+    for more, renamed in rounds[1:]:
+        for qid, got in compute(more, False).items():
+            out[qid].update((renamed.get(key, key), value) for key, value in got.items())
+    return out

@@ -25,14 +25,16 @@ def ndcg(ranked, judged_labels, ks, discount, out):  # pragma: no cover - compil
             p += 1
     ideal = np.sort(ideal)[::-1]
     idcg = np.zeros(nk, dtype=np.float64)
+    # The ideal ranking ends at n_pos: past it every cutoff's idcg is the same sum, so no
+    # loop or discount runs to a cutoff beyond the judgments (nDCG@100000000).
     acc = 0.0
-    c = 0
-    for r in range(1, ks[nk - 1] + 1):
-        if r <= n_pos:
+    r = 0
+    for c in range(nk):
+        top = min(ks[c], n_pos)
+        while r < top:
+            r += 1
             acc += ideal[r - 1] / discount[r]
-        while c < nk and ks[c] == r:
-            idcg[c] = acc
-            c += 1
+        idcg[c] = acc
     dcg = 0.0
     c = 0
     for r in range(1, len(ranked) + 1):
