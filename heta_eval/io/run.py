@@ -32,6 +32,7 @@ from heta_eval.io.grammar import (
     check_id,
     fields,
     parse_score,
+    unscorable_id,
 )
 from heta_eval.io.interop import as_run
 from heta_eval.io.run_table import read_table, run_from_table
@@ -219,8 +220,10 @@ def _read_json(data: InputBytes, duplicates: Duplicates) -> Run:
 
 
 def _json_id(value: str, what: str, name: str) -> str:
-    if not value or "\x00" in value:
-        raise TrecFormatError(f"{what} {value!r} is empty or contains a NUL character", name)
+    if not value or unscorable_id(value):
+        raise TrecFormatError(
+            f"{what} {value!r} is empty or contains a NUL character or a lone surrogate", name
+        )
     return value
 
 
