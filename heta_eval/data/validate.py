@@ -16,7 +16,6 @@ duplicate detection keeps only 8-byte hashes of ids in memory.
 from __future__ import annotations
 
 import csv
-import json
 import os
 from array import array
 from collections import Counter
@@ -27,6 +26,7 @@ from typing import Literal
 
 import numpy as np
 
+from heta_eval.data.beir_loader import jsonl_line_problem
 from heta_eval.io.trec import TrecFormatError, iter_qrels
 
 __all__ = ["Issue", "ValidationReport", "validate_dataset"]
@@ -114,19 +114,16 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
             if not raw.strip():
                 report.add("error", f"empty_{what}_line", path, number, "empty line")
                 continue
-            try:
-                obj = json.loads(raw)
-            except UnicodeDecodeError:
-                report.add("error", f"bad_{what}_encoding", path, number, "not UTF-8")
+            obj, why = jsonl_line_problem(raw)
+            if why is not None:
+                kind = (
+                    "encoding" if why.startswith("not UTF-8") or "surrogate" in why
+                    else "id" if why.startswith("_id") else "line"
+                )  # fmt: skip
+                code = f"bad_{what}_{kind}" if kind != "line" else f"malformed_{what}_line"
+                report.add("error", code, path, number, why)
                 continue
-            except json.JSONDecodeError as error:
-                report.add(
-                    "error", f"malformed_{what}_line", path, number, f"invalid JSON: {error.msg}"
-                )
-                continue
-            if not isinstance(obj, dict) or "_id" not in obj:
-                report.add("error", f"malformed_{what}_line", path, number, 'no "_id" field')
-                continue
+            assert isinstance(obj, dict)
             doc_id = obj["_id"]
             if not isinstance(doc_id, str):
                 report.add(
