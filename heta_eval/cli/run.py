@@ -259,6 +259,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.kb.dense import ModelLoadError
@@ -319,7 +320,8 @@ def handle(args: argparse.Namespace) -> int:
 
             report_after_run(folder, benchmark=benchmark, results=results)
     except (
-        DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
+        DatasetNotFoundError, DatasetFormatError, BenchmarkFormatError, RunConfigurationError,
+        ModelLoadError,
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
     ) as error:  # fmt: skip
         raise CliError(str(error)) from None

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from heta_eval.io.grammar import id_problem
+from heta_eval.io.grammar import holds_surrogate, id_problem
 from heta_eval.io.trec import TrecFormatError, iter_qrels
 
 if TYPE_CHECKING:
@@ -104,19 +104,9 @@ def jsonl_line_problem(raw: bytes) -> tuple[object, str | None]:
     if why is not None:
         return obj, f"_id {doc_id!r} {why} (an id is one word without whitespace or controls)"
     # A JSON escape of a surrogate is the only way one can get in: look only where one is.
-    if (b"\\ud" in raw or b"\\uD" in raw) and _has_surrogate(obj):
+    if (b"\\ud" in raw or b"\\uD" in raw) and holds_surrogate(obj):
         return obj, "a field holds a lone surrogate (an escape such as \\ud800), which is not text"
     return obj, None
-
-
-def _has_surrogate(value: object) -> bool:
-    if isinstance(value, str):
-        return not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value)
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(map(_has_surrogate, value))
-    return False
 
 
 def _iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:

@@ -50,6 +50,7 @@ __all__ = [
     "atol",
     "check_id",
     "fields",
+    "holds_surrogate",
     "id_problem",
     "is_comment",
     "is_header",
@@ -175,6 +176,7 @@ def is_header(line_fields: list[str], beir_tsv: bool) -> bool:
 _NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 #: What no id reaching C code may hold: NUL ends a C string, a lone surrogate crashes it.
 _UNSCORABLE = re.compile(r"[\x00\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def id_problem(text: object) -> str | None:
@@ -216,6 +218,22 @@ def unscorable_id(text: str) -> bool:
     if text.isascii():  # O(1) in CPython: the common case costs nothing more than NUL's test
         return "\x00" in text
     return _UNSCORABLE.search(text) is not None
+
+
+def holds_surrogate(value: object) -> bool:
+    """Whether a string, or any key or string inside JSON lists and objects, holds a
+    surrogate: JSON's ``"\\ud800"`` escape reads as one, and no UTF-8 file can hold it.
+
+    >>> holds_surrogate({"a": ["ok", "x\\udc80"]}), holds_surrogate({"é": 1})
+    (True, False)
+    """
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(holds_surrogate(k) or holds_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(map(holds_surrogate, value))
+    return False
 
 
 def check_id(text: str, what: str, path: PathLike, line: int | None, column: int) -> str:

@@ -17,6 +17,7 @@ from heta_eval.evaluation import (
     EvidenceRecallAtK,
     beir_default_metrics,
 )
+from heta_eval.io.grammar import holds_surrogate, id_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.rag.answers import AnswerF1
 
@@ -85,9 +86,41 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                     raise BenchmarkFormatError(f"{path}:{number}: invalid JSON: {error}") from None
                 if not isinstance(row, dict):
                     raise BenchmarkFormatError(f"{path}:{number}: expected a JSON object")
+                # A JSON escape is the only way a surrogate gets in: look only where one is.
+                if "\\ud" in line.lower() and holds_surrogate(row):
+                    raise BenchmarkFormatError(
+                        f"{path}:{number}: a field holds a lone surrogate (an escape such as "
+                        "\\ud800), which is not text"
+                    )
                 yield number, row
         except UnicodeDecodeError as error:
             raise BenchmarkFormatError(f"{path}: not UTF-8 text: {error}") from None
+
+
+def _case_id_problem(case: BenchmarkCase) -> str | None:
+    """Why a case cannot be run: its id, or a document id it judges, breaks the id rule
+    (:func:`~heta_eval.io.grammar.id_problem`); such an id would split a line of a run file."""
+    why = id_problem(case.id)
+    if why is not None:
+        return f"case id {case.id!r} {why} (an id is one word without whitespace or controls)"
+    named = list(case.expected.relevance)
+    named += [
+        str(item.locator["document_id"])
+        for item in case.expected.evidence
+        if item.locator.get("document_id") is not None
+    ]
+    for doc_id in named:
+        why = id_problem(doc_id)
+        if why is not None:
+            return f"case {case.id!r} judges document id {doc_id!r}, which {why}"
+    return None
+
+
+def _document_id_problem(doc: Document) -> str | None:
+    why = id_problem(doc.id)
+    if why is None:
+        return None
+    return f"document id {doc.id!r} {why} (an id is one word without whitespace or controls)"
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -144,6 +177,9 @@ class JsonlBenchmark:
                 except ValidationError as error:
                     message = _validation_message(error)
                     raise BenchmarkFormatError(f"{self.cases_path}:{number}: {message}") from None
+                why = _case_id_problem(case)
+                if why is not None:
+                    raise BenchmarkFormatError(f"{self.cases_path}:{number}: {why}")
                 if case.id in seen:
                     raise BenchmarkFormatError(
                         f"{self.cases_path}:{number}: duplicate case id {case.id!r} "
@@ -175,15 +211,23 @@ class JsonlBenchmark:
                 except UnicodeDecodeError as error:
                     raise BenchmarkFormatError(f"{file}: not UTF-8 text: {error}") from None
                 doc_id = file.relative_to(path).with_suffix("").as_posix()
-                yield Document(id=doc_id, text=text, metadata={"path": str(file)})
+                document = Document(id=doc_id, text=text, metadata={"path": str(file)})
+                why = _document_id_problem(document)
+                if why is not None:
+                    raise BenchmarkFormatError(f"{file}: {why}, from its path: rename the file")
+                yield document
             return
         for number, row in _read_jsonl(path):
             try:
-                yield Document.model_validate(row)
+                document = Document.model_validate(row)
             except ValidationError as error:
                 raise BenchmarkFormatError(
                     f"{path}:{number}: {_validation_message(error)}"
                 ) from None
+            why = _document_id_problem(document)
+            if why is not None:
+                raise BenchmarkFormatError(f"{path}:{number}: {why}")
+            yield document
 
     def evaluators(self) -> tuple[BenchmarkEvaluatorProtocol, ...]:
         if self._evaluators is not None:
