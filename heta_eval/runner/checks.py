@@ -8,6 +8,8 @@
   benchmark does not have (a typo scores 0 without a word otherwise);
 * :func:`name_documents`: replies whose results name their document in another common
   field (``id``, ``reference_id``) are mapped when that field names a known document;
+* :func:`reply_problem`: a reply whose document or chunk ids break the id rule, or whose
+  text cannot be written: that query fails, with the reason, and the run goes on;
 * :func:`system_identity`: what the system under test is (recipe, service, object).
 """
 
@@ -19,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_eval.io.grammar import holds_surrogate, id_problem
+from heta_eval.models.columns import ResultColumns
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.document_id import known_document_id
 from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, QueryResult
@@ -28,6 +32,7 @@ __all__ = [
     "cases_fingerprint",
     "dangling_judgments",
     "name_documents",
+    "reply_problem",
     "scan_documents",
     "system_identity",
 ]
@@ -161,3 +166,34 @@ def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
                 changed = True
         mapped.append(result)
     return response.model_copy(update={"results": mapped}) if changed else response
+
+
+def reply_problem(response: QueryResponse, documents: Sequence[str]) -> str | None:
+    """Why a reply cannot be kept, or ``None``: a document it ranks (``documents``, as the
+    collapse resolved them) or a chunk id (``source.chunk_id``, ``reference_id``) breaks the
+    id rule (:func:`~heta_eval.io.grammar.id_problem`: it would forge or break a line of
+    ``runs/<mode>.trec``; a NUL or a lone surrogate would reach C code), or its answer holds
+    a lone surrogate (no UTF-8 file can hold it).
+
+    >>> reply = QueryResponse(query="q", results=[{"source": {"document_id": "d\\x00"}}])
+    >>> reply_problem(reply, ["d\\x00"])
+    "document id 'd\\x00' holds a NUL character ('\\x00')"
+    """
+    named = [("document id", doc_id) for doc_id in documents]
+    if not isinstance(response.results, ResultColumns):  # built-in indexes name no chunk ids
+        for result in response.results:
+            chunk = result.source.get("chunk_id", result.reference_id)
+            if chunk is not None:
+                named.append(("chunk id", chunk if isinstance(chunk, str) else str(chunk)))
+    # One search over the joined ids; one by one only when it finds something.
+    joined = "".join(value for _, value in named)
+    if all(value for _, value in named) and (not joined or id_problem(joined) is None):
+        problem = None
+    else:
+        problem = next(
+            (f"{what} {value!r} {why}" for what, value in named if (why := id_problem(value))),
+            None,
+        )
+    if problem is None and response.answer is not None and holds_surrogate(response.answer):
+        problem = "the answer holds a lone surrogate, which is not text"
+    return problem
