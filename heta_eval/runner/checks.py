@@ -176,8 +176,8 @@ def reply_problem(response: QueryResponse, documents: Sequence[str]) -> str | No
     a lone surrogate (no UTF-8 file can hold it).
 
     >>> reply = QueryResponse(query="q", results=[{"source": {"document_id": "d\\x00"}}])
-    >>> reply_problem(reply, ["d\\x00"])
-    "document id 'd\\x00' holds a NUL character ('\\x00')"
+    >>> print(reply_problem(reply, ["d\\x00"]))
+    document id 'd\\x00' holds a NUL character ('\\x00')
     """
     named = [("document id", doc_id) for doc_id in documents]
     if not isinstance(response.results, ResultColumns):  # built-in indexes name no chunk ids
