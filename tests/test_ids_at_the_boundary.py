@@ -356,3 +356,66 @@ def test_write_run_never_forges_a_line(tmp_path) -> None:
         write_run({"q1": {"": 1.0}}, path)
     write_run({"q1": {"d\u202ex": 1.0, "日本": 0.5}}, path)  # format characters split nothing
     assert len(path.read_text(encoding="utf-8").splitlines()) == 2
+
+
+class CountingKB:
+    modes = ("m",)
+
+    def __init__(self) -> None:
+        self.queries = 0
+
+    async def query(self, text: str, *, mode: str, top_k: int) -> dict:
+        self.queries += 1
+        return {"query": text, "results": [{"score": 1.0, "source": {"document_id": "d1"}}]}
+
+
+class InCode:
+    """A benchmark built in Python, not read from files."""
+
+    name = "in-code"
+
+    def __init__(self, doc_id: str = "d1", case_id: str = "q1", judged: str = "d1") -> None:
+        self.doc_id, self.case_id, self.judged = doc_id, case_id, judged
+
+    def documents(self):
+        from heta_eval.evaluation import Document
+
+        return [Document(id="d0", text="a"), Document(id=self.doc_id, text="b")]
+
+    def cases(self):
+        from heta_eval.evaluation import BenchmarkCase
+
+        return [BenchmarkCase(id=self.case_id, query="?", expected={"relevance": {self.judged: 1}})]
+
+    def evaluators(self):
+        from heta_eval.evaluation import beir_default_metrics
+
+        return beir_default_metrics(k_values=(1,))
+
+
+@pytest.mark.parametrize(
+    "fields, said",
+    [
+        ({"doc_id": "d 1"}, "in-code: document id 'd 1' holds a space"),
+        ({"doc_id": "d\u2028"}, "in-code: document id 'd\\u2028' holds a line separator"),
+        ({"case_id": "q\r1"}, "in-code: case id 'q\\r1' holds a carriage return"),
+        ({"judged": "d\x00"}, "in-code: case 'q1' judges document id 'd\\x00', which holds a NUL"),
+        (
+            {"judged": "d\ud800"},
+            "in-code: case 'q1' judges document id 'd\\ud800', which holds a lone",
+        ),
+    ],
+)
+def test_a_benchmark_built_in_code_is_checked_by_the_same_rule_before_any_query(
+    tmp_path, fields, said
+) -> None:
+    from heta_eval.runner import BenchmarkRunner
+
+    kb = CountingKB()
+    with pytest.raises(BenchmarkFormatError) as caught:
+        BenchmarkRunner(progress=False).run(
+            benchmark=InCode(**fields), knowledge_base=kb, query_modes=("m",),
+            output_dir=tmp_path / "out",
+        )  # fmt: skip
+    assert str(caught.value).startswith(said), str(caught.value)
+    assert kb.queries == 0 and not (tmp_path / "out").exists()

@@ -20,6 +20,7 @@ from heta_eval.evaluation import (
 from heta_eval.io.grammar import holds_surrogate, id_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.rag.answers import AnswerF1
+from heta_eval.runner.checks import case_id_problem
 
 __all__ = ["Benchmark", "BenchmarkFormatError", "JsonlBenchmark", "default_evaluators"]
 
@@ -97,25 +98,6 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             raise BenchmarkFormatError(f"{path}: not UTF-8 text: {error}") from None
 
 
-def _case_id_problem(case: BenchmarkCase) -> str | None:
-    """Why a case cannot be run: its id, or a document id it judges, breaks the id rule
-    (:func:`~heta_eval.io.grammar.id_problem`); such an id would split a line of a run file."""
-    why = id_problem(case.id)
-    if why is not None:
-        return f"case id {case.id!r} {why} (an id is one word without whitespace or controls)"
-    named = list(case.expected.relevance)
-    named += [
-        str(item.locator["document_id"])
-        for item in case.expected.evidence
-        if item.locator.get("document_id") is not None
-    ]
-    for doc_id in named:
-        why = id_problem(doc_id)
-        if why is not None:
-            return f"case {case.id!r} judges document id {doc_id!r}, which {why}"
-    return None
-
-
 def _document_id_problem(doc: Document) -> str | None:
     why = id_problem(doc.id)
     if why is None:
@@ -177,7 +159,7 @@ class JsonlBenchmark:
                 except ValidationError as error:
                     message = _validation_message(error)
                     raise BenchmarkFormatError(f"{self.cases_path}:{number}: {message}") from None
-                why = _case_id_problem(case)
+                why = case_id_problem(case)
                 if why is not None:
                     raise BenchmarkFormatError(f"{self.cases_path}:{number}: {why}")
                 if case.id in seen:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from heta_eval.io.grammar import holds_surrogate, id_problem
+from heta_eval.io.grammar import holds_surrogate, id_problem, unscorable_id
 from heta_eval.models.columns import ResultColumns
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.document_id import known_document_id
@@ -29,8 +29,10 @@ from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, Que
 
 __all__ = [
     "DocumentScan",
+    "case_id_problem",
     "cases_fingerprint",
     "dangling_judgments",
+    "inputs_id_problem",
     "name_documents",
     "reply_problem",
     "scan_documents",
@@ -121,6 +123,52 @@ def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, An
     }
 
 
+def _judged(case: BenchmarkCase) -> list[str]:
+    named = list(case.expected.relevance)
+    named += [
+        str(item.locator["document_id"])
+        for item in case.expected.evidence
+        if item.locator.get("document_id") is not None
+    ]
+    return named
+
+
+def case_id_problem(case: BenchmarkCase) -> str | None:
+    """Why a case cannot be run: its id, or a document id it judges, breaks the id rule
+    (:func:`~heta_eval.io.grammar.id_problem`); such an id would split a line of a run file.
+
+    >>> print(case_id_problem(BenchmarkCase(id="q\\n1", query="?")))
+    case id 'q\\n1' holds a newline ('\\n') (an id is one word without whitespace or controls)
+    """
+    why = id_problem(case.id)
+    if why is not None:
+        return f"case id {case.id!r} {why} (an id is one word without whitespace or controls)"
+    for doc_id in _judged(case):
+        why = id_problem(doc_id)
+        if why is not None:
+            return f"case {case.id!r} judges document id {doc_id!r}, which {why}"
+    return None
+
+
+def inputs_id_problem(cases: Sequence[BenchmarkCase], scan: DocumentScan) -> str | None:
+    """Why a benchmark's cases or documents cannot be run, whatever read them (a benchmark
+    from files names file and line itself, before this): a case or document id that breaks
+    the id rule, or a judged id C code cannot take (NUL, a lone surrogate; others that break
+    the rule name no document and are warned about as such). One pass over joined ids."""
+    for case in cases:
+        why = id_problem(case.id)
+        if why is not None:
+            return f"case id {case.id!r} {why} (an id is one word without whitespace or controls)"
+    if "" in scan.ids or id_problem("".join(scan.ids) or "x") is not None:
+        doc_id = next(d for d in sorted(scan.ids) if id_problem(d) is not None)
+        return f"document id {doc_id!r} {id_problem(doc_id)}"
+    judged = [(case.id, doc_id) for case in cases for doc_id in _judged(case)]
+    if unscorable_id("".join(doc_id for _, doc_id in judged)):
+        case_id, doc_id = next((c, d) for c, d in judged if unscorable_id(d))
+        return f"case {case_id!r} judges document id {doc_id!r}, which {id_problem(doc_id)}"
+    return None
+
+
 def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tuple[str, str]]:
     """``(case id, document id)`` of every judgment or gold evidence naming no document.
 
@@ -130,12 +178,7 @@ def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tu
     """
     found: list[tuple[str, str]] = []
     for case in cases:
-        named = list(case.expected.relevance)
-        named += [
-            str(item.locator["document_id"])
-            for item in case.expected.evidence
-            if item.locator.get("document_id") is not None
-        ]
+        named = _judged(case)
         found += [(case.id, doc_id) for doc_id in dict.fromkeys(named) if doc_id not in ids]
     return found
 
