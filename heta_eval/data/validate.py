@@ -1,7 +1,9 @@
 """Validation of a BEIR-layout dataset folder, with file and line numbers.
 
 Errors are problems that make BEIR's own loader crash or the data unusable (malformed or
-empty lines, non-integer labels, judged queries missing from queries.jsonl). Warnings are
+empty lines, lines that are not UTF-8 or hold a lone surrogate, an ``_id`` that breaks the id
+rule of :func:`heta_eval.io.grammar.id_problem`, non-integer labels, judged queries missing
+from queries.jsonl). Warnings are
 problems BEIR tolerates but that change numbers: duplicated ids (last line wins), qrels
 naming documents that are not in the corpus (they count in the recall denominator but can
 never be retrieved), a first qrels line that is data (BEIR skips it). Known upstream defects
