@@ -419,3 +419,33 @@ def test_a_benchmark_built_in_code_is_checked_by_the_same_rule_before_any_query(
         )  # fmt: skip
     assert str(caught.value).startswith(said), str(caught.value)
     assert kb.queries == 0 and not (tmp_path / "out").exists()
+
+
+def test_a_journaled_record_whose_ids_would_forge_the_run_is_asked_again(tmp_path) -> None:
+    from heta_eval.kb import HttpKnowledgeBase
+    from heta_eval.runner import BenchmarkRunner
+
+    jsonl(tmp_path / "docs.jsonl", [{"id": d, "text": d} for d in ("d1", "d2")])
+    cases = [{"id": f"q{i}", "query": q, "expected": {"relevance": {q: 1}}}
+             for i, q in enumerate(["d1", "d2"])]  # fmt: skip
+    jsonl(tmp_path / "cases.jsonl", cases)
+    server = Service()
+    try:
+        for _ in range(2):
+            BenchmarkRunner(progress=False).run(
+                benchmark=JsonlBenchmark(tmp_path / "cases.jsonl", tmp_path / "docs.jsonl"),
+                knowledge_base=HttpKnowledgeBase(server.url, modes=("m",)),
+                query_modes=("m",), output_dir=tmp_path / "out",
+            )  # fmt: skip
+            if server.requests == 2:  # as an earlier version could have kept it
+                journal = tmp_path / "out" / "per_query.jsonl"
+                text = journal.read_text(encoding="utf-8")
+                journal.write_text(text.replace('[["d2",', '[["d2 0 forged 1 9.9 x\\nq0",'))
+    finally:
+        server.close()
+    assert server.requests == 3  # the tampered case only
+    run = (tmp_path / "out" / "runs" / "m.trec").read_text(encoding="utf-8")
+    assert [line.split()[:3] for line in run.splitlines()] == [
+        ["q0", "Q0", "d1"],
+        ["q1", "Q0", "d2"],
+    ]
