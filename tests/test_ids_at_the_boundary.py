@@ -449,3 +449,37 @@ def test_a_journaled_record_whose_ids_would_forge_the_run_is_asked_again(tmp_pat
         ["q0", "Q0", "d1"],
         ["q1", "Q0", "d2"],
     ]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"query": "x", "results": [{"source": []}]}', b"\xff\xfe"],
+    ids=["deep", "source-not-object", "not-utf8"],
+)
+def test_any_reply_that_cannot_be_read_fails_that_query_only(tmp_path, payload) -> None:
+    from heta_eval.kb import HttpKnowledgeBase
+    from heta_eval.runner import BenchmarkRunner
+
+    def reply(raw: bytes, _: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+        query = json.loads(raw)["query"]
+        if query == "bad":
+            return 200, payload, {}
+        hit = {"score": 1.0, "source": {"document_id": query}}
+        return 200, json.dumps({"query": query, "results": [hit]}).encode(), {}
+
+    server = LoopbackService(reply)
+    try:
+        jsonl(tmp_path / "docs.jsonl", [{"id": d, "text": d} for d in ("d1", "d2")])
+        cases = [{"id": f"q{i}", "query": q, "expected": {"relevance": {"d1": 1}}}
+                 for i, q in enumerate(["d1", "bad", "d2"])]  # fmt: skip
+        jsonl(tmp_path / "cases.jsonl", cases)
+        results = BenchmarkRunner(progress=False).run(
+            benchmark=JsonlBenchmark(tmp_path / "cases.jsonl", tmp_path / "docs.jsonl"),
+            knowledge_base=HttpKnowledgeBase(server.url, modes=("m",), max_attempts=1),
+            query_modes=("m",), output_dir=tmp_path / "out",
+        )  # fmt: skip
+    finally:
+        server.close()
+    mode = results.summary.modes["m"]
+    assert (mode.answered, mode.failed_queries) == (2, 1), mode.failure_reasons
+    assert (tmp_path / "out" / "summary.json").is_file()
