@@ -483,3 +483,21 @@ def test_any_reply_that_cannot_be_read_fails_that_query_only(tmp_path, payload) 
     mode = results.summary.modes["m"]
     assert (mode.answered, mode.failed_queries) == (2, 1), mode.failure_reasons
     assert (tmp_path / "out" / "summary.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        (
+            b'{"id": "q2", "query": "caf\xe9"}',
+            "cases.jsonl:2: not UTF-8 text (byte 0xe9 at column 27)",
+        ),
+        (b'{"id": "q2", "query": "x\\ud800"}', "cases.jsonl:2: a field holds a lone surrogate"),
+        (b'{"id": "q2", "query": ' + b"[" * 100_000, "cases.jsonl:2: invalid JSON"),
+    ],
+)
+def test_a_case_line_that_is_not_text_names_file_and_line(tmp_path, line, said) -> None:
+    (tmp_path / "cases.jsonl").write_bytes(b'{"id": "q1", "query": "?"}\n' + line + b"\n")
+    with pytest.raises(BenchmarkFormatError) as caught:
+        JsonlBenchmark(tmp_path / "cases.jsonl", tmp_path / "docs.jsonl").cases()
+    assert str(caught.value).startswith(f"{tmp_path / said}"), str(caught.value)

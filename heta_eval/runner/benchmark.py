@@ -73,29 +73,36 @@ def default_evaluators(cases: Sequence[BenchmarkCase]) -> tuple[BenchmarkEvaluat
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as error:
         raise BenchmarkFormatError(f"{path}: cannot open: {error.strerror}") from error
     with handle:
-        try:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise BenchmarkFormatError(f"{path}:{number}: invalid JSON: {error}") from None
-                if not isinstance(row, dict):
-                    raise BenchmarkFormatError(f"{path}:{number}: expected a JSON object")
-                # A JSON escape is the only way a surrogate gets in: look only where one is.
-                if "\\ud" in line.lower() and holds_surrogate(row):
-                    raise BenchmarkFormatError(
-                        f"{path}:{number}: a field holds a lone surrogate (an escape such as "
-                        "\\ud800), which is not text"
-                    )
-                yield number, row
-        except UnicodeDecodeError as error:
-            raise BenchmarkFormatError(f"{path}: not UTF-8 text: {error}") from None
+        for number, raw in enumerate(handle, 1):
+            try:  # line by line, so that bytes that are not UTF-8 are named with their line
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BenchmarkFormatError(
+                    f"{path}:{number}: not UTF-8 text (byte {raw[error.start]:#04x} at column "
+                    f"{error.start + 1})"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BenchmarkFormatError(f"{path}:{number}: invalid JSON: {error}") from None
+            except (ValueError, RecursionError) as error:  # too long a number, too deep
+                what = type(error).__name__
+                raise BenchmarkFormatError(f"{path}:{number}: invalid JSON ({what})") from None
+            if not isinstance(row, dict):
+                raise BenchmarkFormatError(f"{path}:{number}: expected a JSON object")
+            # A JSON escape is the only way a surrogate gets in: look only where one is.
+            if "\\ud" in line.lower() and holds_surrogate(row):
+                raise BenchmarkFormatError(
+                    f"{path}:{number}: a field holds a lone surrogate (an escape such as "
+                    "\\ud800), which is not text"
+                )
+            yield number, row
 
 
 def _document_id_problem(doc: Document) -> str | None:
