@@ -219,7 +219,9 @@ def test_a_case_id_with_a_newline_stops_the_run_in_one_line_before_any_query(
 
 @pytest.mark.parametrize("where", ["document_id", "chunk_id"])
 @BAD_IDS
-def test_a_reply_with_a_bad_id_fails_that_query_and_the_run_goes_on(tmp_path, bad, where) -> None:
+def test_a_reply_with_a_bad_document_id_or_an_unstorable_chunk_id_fails_that_query_only(
+    tmp_path, bad, where
+) -> None:
     from heta_eval.kb import HttpKnowledgeBase
     from heta_eval.runner import BenchmarkRunner
 
@@ -237,6 +239,11 @@ def test_a_reply_with_a_bad_id_fails_that_query_and_the_run_goes_on(tmp_path, ba
     finally:
         server.close()
     mode = results.summary.modes["m"]
+    if where == "chunk_id" and bad not in ("\x00", "\ud800"):  # locators: any text is kept
+        assert (mode.answered, mode.failed_queries) == (3, 0)
+        hits = (tmp_path / "out" / "hits.jsonl").read_text(encoding="utf-8")
+        assert json.dumps(f"d{bad}x", ensure_ascii=False) in hits
+        return
     assert (mode.answered, mode.failed_queries) == (2, 1)
     what = "document id" if where == "document_id" else "chunk id"
     assert mode.failure_reasons == {

@@ -213,30 +213,29 @@ def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
 
 def reply_problem(response: QueryResponse, documents: Sequence[str]) -> str | None:
     """Why a reply cannot be kept, or ``None``: a document it ranks (``documents``, as the
-    collapse resolved them) or a chunk id (``source.chunk_id``, ``reference_id``) breaks the
-    id rule (:func:`~heta_eval.io.grammar.id_problem`: it would forge or break a line of
-    ``runs/<mode>.trec``; a NUL or a lone surrogate would reach C code), or its answer holds
-    a lone surrogate (no UTF-8 file can hold it).
+    collapse resolved them) breaks the id rule (:func:`~heta_eval.io.grammar.id_problem`:
+    it would forge or break a line of ``runs/<mode>.trec``), a chunk id (``source.chunk_id``,
+    ``reference_id``) holds a NUL or a lone surrogate (chunk ids are locators, kept in JSON
+    and shown by the report, never written into a run file: any other text is kept), or its
+    answer holds a lone surrogate (no UTF-8 file can hold one).
 
     >>> reply = QueryResponse(query="q", results=[{"source": {"document_id": "d\\x00"}}])
     >>> print(reply_problem(reply, ["d\\x00"]))
     document id 'd\\x00' holds a NUL character ('\\x00')
     """
-    named = [("document id", doc_id) for doc_id in documents]
+    # One search over the joined ids; one by one only when it finds something.
+    if "" in documents or (documents and id_problem("".join(documents)) is not None):
+        doc_id = next(d for d in documents if id_problem(d) is not None)
+        return f"document id {doc_id!r} {id_problem(doc_id)}"
+    chunks: list[str] = []
     if not isinstance(response.results, ResultColumns):  # built-in indexes name no chunk ids
         for result in response.results:
             chunk = result.source.get("chunk_id", result.reference_id)
             if chunk is not None:
-                named.append(("chunk id", chunk if isinstance(chunk, str) else str(chunk)))
-    # One search over the joined ids; one by one only when it finds something.
-    joined = "".join(value for _, value in named)
-    if all(value for _, value in named) and (not joined or id_problem(joined) is None):
-        problem = None
-    else:
-        problem = next(
-            (f"{what} {value!r} {why}" for what, value in named if (why := id_problem(value))),
-            None,
-        )
-    if problem is None and response.answer is not None and holds_surrogate(response.answer):
-        problem = "the answer holds a lone surrogate, which is not text"
-    return problem
+                chunks.append(chunk if isinstance(chunk, str) else str(chunk))
+    if unscorable_id("".join(chunks)):
+        chunk = next(c for c in chunks if unscorable_id(c))
+        return f"chunk id {chunk!r} {id_problem(chunk)}"
+    if response.answer is not None and holds_surrogate(response.answer):
+        return "the answer holds a lone surrogate, which is not text"
+    return None
