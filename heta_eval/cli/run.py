@@ -265,6 +265,7 @@ def handle(args: argparse.Namespace) -> int:
     modes = _check_arguments(args)
     knowledge_base = knowledge_base_from_args(args, tuple(modes))
     k_values = _check_options(args, modes)
+    from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.kb.dense import ModelLoadError
@@ -295,7 +296,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"heta-eval run: error: {error}", file=sys.stderr)
         return EXIT_BUSY
     except (
-        DatasetNotFoundError, BenchmarkFormatError, RunConfigurationError, ModelLoadError,
+        DatasetNotFoundError, DatasetFormatError, BenchmarkFormatError, RunConfigurationError,
+        ModelLoadError,
         ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
     ) as error:  # fmt: skip

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from heta_eval.io import json_text
+from heta_eval.io.grammar import holds_surrogate, id_problem
 from heta_eval.io.trec import TrecFormatError, iter_qrels
 
 if TYPE_CHECKING:
@@ -82,19 +83,40 @@ def load_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def jsonl_line_problem(raw: bytes) -> tuple[object, str | None]:
+    """One line of a BEIR jsonl: its object, and why it cannot be read (``None`` when it can).
+
+    Not UTF-8, not JSON, no ``_id``, an ``_id`` that breaks the id rule
+    (:func:`~heta_eval.io.grammar.id_problem`), or a lone surrogate (``"\\ud800"``) in any
+    field: it is not text, and nothing can write it to a UTF-8 file.
+    """
+    try:
+        obj = json_text.loads(raw)
+    except UnicodeDecodeError as error:
+        return None, f"not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1})"
+    except json.JSONDecodeError as error:
+        return None, "empty line" if not raw.strip() else f"invalid JSON ({error.msg})"
+    except (ValueError, RecursionError) as error:  # e.g. an integer too long to convert
+        return None, f"invalid JSON ({type(error).__name__})"
+    if not isinstance(obj, dict) or "_id" not in obj:
+        return obj, 'expected a JSON object with an "_id"'
+    doc_id = obj["_id"]
+    why = id_problem(str(doc_id) if isinstance(doc_id, int | float) else doc_id)
+    if why is not None:
+        return obj, f"_id {doc_id!r} {why} (an id is one word without whitespace or controls)"
+    # A JSON escape of a surrogate is the only way one can get in: look only where one is.
+    if (b"\\ud" in raw or b"\\uD" in raw) and holds_surrogate(obj):
+        return obj, "a field holds a lone surrogate (an escape such as \\ud800), which is not text"
+    return obj, None
+
+
 def _iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            try:
-                obj = json_text.loads(raw)
-            except UnicodeDecodeError:
-                raise DatasetFormatError("not UTF-8", path, number) from None
-            except json.JSONDecodeError as error:
-                what = "empty line" if not raw.strip() else f"invalid JSON ({error.msg})"
-                raise DatasetFormatError(what, path, number) from None
-            if not isinstance(obj, dict) or "_id" not in obj:
-                raise DatasetFormatError('expected a JSON object with an "_id"', path, number)
-            yield number, obj
+            obj, why = jsonl_line_problem(raw)
+            if why is not None:
+                raise DatasetFormatError(why, path, number)
+            yield number, obj  # type: ignore[misc]
 
 
 def load_queries(path: PathLike, qrels: dict[str, dict[str, int]] | None = None) -> dict[str, str]:

@@ -1,7 +1,9 @@
 """Validation of a BEIR-layout dataset folder, with file and line numbers.
 
 Errors are problems that make BEIR's own loader crash or the data unusable (malformed or
-empty lines, non-integer labels, judged queries missing from queries.jsonl). Warnings are
+empty lines, lines that are not UTF-8 or hold a lone surrogate, an ``_id`` that breaks the id
+rule of :func:`heta_eval.io.grammar.id_problem`, non-integer labels, judged queries missing
+from queries.jsonl). Warnings are
 problems BEIR tolerates but that change numbers: duplicated ids (last line wins), qrels
 naming documents that are not in the corpus (they count in the recall denominator but can
 never be retrieved), a first qrels line that is data (BEIR skips it). Known upstream defects
@@ -16,7 +18,6 @@ duplicate detection keeps only 8-byte hashes of ids in memory.
 from __future__ import annotations
 
 import csv
-import json
 import os
 from array import array
 from collections import Counter
@@ -27,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from heta_eval.io import json_text
+from heta_eval.data.beir_loader import jsonl_line_problem
 from heta_eval.io.trec import TrecFormatError, iter_qrels
 
 __all__ = ["Issue", "ValidationReport", "validate_dataset"]
@@ -115,19 +116,16 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
             if not raw.strip():
                 report.add("error", f"empty_{what}_line", path, number, "empty line")
                 continue
-            try:
-                obj = json_text.loads(raw)
-            except UnicodeDecodeError:
-                report.add("error", f"bad_{what}_encoding", path, number, "not UTF-8")
+            obj, why = jsonl_line_problem(raw)
+            if why is not None:
+                kind = (
+                    "encoding" if why.startswith("not UTF-8") or "surrogate" in why
+                    else "id" if why.startswith("_id") else "line"
+                )  # fmt: skip
+                code = f"bad_{what}_{kind}" if kind != "line" else f"malformed_{what}_line"
+                report.add("error", code, path, number, why)
                 continue
-            except json.JSONDecodeError as error:
-                report.add(
-                    "error", f"malformed_{what}_line", path, number, f"invalid JSON: {error.msg}"
-                )
-                continue
-            if not isinstance(obj, dict) or "_id" not in obj:
-                report.add("error", f"malformed_{what}_line", path, number, 'no "_id" field')
-                continue
+            assert isinstance(obj, dict)
             doc_id = obj["_id"]
             if not isinstance(doc_id, str):
                 report.add(

@@ -15,7 +15,12 @@ DataFrames) reads the same bytes the same way, as trec_eval 9.0.8 reads them in 
   the longest ASCII number at the start of the field, 0 when there is none (``abc`` and
   ``١`` read 0, ``1.0`` as a label reads 1). A score that is not finite is refused in both
   modes (trec_eval's ranking of NaN is not defined).
-* **Ids** are non-empty UTF-8 without NUL.
+* **Ids** in run and qrels text are non-empty UTF-8 without NUL (any other byte that is not
+  ASCII whitespace, as trec_eval reads them). Ids the project takes in from elsewhere and
+  writes (corpus and case ids, a service's document and chunk ids, :func:`write_run`'s ids)
+  follow the stricter :func:`id_problem` rule, so that no id can split a field or a line of
+  a file it is written to; every id that reaches the scorer is free of NUL and lone
+  surrogates (:func:`unscorable_id`), which C code cannot hold.
 * **A leading UTF-8 byte-order mark** is dropped by the library; trec_eval keeps it as part
   of the first query id, and so does ``mode="trec_eval"`` (with a note, see :class:`Reading`).
 * **Qrels comments and header**: the library skips a line whose first field is ``#`` and a
@@ -47,12 +52,15 @@ __all__ = [
     "atol",
     "check_id",
     "fields",
+    "holds_surrogate",
+    "id_problem",
     "is_comment",
     "is_header",
     "label_problem",
     "parse_label",
     "parse_score",
     "shown",
+    "unscorable_id",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -181,6 +189,83 @@ def shown(text: str, limit: int = 200) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+#: What no id may hold (:func:`id_problem`): whitespace and line breaks of every kind
+#: (Python's ``\\s``: ASCII whitespace, U+001C-U+001F, U+0085, U+00A0, U+1680,
+#: U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), control characters (C0, DEL,
+#: C1) and surrogates (a lone one is not text: no UTF-8 file can hold it). Format characters
+#: (Cf: bidi controls, zero-width joiners) are allowed: they split no field and no line.
+_NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def id_problem(text: object) -> str | None:
+    """Why ``text`` cannot be an id, or ``None``: THE rule for ids that enter from outside
+    (corpus, cases, a service's replies) and that the project writes (runs, qrels). An id
+    is a non-empty ``str`` without whitespace, control characters or surrogates.
+
+    >>> id_problem("doc-7/ä#2"), id_problem("d1 0 x 1 9.9 t\\nq1"), id_problem("")
+    (None, "holds a space (' ')", 'is empty')
+    """
+    if type(text) is not str:
+        return f"is a {type(text).__name__}, not a string"
+    if not text:
+        return "is empty"
+    found = _NOT_IN_ID.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    return f"holds {_CHAR_NAMES.get(char) or _kind(char)} ({char!r})"
+
+
+_CHAR_NAMES = {" ": "a space", "\t": "a tab", "\n": "a newline", "\r": "a carriage return",
+               "\x00": "a NUL character", "\u2028": "a line separator",
+               "\u2029": "a paragraph separator"}  # fmt: skip
+
+
+def _kind(char: str) -> str:
+    if "\ud800" <= char <= "\udfff":
+        return "a lone surrogate"
+    return "whitespace" if char.isspace() else "a control character"
+
+
+def unscorable_id(text: str) -> bool:
+    """Whether ``text`` holds what C code cannot take as an id: NUL, a lone surrogate.
+
+    >>> unscorable_id("d\\x00"), unscorable_id("d\\ud800"), unscorable_id("d\\x1c\\u2028")
+    (True, True, False)
+    """
+    if "\x00" in text:
+        return True
+    if text.isascii():  # O(1) in CPython: the common case costs nothing more than NUL's test
+        return False
+    # C-speed passes over millions of joined ids (a regex search is several times slower):
+    # Latin-1 encodes every string whose characters are below U+0100, which holds no
+    # surrogate; UTF-16 refuses a surrogate code point.
+    for encoding in ("latin-1", "utf-16-le"):
+        try:
+            text.encode(encoding)
+            return False
+        except UnicodeEncodeError:
+            pass
+    return True
+
+
+def holds_surrogate(value: object) -> bool:
+    """Whether a string, or any key or string inside JSON lists and objects, holds a
+    surrogate: JSON's ``"\\ud800"`` escape reads as one, and no UTF-8 file can hold it.
+
+    >>> holds_surrogate({"a": ["ok", "x\\udc80"]}), holds_surrogate({"é": 1})
+    (True, False)
+    """
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(holds_surrogate(k) or holds_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(map(holds_surrogate, value))
+    return False
 
 
 def check_id(text: str, what: str, path: PathLike, line: int | None, column: int) -> str:

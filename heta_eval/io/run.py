@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import chain
 from typing import Any, Literal
 
 from heta_eval._runtime import HAVE_NUMBA
@@ -34,6 +35,7 @@ from heta_eval.io.grammar import (
     fields,
     parse_score,
     shown,
+    unscorable_id,
 )
 from heta_eval.io.interop import as_run
 from heta_eval.io.run_table import read_table, run_from_table
@@ -214,16 +216,31 @@ def _read_json(data: InputBytes, duplicates: Duplicates) -> Run:
         raise TrecFormatError(f"invalid JSON: {error}", data.name) from None
     if not isinstance(parsed, dict) or not parsed:
         raise TrecFormatError("expected a non-empty object {qid: {docid: score}}", data.name)
-    return {
+    run = {
         _json_id(qid, "query id", data.name): _json_scores(qid, docs, data.name)
         for qid, docs in parsed.items()
     }
+    # A surrogate gets in only through a JSON escape: look only when the text has one.
+    return _refuse_surrogates(run, data.name) if b"\\ud" in raw or b"\\uD" in raw else run
 
 
 def _json_id(value: str, what: str, name: str) -> str:
     if not value or "\x00" in value:
         raise TrecFormatError(f"{what} {value!r} is empty or contains a NUL character", name)
     return value
+
+
+def _refuse_surrogates(run: Run, name: str) -> Run:
+    """A lone surrogate (JSON's ``"\\ud800"``) in an id is refused: it is not text, and C
+    code ends the interpreter on one. One pass over the joined ids; per id only on a find."""
+    joined = "".join(run) + "".join(chain.from_iterable(run.values()))
+    if not unscorable_id(joined):
+        return run
+    for qid, docs in run.items():
+        for what, value in [("query id", qid), *((f"query {qid!r}: doc id", d) for d in docs)]:
+            if unscorable_id(value):
+                raise TrecFormatError(f"{what} {value!r} contains a lone surrogate", name)
+    return run
 
 
 def _json_scores(qid: str, docs: object, name: str) -> dict[str, float]:

@@ -4,10 +4,12 @@ Both backends (pytrec_eval and the compiled engine) get the same, already-checke
 a result never depends on which one runs. The rules:
 
 * ids are ``str`` without NUL (trec_eval's C strings end at NUL: ``"d\\x00x"`` would match
-  ``"d"`` in one backend and not the other);
+  ``"d"`` in one backend and not the other) and without lone surrogates (``"\\ud800"``: not
+  text, and pytrec_eval's C code ends the interpreter on one), checked once per call with
+  :func:`heta_eval.io.grammar.unscorable_id` over the joined ids;
 * labels are integers from int64's lowest up to 1,000,000 (:data:`~heta_eval.io.grammar.MAX_LABEL`,
-  the largest every backend scores exactly): ``int``, ``bool``, numpy integers and integral
-  floats (``1.0``) are taken as that integer; ``0.5`` is an error. Negative labels are non-relevant,
+  the largest every backend scores exactly): ``int``, ``bool``, numpy integers and integral floats
+  (``1.0``) are taken as that integer; ``0.5`` is an error. Negative labels are non-relevant,
   as trec_eval 10 treats them: they become 0 before a backend runs (trec_eval 9.0.8 inside
   pytrec_eval crashes on labels of -2 and below), and the document stays judged;
 * scores are real numbers (``float``, ``int``, numpy scalars) and finite: NaN has no rank.
@@ -30,7 +32,9 @@ import numbers
 from collections.abc import Mapping
 from itertools import chain
 
-from heta_eval.io.grammar import MAX_LABEL, label_problem
+from heta_eval.io.grammar import MAX_LABEL, label_problem, unscorable_id
+
+__all__ = ["InputError", "validate_qrels", "validate_run"]
 
 __all__ = ["InputError", "validate_qrels", "validate_run"]
 
@@ -42,12 +46,13 @@ class InputError(ValueError):
 def _check_id(value: object, what: str, where: str) -> None:
     if type(value) is not str:
         raise InputError(f"{where}: {what} {value!r} is a {type(value).__name__}, not a str")
-    if "\x00" in value:
-        raise InputError(f"{where}: {what} {value!r} contains a NUL character")
+    if unscorable_id(value):
+        why = "a NUL character" if "\x00" in value else "a lone surrogate (not text)"
+        raise InputError(f"{where}: {what} {value!r} contains {why}")
 
 
 def _check_ids(ids: Mapping[str, object], what: str, where: str) -> None:
-    if set(map(type, ids)) <= {str} and "\x00" not in "".join(ids):
+    if set(map(type, ids)) <= {str} and not unscorable_id("".join(ids)):
         return
     for key in ids:
         _check_id(key, what, where)
@@ -109,7 +114,7 @@ def validate_run(run: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str,
     all_scores = list(chain.from_iterable(docs.values() for docs in run.values()))
     ids_clean = set(map(type, all_ids)) <= {str}
     if ids_clean:
-        ids_clean = "\x00" not in "".join(chain.from_iterable(run.values()))
+        ids_clean = not unscorable_id("".join(chain.from_iterable(run.values())))
     # The common case (every score a finite Python float) costs a few C-level passes.
     if ids_clean and set(map(type, all_scores)) <= {float}:
         total = sum(all_scores)  # finite only when every score is (NaN and inf propagate)

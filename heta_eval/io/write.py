@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from heta_eval.io.grammar import PathLike, fields
+from heta_eval.io.grammar import PathLike, fields, id_problem
 
 __all__ = ["ranked", "write_qrels", "write_run", "write_run_json"]
 
@@ -39,6 +39,20 @@ def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
     return [(doc, value) for _, doc, value in order]
 
 
+def _refuse_bad_ids(table: Mapping[str, Mapping[str, object]], what: str) -> None:
+    """ValueError naming the first id that breaks :func:`~heta_eval.io.grammar.id_problem`:
+    written as is, it would split a field or a line (``"d1 0 x 1 9.9 t\\nq1"`` adds a line)."""
+    for qid, docs in table.items():
+        # One search over a query's joined ids; the ids one by one only when it finds one.
+        plain = set(map(type, docs)) <= {str} and "" not in docs
+        if plain and id_problem(qid) is None and id_problem("".join(docs) or "x") is None:
+            continue
+        for value, name in [(qid, "query id"), *((doc, f"query {qid!r}: doc id") for doc in docs)]:
+            why = id_problem(value)
+            if why is not None:
+                raise ValueError(f"{what}: {name} {value!r} {why}; it cannot be written")
+
+
 def write_run(
     run: Mapping[str, Mapping[str, float]],
     path: PathLike,
@@ -52,9 +66,13 @@ def write_run(
 
     ``sort=False`` keeps each query's documents in the given order (a system's own ranking,
     as the benchmark runner writes it), so tied scores keep the system's order when read back.
+    An id that breaks the id rule (:func:`~heta_eval.io.grammar.id_problem`: whitespace, a
+    control character, a lone surrogate, empty) is refused with a ``ValueError`` naming it,
+    and nothing is written.
     """
     if fields(tag) != [tag]:  # one field, by the readers' grammar
         raise ValueError(f"tag must be a non-empty word without whitespace, got {tag!r}")
+    _refuse_bad_ids(run, "write_run")
     path = Path(path)
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         for qid, docs in run.items():
@@ -81,6 +99,7 @@ def write_qrels(
     format: Literal["trec", "beir"] = "trec",
 ) -> None:
     """Write qrels as TREC (``qid 0 docid rel``) or BEIR tsv (with its header)."""
+    _refuse_bad_ids(qrels, "write_qrels")
     with Path(path).open("w", encoding="utf-8", newline="\n") as handle:
         if format == "beir":
             handle.write("query-id\tcorpus-id\tscore\n")

@@ -18,8 +18,10 @@ from heta_eval.evaluation import (
     beir_default_metrics,
 )
 from heta_eval.io import json_text
+from heta_eval.io.grammar import holds_surrogate, id_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.rag.answers import AnswerF1
+from heta_eval.runner.checks import case_id_problem
 
 __all__ = ["Benchmark", "BenchmarkFormatError", "JsonlBenchmark", "default_evaluators"]
 
@@ -72,23 +74,43 @@ def default_evaluators(cases: Sequence[BenchmarkCase]) -> tuple[BenchmarkEvaluat
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as error:
         raise BenchmarkFormatError(f"{path}: cannot open: {error.strerror}") from error
     with handle:
-        try:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json_text.loads(line)
-                except json.JSONDecodeError as error:
-                    raise BenchmarkFormatError(f"{path}:{number}: invalid JSON: {error}") from None
-                if not isinstance(row, dict):
-                    raise BenchmarkFormatError(f"{path}:{number}: expected a JSON object")
-                yield number, row
-        except UnicodeDecodeError as error:
-            raise BenchmarkFormatError(f"{path}: not UTF-8 text: {error}") from None
+        for number, raw in enumerate(handle, 1):
+            try:  # line by line, so that bytes that are not UTF-8 are named with their line
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BenchmarkFormatError(
+                    f"{path}:{number}: not UTF-8 text (byte {raw[error.start]:#04x} at column "
+                    f"{error.start + 1})"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                row = json_text.loads(line)
+            except json.JSONDecodeError as error:
+                raise BenchmarkFormatError(f"{path}:{number}: invalid JSON: {error}") from None
+            except (ValueError, RecursionError) as error:  # too long a number, too deep
+                what = type(error).__name__
+                raise BenchmarkFormatError(f"{path}:{number}: invalid JSON ({what})") from None
+            if not isinstance(row, dict):
+                raise BenchmarkFormatError(f"{path}:{number}: expected a JSON object")
+            # A JSON escape is the only way a surrogate gets in: look only where one is.
+            if "\\ud" in line.lower() and holds_surrogate(row):
+                raise BenchmarkFormatError(
+                    f"{path}:{number}: a field holds a lone surrogate (an escape such as "
+                    "\\ud800), which is not text"
+                )
+            yield number, row
+
+
+def _document_id_problem(doc: Document) -> str | None:
+    why = id_problem(doc.id)
+    if why is None:
+        return None
+    return f"document id {doc.id!r} {why} (an id is one word without whitespace or controls)"
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -145,6 +167,9 @@ class JsonlBenchmark:
                 except ValidationError as error:
                     message = _validation_message(error)
                     raise BenchmarkFormatError(f"{self.cases_path}:{number}: {message}") from None
+                why = case_id_problem(case)
+                if why is not None:
+                    raise BenchmarkFormatError(f"{self.cases_path}:{number}: {why}")
                 if case.id in seen:
                     raise BenchmarkFormatError(
                         f"{self.cases_path}:{number}: duplicate case id {case.id!r} "
@@ -176,15 +201,23 @@ class JsonlBenchmark:
                 except UnicodeDecodeError as error:
                     raise BenchmarkFormatError(f"{file}: not UTF-8 text: {error}") from None
                 doc_id = file.relative_to(path).with_suffix("").as_posix()
-                yield Document(id=doc_id, text=text, metadata={"path": str(file)})
+                document = Document(id=doc_id, text=text, metadata={"path": str(file)})
+                why = _document_id_problem(document)
+                if why is not None:
+                    raise BenchmarkFormatError(f"{file}: {why}, from its path: rename the file")
+                yield document
             return
         for number, row in _read_jsonl(path):
             try:
-                yield Document.model_validate(row)
+                document = Document.model_validate(row)
             except ValidationError as error:
                 raise BenchmarkFormatError(
                     f"{path}:{number}: {_validation_message(error)}"
                 ) from None
+            why = _document_id_problem(document)
+            if why is not None:
+                raise BenchmarkFormatError(f"{path}:{number}: {why}")
+            yield document
 
     def evaluators(self) -> tuple[BenchmarkEvaluatorProtocol, ...]:
         if self._evaluators is not None:

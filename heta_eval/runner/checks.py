@@ -8,6 +8,8 @@
   benchmark does not have (a typo scores 0 without a word otherwise);
 * :func:`name_documents`: replies whose results name their document in another common
   field (``id``, ``reference_id``) are mapped when that field names a known document;
+* :func:`reply_problem`: a reply whose document or chunk ids break the id rule, or whose
+  text cannot be written: that query fails, with the reason, and the run goes on;
 * :func:`system_identity`: what the system under test is (recipe, service, object).
 """
 
@@ -19,15 +21,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_eval.io.grammar import holds_surrogate, id_problem, unscorable_id
+from heta_eval.models.columns import ResultColumns
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.document_id import known_document_id
 from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, QueryResult
 
 __all__ = [
     "DocumentScan",
+    "case_id_problem",
     "cases_fingerprint",
     "dangling_judgments",
+    "inputs_id_problem",
     "name_documents",
+    "reply_problem",
     "scan_documents",
     "system_identity",
 ]
@@ -116,6 +123,52 @@ def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, An
     }
 
 
+def _judged(case: BenchmarkCase) -> list[str]:
+    named = list(case.expected.relevance)
+    named += [
+        str(item.locator["document_id"])
+        for item in case.expected.evidence
+        if item.locator.get("document_id") is not None
+    ]
+    return named
+
+
+def case_id_problem(case: BenchmarkCase) -> str | None:
+    """Why a case cannot be run: its id, or a document id it judges, breaks the id rule
+    (:func:`~heta_eval.io.grammar.id_problem`); such an id would split a line of a run file.
+
+    >>> print(case_id_problem(BenchmarkCase(id="q\\n1", query="?")))
+    case id 'q\\n1' holds a newline ('\\n') (an id is one word without whitespace or controls)
+    """
+    why = id_problem(case.id)
+    if why is not None:
+        return f"case id {case.id!r} {why} (an id is one word without whitespace or controls)"
+    for doc_id in _judged(case):
+        why = id_problem(doc_id)
+        if why is not None:
+            return f"case {case.id!r} judges document id {doc_id!r}, which {why}"
+    return None
+
+
+def inputs_id_problem(cases: Sequence[BenchmarkCase], scan: DocumentScan) -> str | None:
+    """Why a benchmark's cases or documents cannot be run, whatever read them (a benchmark
+    from files names file and line itself, before this): a case or document id that breaks
+    the id rule, or a judged id C code cannot take (NUL, a lone surrogate; others that break
+    the rule name no document and are warned about as such). One pass over joined ids."""
+    for case in cases:
+        why = id_problem(case.id)
+        if why is not None:
+            return f"case id {case.id!r} {why} (an id is one word without whitespace or controls)"
+    if "" in scan.ids or id_problem("".join(scan.ids) or "x") is not None:
+        doc_id = next(d for d in sorted(scan.ids) if id_problem(d) is not None)
+        return f"document id {doc_id!r} {id_problem(doc_id)}"
+    judged = [(case.id, doc_id) for case in cases for doc_id in _judged(case)]
+    if unscorable_id("".join(doc_id for _, doc_id in judged)):
+        case_id, doc_id = next((c, d) for c, d in judged if unscorable_id(d))
+        return f"case {case_id!r} judges document id {doc_id!r}, which {id_problem(doc_id)}"
+    return None
+
+
 def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tuple[str, str]]:
     """``(case id, document id)`` of every judgment or gold evidence naming no document.
 
@@ -125,12 +178,7 @@ def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tu
     """
     found: list[tuple[str, str]] = []
     for case in cases:
-        named = list(case.expected.relevance)
-        named += [
-            str(item.locator["document_id"])
-            for item in case.expected.evidence
-            if item.locator.get("document_id") is not None
-        ]
+        named = _judged(case)
         found += [(case.id, doc_id) for doc_id in dict.fromkeys(named) if doc_id not in ids]
     return found
 
@@ -161,3 +209,33 @@ def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
                 changed = True
         mapped.append(result)
     return response.model_copy(update={"results": mapped}) if changed else response
+
+
+def reply_problem(response: QueryResponse, documents: Sequence[str]) -> str | None:
+    """Why a reply cannot be kept, or ``None``: a document it ranks (``documents``, as the
+    collapse resolved them) breaks the id rule (:func:`~heta_eval.io.grammar.id_problem`:
+    it would forge or break a line of ``runs/<mode>.trec``), a chunk id (``source.chunk_id``,
+    ``reference_id``) holds a NUL or a lone surrogate (chunk ids are locators, kept in JSON
+    and shown by the report, never written into a run file: any other text is kept), or its
+    answer holds a lone surrogate (no UTF-8 file can hold one).
+
+    >>> reply = QueryResponse(query="q", results=[{"source": {"document_id": "d\\x00"}}])
+    >>> print(reply_problem(reply, ["d\\x00"]))
+    document id 'd\\x00' holds a NUL character ('\\x00')
+    """
+    # One search over the joined ids; one by one only when it finds something.
+    if "" in documents or (documents and id_problem("".join(documents)) is not None):
+        doc_id = next(d for d in documents if id_problem(d) is not None)
+        return f"document id {doc_id!r} {id_problem(doc_id)}"
+    chunks: list[str] = []
+    if not isinstance(response.results, ResultColumns):  # built-in indexes name no chunk ids
+        for result in response.results:
+            chunk = result.source.get("chunk_id", result.reference_id)
+            if chunk is not None:
+                chunks.append(chunk if isinstance(chunk, str) else str(chunk))
+    if unscorable_id("".join(chunks)):
+        chunk = next(c for c in chunks if unscorable_id(c))
+        return f"chunk id {chunk!r} {id_problem(chunk)}"
+    if response.answer is not None and holds_surrogate(response.answer):
+        return "the answer holds a lone surrogate, which is not text"
+    return None

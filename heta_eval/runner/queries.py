@@ -20,7 +20,7 @@ from heta_eval.rag.aggregate import score_case
 from heta_eval.retrieval.batch import score_retrieval_batch
 from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.retrieval.metric import BeirRetrievalMetric
-from heta_eval.runner.checks import name_documents
+from heta_eval.runner.checks import name_documents, reply_problem
 from heta_eval.runner.hits import chunk_hits
 from heta_eval.runner.results import Journal, QueryRecord
 
@@ -99,18 +99,30 @@ class QueryLoop:
         """One case asked and scored by the per-case evaluators; a failed query is a record
         with its error (and no response)."""
         started = time.perf_counter()
+        resolver = retrieval[0].resolver if retrieval else None
         try:
             raw = await asyncio.wait_for(
                 kb.query(case.query, mode=mode, top_k=top_k), self.query_timeout
             )
             response = raw if isinstance(raw, QueryResponse) else QueryResponse.model_validate(raw)
             response = name_documents(response, document_ids)
+            latency_ms = round((time.perf_counter() - started) * 1000, 3)
+            # The documents kept for the TREC run: the system's own output, self-hits
+            # included (the metrics remove them), mapped like the first retrieval metric.
+            ranking = collapse_to_documents(
+                response, query_id=case.id, resolver=resolver, ignore_identical_ids=False
+            )
+            collapse = [m.collapse(case, response).metadata() for m in by_config(retrieval)]
+            problem = reply_problem(response, list(ranking.scores))
+            if problem is not None:
+                raise ReplyError(f"reply not kept: {problem}")
+            # The chunk hits behind the shown documents, mapped as the ranking was.
+            hits = chunk_hits(response.results, list(ranking.scores), resolver)
         except asyncio.TimeoutError:
             error = f"query timed out after {self.query_timeout}s"
             return _failed(case, mode, error, started), None
         except Exception as error:  # any knowledge-base failure is recorded against its case
             return _failed(case, mode, f"{type(error).__name__}: {error}", started), None
-        latency_ms = round((time.perf_counter() - started) * 1000, 3)
 
         started = time.perf_counter()
         scores = {}
@@ -123,15 +135,6 @@ class QueryLoop:
                 failures.append(outcome)
             else:
                 scores[evaluator.name] = outcome
-        collapse = [m.collapse(case, response).metadata() for m in by_config(retrieval)]
-        # The documents kept for the TREC run: the system's own output, self-hits included
-        # (the metrics remove them), mapped like the first retrieval metric maps them.
-        ranking = collapse_to_documents(
-            response,
-            query_id=case.id,
-            resolver=retrieval[0].resolver if retrieval else None,
-            ignore_identical_ids=False,
-        )
         return QueryRecord(
             case_id=case.id,
             mode=mode,
@@ -145,11 +148,12 @@ class QueryLoop:
             evaluation_ms=round((time.perf_counter() - started) * 1000, 3),
             results=len(response.results),
             unmapped_results=ranking.unmapped,
-            # The chunk hits behind the shown documents, mapped as the ranking was.
-            hits=chunk_hits(
-                response.results, list(ranking.scores), retrieval[0].resolver if retrieval else None
-            ),
+            hits=hits,
         ), response
+
+
+class ReplyError(ValueError):
+    """A reply that cannot be kept (a bad id, text that is not text): its query fails."""
 
 
 def _failed(case: BenchmarkCase, mode: str, error: str, started: float) -> QueryRecord:

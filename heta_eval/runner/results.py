@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from heta_eval.evaluation import EvaluationScore
 from heta_eval.extras import require
+from heta_eval.io.grammar import id_problem
 from heta_eval.io.trec import write_run
 from heta_eval.models.report import EvaluationFailure, MetricSummary
 from heta_eval.runner.hits import HITS_FILE, Hits, hits_line, read_hits
@@ -194,6 +195,9 @@ class Journal:
     def read(self) -> dict[tuple[str, str], QueryRecord]:
         records: dict[tuple[str, str], QueryRecord] = {}
         for record in _read_records(self.path, tolerate_truncated_tail=True):
+            ids = [doc_id for doc_id, _ in record.documents]
+            if "" in ids or (ids and id_problem("".join(ids)) is not None):
+                continue  # kept by an earlier version, would break the run file: asked again
             records[(record.case_id, record.mode)] = record
         _attach_hits(records, self.hits_path)
         return records

@@ -13,8 +13,8 @@ from heta_eval import interrupts
 from heta_eval._runtime import run_sync
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
-from heta_eval.runner.benchmark import Benchmark
-from heta_eval.runner.checks import DocumentScan, scan_documents
+from heta_eval.runner.benchmark import Benchmark, BenchmarkFormatError
+from heta_eval.runner.checks import DocumentScan, inputs_id_problem, scan_documents
 from heta_eval.runner.folder_lock import folder_lock, status
 from heta_eval.runner.plan import (
     RunConfigurationError,
@@ -136,6 +136,9 @@ class BenchmarkRunner:
         self._say(f"reading the documents of {benchmark.name}")
         status(f"reading the documents of {benchmark.name}")
         scan = scan_documents(benchmark.documents())
+        problem = inputs_id_problem(plan.cases, scan)
+        if problem is not None:  # before anything runs: such an id would forge a run file
+            raise BenchmarkFormatError(f"{benchmark.name}: {problem}")
         warnings = self._warn(plan, scan)
 
         folder = Path(output_dir) if output_dir is not None else None
