@@ -1,4 +1,4 @@
-"""Ids are checked where they enter, by one rule (:func:`heta_eval.io.grammar.id_problem`):
+"""Ids are checked where they enter, by one rule (:func:`heta_eval.io.ids.id_problem`):
 a corpus or case id that breaks it is one line naming file and line before anything runs; a
 service reply with such an id fails that query and the run goes on; a lone surrogate in a
 run's id is an error, not a crash in C code; ``write_run`` never writes a line that forges a
@@ -19,7 +19,7 @@ from loopback import LoopbackService
 
 from heta_eval.data.beir_loader import DatasetFormatError, iter_corpus, load_queries
 from heta_eval.data.validate import validate_dataset
-from heta_eval.io.grammar import id_problem
+from heta_eval.io.ids import id_problem
 from heta_eval.io.write import write_qrels, write_run
 from heta_eval.runner.benchmark import BenchmarkFormatError, JsonlBenchmark
 

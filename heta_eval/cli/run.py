@@ -20,7 +20,7 @@ from heta_eval.cli.run_report import (
     usage_lines,
 )
 from heta_eval.config import AUTO_PRECISION
-from heta_eval.io.grammar import mode_name_problem
+from heta_eval.io.ids import mode_name_problem
 from heta_eval.measures.params import check_cutoff
 
 EXAMPLE = """\

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from heta_eval.io import json_text
-from heta_eval.io.grammar import holds_surrogate, id_problem
+from heta_eval.io.ids import holds_surrogate, id_problem
 from heta_eval.io.trec import TrecFormatError, iter_qrels
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def jsonl_line_problem(raw: bytes) -> tuple[object, str | None]:
     """One line of a BEIR jsonl: its object, and why it cannot be read (``None`` when it can).
 
     Not UTF-8, not JSON, no ``_id``, an ``_id`` that breaks the id rule
-    (:func:`~heta_eval.io.grammar.id_problem`), or a lone surrogate (``"\\ud800"``) in any
+    (:func:`~heta_eval.io.ids.id_problem`), or a lone surrogate (``"\\ud800"``) in any
     field: it is not text, and nothing can write it to a UTF-8 file.
     """
     try:

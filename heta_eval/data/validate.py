@@ -2,7 +2,7 @@
 
 Errors are problems that make BEIR's own loader crash or the data unusable (malformed or
 empty lines, lines that are not UTF-8 or hold a lone surrogate, an ``_id`` that breaks the id
-rule of :func:`heta_eval.io.grammar.id_problem`, non-integer labels, judged queries missing
+rule of :func:`heta_eval.io.ids.id_problem`, non-integer labels, judged queries missing
 from queries.jsonl). Warnings are
 problems BEIR tolerates but that change numbers: duplicated ids (last line wins), qrels
 naming documents that are not in the corpus (they count in the recall denominator but can

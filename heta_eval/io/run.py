@@ -35,8 +35,8 @@ from heta_eval.io.grammar import (
     fields,
     parse_score,
     shown,
-    unscorable_id,
 )
+from heta_eval.io.ids import unscorable_id
 from heta_eval.io.interop import as_run
 from heta_eval.io.run_table import read_table, run_from_table
 from heta_eval.io.source import InputBytes, is_in_memory, open_input

@@ -6,7 +6,7 @@ a result never depends on which one runs. The rules:
 * ids are ``str`` without NUL (trec_eval's C strings end at NUL: ``"d\\x00x"`` would match
   ``"d"`` in one backend and not the other) and without lone surrogates (``"\\ud800"``: not
   text, and pytrec_eval's C code ends the interpreter on one), checked once per call with
-  :func:`heta_eval.io.grammar.unscorable_id` over the joined ids;
+  :func:`heta_eval.io.ids.unscorable_id` over the joined ids;
 * labels are integers from int64's lowest up to 1,000,000 (:data:`~heta_eval.io.grammar.MAX_LABEL`,
   the largest every backend scores exactly): ``int``, ``bool``, numpy integers and integral floats
   (``1.0``) are taken as that integer; ``0.5`` is an error. Negative labels are non-relevant,
@@ -32,7 +32,8 @@ import numbers
 from collections.abc import Mapping
 from itertools import chain
 
-from heta_eval.io.grammar import MAX_LABEL, label_problem, unscorable_id
+from heta_eval.io.grammar import MAX_LABEL, label_problem
+from heta_eval.io.ids import unscorable_id
 
 __all__ = ["InputError", "validate_qrels", "validate_run"]
 

@@ -19,7 +19,8 @@ from typing import Literal
 
 import numpy as np
 
-from heta_eval.io.grammar import PathLike, fields, id_problem
+from heta_eval.io.grammar import PathLike, fields
+from heta_eval.io.ids import id_problem
 
 __all__ = ["ranked", "write_qrels", "write_run", "write_run_json"]
 
@@ -40,7 +41,7 @@ def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
 
 
 def _refuse_bad_ids(table: Mapping[str, Mapping[str, object]], what: str) -> None:
-    """ValueError naming the first id that breaks :func:`~heta_eval.io.grammar.id_problem`:
+    """ValueError naming the first id that breaks :func:`~heta_eval.io.ids.id_problem`:
     written as is, it would split a field or a line (``"d1 0 x 1 9.9 t\\nq1"`` adds a line)."""
     for qid, docs in table.items():
         # One search over a query's joined ids; the ids one by one only when it finds one.
@@ -66,7 +67,7 @@ def write_run(
 
     ``sort=False`` keeps each query's documents in the given order (a system's own ranking,
     as the benchmark runner writes it), so tied scores keep the system's order when read back.
-    An id that breaks the id rule (:func:`~heta_eval.io.grammar.id_problem`: whitespace, a
+    An id that breaks the id rule (:func:`~heta_eval.io.ids.id_problem`: whitespace, a
     control character, a lone surrogate, empty) is refused with a ``ValueError`` naming it,
     and nothing is written.
     """

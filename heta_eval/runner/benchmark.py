@@ -18,7 +18,7 @@ from heta_eval.evaluation import (
     beir_default_metrics,
 )
 from heta_eval.io import json_text
-from heta_eval.io.grammar import holds_surrogate, id_problem
+from heta_eval.io.ids import holds_surrogate, id_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.rag.answers import AnswerF1
 from heta_eval.runner.checks import case_id_problem

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from heta_eval.io.grammar import holds_surrogate, id_problem, unscorable_id
+from heta_eval.io.ids import holds_surrogate, id_problem, unscorable_id
 from heta_eval.models.columns import ResultColumns
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.document_id import known_document_id
@@ -135,7 +135,7 @@ def _judged(case: BenchmarkCase) -> list[str]:
 
 def case_id_problem(case: BenchmarkCase) -> str | None:
     """Why a case cannot be run: its id, or a document id it judges, breaks the id rule
-    (:func:`~heta_eval.io.grammar.id_problem`); such an id would split a line of a run file.
+    (:func:`~heta_eval.io.ids.id_problem`); such an id would split a line of a run file.
 
     >>> print(case_id_problem(BenchmarkCase(id="q\\n1", query="?")))
     case id 'q\\n1' holds a newline ('\\n') (an id is one word without whitespace or controls)
@@ -213,7 +213,7 @@ def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
 
 def reply_problem(response: QueryResponse, documents: Sequence[str]) -> str | None:
     """Why a reply cannot be kept, or ``None``: a document it ranks (``documents``, as the
-    collapse resolved them) breaks the id rule (:func:`~heta_eval.io.grammar.id_problem`:
+    collapse resolved them) breaks the id rule (:func:`~heta_eval.io.ids.id_problem`:
     it would forge or break a line of ``runs/<mode>.trec``), a chunk id (``source.chunk_id``,
     ``reference_id``) holds a NUL or a lone surrogate (chunk ids are locators, kept in JSON
     and shown by the report, never written into a run file: any other text is kept), or its

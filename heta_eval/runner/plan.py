@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.io import json_text
-from heta_eval.io.grammar import mode_name_problem
+from heta_eval.io.ids import mode_name_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
@@ -119,7 +119,7 @@ def plan_run(
 
 
 def check_mode_names(modes: Sequence[str]) -> None:
-    """Refuse a mode that is not a plain name (:func:`~heta_eval.io.grammar.mode_name_problem`),
+    """Refuse a mode that is not a plain name (:func:`~heta_eval.io.ids.mode_name_problem`),
     before anything runs.
 
     >>> check_mode_names(["keyword_search", "bm25+rerank", "v1.2"])

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from heta_eval.evaluation import EvaluationScore
 from heta_eval.extras import require
-from heta_eval.io.grammar import id_problem
+from heta_eval.io.ids import id_problem
 from heta_eval.io.trec import write_run
 from heta_eval.models.report import EvaluationFailure, MetricSummary
 from heta_eval.runner.hits import HITS_FILE, Hits, hits_line, read_hits
