@@ -6,8 +6,8 @@ query was not scored). ``detail`` holds, per system and query, what the drill-do
 Every text is shown as :mod:`heta_eval.report.text` says (cut to a bounded length, so a 1 MB
 line cannot make a 1 MB report row; control and bidi characters visible). Ids are kept whole
 (``qids``, ``docs.ids``: sorting, filtering, titles) and ``shown_ids`` holds, only for those a
-cell shows otherwise, ``[shown, title]``. Each shown document carries the chunk hits that
-collapsed into it, where the folder keeps them.
+cell shows otherwise, ``[shown, title]`` (``[shown]`` where the title is the id). Each shown
+document carries the chunk hits that collapsed into it, where the folder keeps them.
 
 >>> cut("abc", 10), cut("abcdef", 4)
 ('abc', 'abcd… (2 more characters)')
@@ -146,14 +146,16 @@ def _hit(chunk: str | None, rank: int, score: float) -> list[Any]:
 
 
 def _shown_ids(ids: Sequence[str]) -> dict[str, list[str]]:
-    """``{position: [shown, title]}`` of the ids a cell does not show as they are."""
+    """``{position: [shown, title]}`` of the ids a cell does not show as they are; the title
+    is left out where it is the id itself (a long id of plain characters: not stored twice)."""
     if plain_ids(ids):
         return {}
-    return {
-        str(i): [shown_id(value), whole_id(value)]
-        for i, value in enumerate(ids)
-        if shown_id(value) != value
-    }
+    changed = {}
+    for i, value in enumerate(ids):
+        if shown_id(value) != value:
+            whole = whole_id(value)
+            changed[str(i)] = [shown_id(value)] if whole == value else [shown_id(value), whole]
+    return changed
 
 
 def _documents(index: _DocIndex, dataset: Dataset) -> dict[str, list[str]]:

@@ -30,7 +30,7 @@
   // character visible) where shown_ids holds one, the whole id on hover; isolated by <bdi>.
   function ident(kind, i) {
     var whole = kind === "q" ? D.qids[i] : D.docs.ids[i], s = D.shown_ids[kind][i];
-    return el("bdi", { cls: "ident", title: s ? s[1] : whole, text: s ? s[0] : whole });
+    return el("bdi", { cls: "ident", title: s && s.length > 1 ? s[1] : whole, text: s ? s[0] : whole });
   }
   function fmt(v) { return v === null || v === undefined ? "–" : (typeof v === "number" ? v.toFixed(4) : String(v)); }
   function col(s) { var m = D.values[state.metric] || {}; return m[S[s]] || null; }
