@@ -93,8 +93,11 @@ def test_hostile_text_renders_as_text_and_runs_nothing(report):
                 browser.execute_script("return document.getElementById('drill').textContent")
             )
         for index, text in enumerate(HOSTILE):
-            assert f"cats purr {text}" in shown[index], text  # the query, as text
-            assert text in shown[index]  # its document's title
+            # The query and its document's title, as text; a control character made visible.
+            visible = text.replace("\x00", "⟨U+0000⟩")
+            assert f"cats purr {visible}" in shown[index], text
+            assert visible in shown[index]
+        assert "nul⟨U+0000⟩byte" in shown[7] and "\x00" not in shown[7]
         assert "{{ 7*7 }}" in shown[5] and "49" not in shown[5]
         # The 1 MB title and line are cut, and the page is not wider than the window.
         width = browser.execute_script("return document.documentElement.scrollWidth")

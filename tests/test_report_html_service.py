@@ -165,7 +165,10 @@ def test_drill_down_shows_verdicts_reasons_errors_and_chunk_hits_as_text(service
             assert chunks == [f"{case}#0 rank 1, score 0.9000", f"{case}#2 rank 3, score 0.7000"]
             (chunk,) = second.find_elements(By.CSS_SELECTOR, ".chunk-hits .chunk")
             other = records[case]["documents"][1][0]
-            assert chunk.get_attribute("textContent") == f"{other}#1 {HOSTILE}"  # markup as text
+            # Markup as text; in an id, the line separator shown (ids never hide a character).
+            whole = f"{other}#1 {HOSTILE}".replace("\u2028", "⟨U+2028⟩")
+            assert chunk.get_attribute("textContent") == whole
+            assert chunk.get_attribute("title") == whole
         # Markup in the texts made no element: no image, no script in the drill-down.
         assert not browser.find_elements(By.CSS_SELECTOR, "img, #drill script")
         assert not alert_open(browser)

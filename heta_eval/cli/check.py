@@ -62,7 +62,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     if args.system is not None and args.system not in reference_systems():
         raise CliError(f"unknown --system {args.system!r}; known: {', '.join(reference_systems())}")
-    systems = load_from_args(args, REFERENCE_METRICS)
+    systems = load_from_args(args, REFERENCE_METRICS, side_by_side=False)
     wanted = {canonical_metric(m) for m in args.metrics} if args.metrics else None
     # A registered --dataset NAME vouches for a results folder's data; a TREC run's dataset
     # (and whether it is the registered one) was found from --dataset itself.

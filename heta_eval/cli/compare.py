@@ -46,6 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "where available, else every common metric)",
     )
     add_source_arguments(parser)
+    add_different_data_argument(parser)
     parser.add_argument("--format", choices=("markdown", "latex", "json"), default="markdown")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
@@ -106,10 +107,45 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = T
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
 
 
-def load_from_args(args: argparse.Namespace, metrics: Sequence[str]) -> list[Any]:
-    """The systems named on the command line, as ``SystemScores``; errors become CliError."""
+def add_different_data_argument(parser: argparse.ArgumentParser) -> None:
+    """``--allow-different-data``, for the commands that put results folders side by side."""
+    parser.add_argument(
+        "--allow-different-data",
+        action="store_true",
+        help="put side by side results folders of one dataset name whose corpus or cases "
+        "differ (refused otherwise); a warning says what differs",
+    )
+
+
+def comparable_or_refuse(folders: Sequence[Any], allow_different_data: bool) -> None:
+    """Refuse (CliError) results folders of one dataset name but different data, or print
+    the warnings of :func:`heta_eval.compare.loading.comparable_folders`."""
+    from heta_eval.compare.loading import (
+        IncomparableFoldersError,
+        comparable_folders,
+        is_result_folder,
+    )
+
+    chosen = [folder for folder in folders if is_result_folder(folder)]
+    try:
+        warnings = comparable_folders(chosen, allow_different_data=allow_different_data)
+    except IncomparableFoldersError as error:
+        raise CliError(str(error)) from None
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def load_from_args(
+    args: argparse.Namespace, metrics: Sequence[str], *, side_by_side: bool = True
+) -> list[Any]:
+    """The systems named on the command line, as ``SystemScores``; errors become CliError.
+    ``side_by_side``: the results folders are compared with each other (compare,
+    leaderboard), so they must hold the same data (``--allow-different-data``)."""
     from heta_eval.compare.loading import is_result_folder, load_systems, unverified_reason
     from heta_eval.data.folders import dataset_label
+
+    if side_by_side:
+        comparable_or_refuse(args.results, args.allow_different_data)
 
     needs_qrels = [p for p in args.results if not is_result_folder(p) and Path(p).is_file()]
     qrels = queries = unverified = None

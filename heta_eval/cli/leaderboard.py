@@ -7,7 +7,11 @@ import sys
 from pathlib import Path
 
 from heta_eval.cli import CliError
-from heta_eval.cli.compare import add_source_arguments, load_from_args
+from heta_eval.cli.compare import (
+    add_different_data_argument,
+    add_source_arguments,
+    load_from_args,
+)
 
 EPILOG = """examples:
   heta-eval leaderboard results/scifact results/nfcorpus results/fiqa
@@ -51,6 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="name result-folder systems after their mode (default) or folder",
     )
     add_source_arguments(parser, exclusive=False)
+    add_different_data_argument(parser)
     parser.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
     parser.add_argument("--plot", metavar="PNG", help="also write a bar chart to this PNG file")
     parser.add_argument("--output", "-o", help="write the table to this file instead of stdout")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.compare import add_different_data_argument
 
 EPILOG = """examples:
   heta-eval report results/scifact
@@ -38,6 +39,7 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument("--data-dir", help="where the dataset lives (default: $HETA_EVAL_DATA)")
     parser.add_argument("--title", help="the report's title (default: the dataset names)")
+    add_different_data_argument(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -46,7 +48,10 @@ def handle(args: argparse.Namespace) -> int:
     from heta_eval.runner.results import ResultsFormatError
 
     try:
-        path = write_report(args.results, args.output, data_dir=args.data_dir, title=args.title)
+        path = write_report(
+            args.results, args.output, data_dir=args.data_dir, title=args.title,
+            allow_different_data=args.allow_different_data,
+        )  # fmt: skip
     except (ReportError, ResultsFormatError, OSError) as error:
         raise CliError(str(error)) from None
     print(f"report: {path}", file=sys.stderr)

@@ -15,11 +15,13 @@ heta_eval.report.sources.ReportError: /nonexistent: no summary.json here; ...
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from heta_eval import __version__
+from heta_eval.compare.loading import IncomparableFoldersError, comparable_folders
 from heta_eval.report.charts import distributions, evidence_by_chunking, pair_comparisons
 from heta_eval.report.headline import all_metric_rows, headline_metrics, headline_rows, provenance
 from heta_eval.report.payload import build_payload, numeric_metrics
@@ -40,6 +42,7 @@ def build_report(
     data_dir: str | os.PathLike[str] | None = None,
     title: str | None = None,
     key: str | None = None,
+    allow_different_data: bool = False,
 ) -> str:
     """The report of ``folders`` as HTML text.
 
@@ -48,10 +51,19 @@ def build_report(
     ``$HETA_EVAL_DATA``, else the cache), never downloaded. ``results`` are the folders'
     :class:`~heta_eval.runner.BenchmarkResults` when in memory already (else read);
     ``key`` is recorded in the page (``heta-eval run`` uses it to skip an unchanged report).
+    Folders of one dataset name whose corpus or cases differ are refused unless
+    ``allow_different_data`` (:func:`~heta_eval.compare.loading.comparable_folders`); then,
+    as for folders that record no fingerprint, a warning is printed and shown in the page.
     """
     systems = load_systems(folders, results)
     if not systems:
         raise ReportError("the results folders hold no mode")
+    try:
+        data_warnings = comparable_folders(folders, allow_different_data=allow_different_data)
+    except IncomparableFoldersError as error:
+        raise ReportError(str(error)) from None
+    for line in data_warnings:
+        print(f"warning: {line}", file=sys.stderr)
     names = list(dict.fromkeys(s.summary.get("benchmark", "") for s in systems))
     wanted = {doc for s in systems for r in s.records.values() for doc, _ in r.documents[:10]}
     dataset = load_dataset(names[0], wanted, benchmark=benchmark, data_dir=data_dir)
@@ -73,6 +85,7 @@ def build_report(
         "all_metrics": [{"label": s.label, "rows": all_metric_rows(s)} for s in systems],
         "provenance": [provenance(s) for s in folders_seen.values()],
         "dataset_note": dataset.note,
+        "data_warnings": data_warnings,
         "distributions": distributions(systems, metrics),
         "pairs": pair_comparisons(systems, metrics),
         "evidence": evidence_by_chunking(systems),

@@ -16,6 +16,7 @@ from typing import Any
 from heta_eval.data.references import check
 from heta_eval.data.registry import get_dataset
 from heta_eval.report.sources import System
+from heta_eval.report.text import TEXT_LIMIT, shown
 
 __all__ = [
     "all_metric_rows",
@@ -134,7 +135,8 @@ def headline_rows(systems: Sequence[System], metrics: Sequence[str]) -> list[dic
             "failed": failed,
             "not_run": max(cases - answered - failed, 0),
             "evaluator_failures": summary.get("evaluator_failures", 0),
-            "failure_reasons": list((summary.get("failure_reasons") or {}).items())[:5],
+            "failure_reasons": [(shown(reason, TEXT_LIMIT), count) for reason, count
+                                in list((summary.get("failure_reasons") or {}).items())[:5]],
             "partial": bool(summary.get("partial")),
             "cells": cells,
             "checks": _checks(system),
@@ -210,5 +212,5 @@ def provenance(system: System) -> dict[str, Any]:
         "usage": _flatten(summary.get("usage") or {}),
         "timings": timings,
         "mode_timings": modes,
-        "warnings": list(summary.get("warnings") or []),
+        "warnings": [shown(line, TEXT_LIMIT) for line in summary.get("warnings") or []],
     }

@@ -3,7 +3,10 @@
 Queries are indexed once (``qids``, ``queries``) and documents once (``docs``); per metric
 and system, ``values`` holds each query's score from ``per_query.jsonl`` (``None`` where the
 query was not scored). ``detail`` holds, per system and query, what the drill-down shows.
-Texts are cut to a bounded length so a 1 MB line cannot make a 1 MB report row. Each shown
+Every text is shown as :mod:`heta_eval.report.text` says (cut to a bounded length, so a 1 MB
+line cannot make a 1 MB report row; control and bidi characters visible). Ids are kept whole
+(``qids``, ``docs.ids``: sorting, filtering, titles) and ``shown_ids`` holds, only for those a
+cell shows otherwise, ``[shown, title]`` (``[shown]`` where the title is the id). Each shown
 document carries the chunk hits that collapsed into it, where the folder keeps them.
 
 >>> cut("abc", 10), cut("abcdef", 4)
@@ -16,28 +19,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from heta_eval.report.sources import Dataset, System
+from heta_eval.report.text import TEXT_LIMIT, cut, plain_ids, shown, shown_id, whole_id
 from heta_eval.runner.hits import HIT_DOCUMENTS
 
 __all__ = ["build_payload", "cut", "numeric_metrics"]
 
 #: The ranked documents a drill-down shows: those whose chunk hits the results folder keeps.
 TOP_DOCUMENTS = HIT_DOCUMENTS
-TEXT_LIMIT = 4_000
 TITLE_LIMIT = 300
 #: Characters of document snippets in all, shared out over the documents a report names.
 SNIPPET_BUDGET = 12_000_000
 SNIPPET_RANGE = (80, 400)
 #: Retrieval metrics' metadata repeats per metric; one copy is kept (``collapse``).
 _RETRIEVAL_KINDS = ("retrieval",)
-
-
-def cut(text: str | None, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was left out."""
-    if text is None:
-        return ""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def numeric_metrics(systems: Sequence[System]) -> list[str]:
@@ -56,7 +50,7 @@ def _query_order(systems: Sequence[System]) -> tuple[list[str], list[str]]:
         for qid, record in system.records.items():
             texts.setdefault(qid, record.query)
     qids = list(texts)
-    return qids, [cut(texts[q], TEXT_LIMIT) for q in qids]
+    return qids, [shown(texts[q], TEXT_LIMIT) for q in qids]
 
 
 def _values(system: System, qids: Sequence[str], metric: str) -> list[float | None] | None:
@@ -73,10 +67,10 @@ def _score_detail(record: Any, kinds: dict[str, str]) -> dict[str, Any]:
         if score.passed is not None:
             entry["passed"] = score.passed
         if score.metadata and kinds.get(name) not in _RETRIEVAL_KINDS:
-            entry["metadata"] = cut(_json(score.metadata), TEXT_LIMIT)
+            entry["metadata"] = shown(_json(score.metadata), TEXT_LIMIT)
             # A judge's reason is shown beside its verdict, not only in the details.
             if isinstance(score.metadata.get("reason"), str):
-                entry["reason"] = cut(score.metadata["reason"], TEXT_LIMIT)
+                entry["reason"] = shown(score.metadata["reason"], TEXT_LIMIT)
         scores[name] = entry
     return scores
 
@@ -105,8 +99,8 @@ def _detail(
     record: Any, labels: dict[str, int], docs: _DocIndex, kinds: dict[str, str]
 ) -> dict[str, Any]:
     top = record.documents[:TOP_DOCUMENTS]
-    shown = {doc_id for doc_id, _ in top}
-    wanted = {doc_id for doc_id, label in labels.items() if label > 0 and doc_id not in shown}
+    in_top = {doc_id for doc_id, _ in top}
+    wanted = {doc_id for doc_id, label in labels.items() if label > 0 and doc_id not in in_top}
     # Ranks deeper than the top, only of the relevant documents missed there.
     ranks = {}
     if wanted:
@@ -123,10 +117,10 @@ def _detail(
         "top": [[docs(doc_id), score] for doc_id, score in top],
         "retrieved": len(record.documents),
         "missed": missed,
-        "answer": None if record.answer is None else cut(record.answer, TEXT_LIMIT),
+        "answer": None if record.answer is None else shown(record.answer, TEXT_LIMIT),
         "scores": _score_detail(record, kinds),
-        "failures": [cut(f"{f.evaluator}: {f.error}", TEXT_LIMIT) for f in record.failures],
-        "error": None if record.error is None else cut(record.error, TEXT_LIMIT),
+        "failures": [shown(f"{f.evaluator}: {f.error}", TEXT_LIMIT) for f in record.failures],
+        "error": None if record.error is None else shown(record.error, TEXT_LIMIT),
         "latency_ms": record.latency_ms,
         "results": record.results,
         "unmapped": record.unmapped_results,
@@ -137,13 +131,31 @@ def _detail(
     }
 
 
-def _hits(shown: list[Any]) -> list[Any]:
-    # Chunk ids are short; only a long one is cut (checked first: most reports have none).
-    if all(len(chunk or "") <= TITLE_LIMIT for doc in shown for chunk, _, _ in doc):
-        return shown
-    return [
-        [[cut(c, TITLE_LIMIT) if c else c, rank, score] for c, rank, score in doc] for doc in shown
-    ]
+def _hits(top: list[Any]) -> list[Any]:
+    # Chunk ids are shown as any id is; one a cell shows otherwise carries its whole id
+    # (the title) fourth. Most reports have none: checked first.
+    if plain_ids([c for doc in top for c, _, _ in doc if c]):
+        return top
+    return [[_hit(c, rank, score) for c, rank, score in doc] for doc in top]
+
+
+def _hit(chunk: str | None, rank: int, score: float) -> list[Any]:
+    if not chunk or shown_id(chunk) == chunk:
+        return [chunk, rank, score]
+    return [shown_id(chunk), rank, score, whole_id(chunk)]
+
+
+def _shown_ids(ids: Sequence[str]) -> dict[str, list[str]]:
+    """``{position: [shown, title]}`` of the ids a cell does not show as they are; the title
+    is left out where it is the id itself (a long id of plain characters: not stored twice)."""
+    if plain_ids(ids):
+        return {}
+    changed = {}
+    for i, value in enumerate(ids):
+        if shown_id(value) != value:
+            whole = whole_id(value)
+            changed[str(i)] = [shown_id(value)] if whole == value else [shown_id(value), whole]
+    return changed
 
 
 def _documents(index: _DocIndex, dataset: Dataset) -> dict[str, list[str]]:
@@ -153,9 +165,9 @@ def _documents(index: _DocIndex, dataset: Dataset) -> dict[str, list[str]]:
     titles, snippets = [], []
     for doc_id in index.ids:
         title, text = dataset.documents.get(doc_id, ("", ""))
-        titles.append(cut(title, TITLE_LIMIT))
+        titles.append(shown(title, TITLE_LIMIT))
         words = " ".join(text[: width * 2].split())
-        snippets.append(words if len(words) <= width else words[:width] + "…")
+        snippets.append(shown(words if len(words) <= width else words[:width] + "…"))
     return {"ids": index.ids, "titles": titles, "snippets": snippets}
 
 
@@ -194,7 +206,8 @@ def build_payload(
         "labels": labels,
         "has_labels": bool(dataset.labels),
         "has_texts": bool(dataset.documents),
-        "dataset_note": dataset.note,
+        "dataset_note": shown(dataset.note),
         "detail": detail,
         "docs": _documents(docs, dataset),
+        "shown_ids": {"q": _shown_ids(qids), "d": _shown_ids(docs.ids)},
     }

@@ -26,6 +26,12 @@
     }
     return node;
   }
+  // An id: the text heta_eval/report/text.py made of it (cut, every invisible or reordering
+  // character visible) where shown_ids holds one, the whole id on hover; isolated by <bdi>.
+  function ident(kind, i) {
+    var whole = kind === "q" ? D.qids[i] : D.docs.ids[i], s = D.shown_ids[kind][i];
+    return el("bdi", { cls: "ident", title: s && s.length > 1 ? s[1] : whole, text: s ? s[0] : whole });
+  }
   function fmt(v) { return v === null || v === undefined ? "–" : (typeof v === "number" ? v.toFixed(4) : String(v)); }
   function col(s) { var m = D.values[state.metric] || {}; return m[S[s]] || null; }
   function value(s, q) { var c = col(s); return c ? c[q] : null; }
@@ -50,7 +56,7 @@
   }
   function rows() {
     var out = [], f = state.filter;
-    if (f && !lower) lower = D.queries.map(function (t, q) { return (D.qids[q] + "\u0000" + t).toLowerCase(); });
+    if (f && !lower) lower = D.queries.map(function (t, q) { var s = D.shown_ids.q[q]; return (D.qids[q] + "\u0000" + (s ? s[0] : "") + "\u0000" + t).toLowerCase(); });
     for (var q = 0; q < N; q++) if (!f || lower[q].indexOf(f) >= 0) out.push(q);
     var keys = new Array(N);
     out.forEach(function (q) { keys[q] = key(q); });
@@ -83,7 +89,7 @@
     var body = $("query-body"), frag = document.createDocumentFragment();
     list.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (q) {
       var tr = el("tr", { "data-q": q, cls: q === state.open ? "open" : "" },
-        el("td", { cls: "id", text: D.qids[q] }), el("td", { cls: "text" }, el("div", { text: D.queries[q] })));
+        el("td", { cls: "id" }, ident("q", q)), el("td", { cls: "text" }, el("div", { text: D.queries[q] })));
       for (var s = 0; s < S.length; s++) tr.appendChild(el("td", { cls: "num", text: fmt(value(s, q)) }));
       if (state.pair >= 0) { var d = diff(q); tr.appendChild(el("td", { cls: "num", text: d === null ? "–" : (d >= 0 ? "+" : "") + d.toFixed(4) })); }
       tr.addEventListener("click", function () { drill(q); });
@@ -105,7 +111,7 @@
     // One line per chunk hit that collapsed into the document: chunk id, rank in the reply, score.
     var list = el("ul", { cls: "hits" });
     hits.forEach(function (h) {
-      list.appendChild(el("li", null, el("span", { cls: "chunk", text: h[0] === null ? "(no chunk id)" : h[0] }),
+      list.appendChild(el("li", null, h[0] === null ? el("span", { cls: "chunk", text: "(no chunk id)" }) : el("bdi", { cls: "chunk ident", title: h[3] || h[0], text: h[0] }),
         " rank " + h[1] + ", score " + fmt(h[2])));
     });
     return el("div", { cls: "chunk-hits" }, el("span", { cls: "muted", text: hits.length + (hits.length === 1 ? " chunk hit" : " chunk hits") }), list);
@@ -128,7 +134,7 @@
     var tb = el("tbody");
     d.top.forEach(function (hit, r) {
       var l = label(q, hit[0]);
-      tb.appendChild(el("tr", { cls: +l > 0 ? "rel" : "" }, el("td", { cls: "num", text: String(r + 1) }), el("td", { text: D.docs.ids[hit[0]] }),
+      tb.appendChild(el("tr", { cls: +l > 0 ? "rel" : "" }, el("td", { cls: "num", text: String(r + 1) }), el("td", null, ident("d", hit[0])),
         docCells(hit[0], d.hits ? d.hits[r] : null), el("td", { cls: "label", text: l }), el("td", { cls: "num", text: fmt(hit[1]) })));
     });
     docs.appendChild(tb); box.appendChild(docs);
@@ -136,7 +142,7 @@
     else if (d.missed.length) {
       var mt = el("tbody");
       d.missed.forEach(function (m) {
-        mt.appendChild(el("tr", { cls: "missed" }, el("td", { text: D.docs.ids[m[0]] }), docCells(m[0]), el("td", { cls: "label", text: String(m[1]) }),
+        mt.appendChild(el("tr", { cls: "missed" }, el("td", null, ident("d", m[0])), docCells(m[0]), el("td", { cls: "label", text: String(m[1]) }),
           el("td", { text: m[2] === null ? "not in the " + d.retrieved + " retrieved" : "rank " + m[2] })));
       });
       box.appendChild(el("div", null, el("strong", { text: "relevant documents not in the top " + d.top.length }),
@@ -165,7 +171,7 @@
     state.open = q;
     var box = $("drill"); box.textContent = ""; box.hidden = false;
     var judged = D.has_labels ? Object.keys(D.labels[q]).length + " judged documents" : "no relevance labels";
-    box.appendChild(el("h3", null, "query ", el("span", { cls: "qid", text: D.qids[q] }), el("span", { cls: "muted", text: " (" + judged + ")" })));
+    box.appendChild(el("h3", null, "query ", el("span", { cls: "qid" }, ident("q", q)), el("span", { cls: "muted", text: " (" + judged + ")" })));
     box.appendChild(el("div", { cls: "query", text: D.queries[q] }));
     if (D.dataset_note) box.appendChild(el("p", { cls: "bad", text: D.dataset_note }));
     for (var s = 0; s < S.length; s++) box.appendChild(system(q, s));
