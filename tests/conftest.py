@@ -14,6 +14,12 @@ SHARED = REPO.parent / "shared"
 # between runs of this checkout, never in the user's ~/.cache/heta-eval. Subprocesses
 # started by tests inherit it.
 os.environ["HETA_EVAL_CACHE_DIR"] = str(REPO / ".test-cache")
+# A home folder of the suite's own, inside that cache: what libraries save in the user's home
+# (ONNX Runtime's telemetry database, Chromium's crash-report settings, Ray's token, pip's
+# cache) stays in the checkout, and the user's ~ is left as it was. Subprocesses inherit it.
+SUITE_HOME = REPO / ".test-cache" / "home"
+SUITE_HOME.mkdir(parents=True, exist_ok=True)
+os.environ["HOME"] = str(SUITE_HOME)
 # The encoder's automatic route is measured once per machine (heta_eval.kb.routes); the suite
 # takes the CPU-flag rule instead, so its results do not depend on a timing. The measurement
 # itself is tested with injected timings (tests/test_encode_routes.py).
