@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from trec_eval_refusals import CORPORA, DATA, REASONS, case_key, explained, pinned
+from trec_eval_refusals import CORPORA, DATA, REASONS, case_key, explained, pinned, why_empty
 
 PINNED = pinned()
 
@@ -32,3 +32,17 @@ def test_each_refusal_gives_a_documented_reason_for_what_the_binary_said():
 def test_the_reasons_table_has_no_row_that_no_refusal_uses():
     used = {reason_row(entry["ours"])[0] for entry in PINNED.values() if reason_row(entry["ours"])}
     assert used == {row[0] for row in REASONS}
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_every_case_where_trec_eval_prints_nothing_has_a_reason(corpus):
+    # The replays compare bytes; an empty output is right only for a reason like these.
+    cases = json.loads((DATA / f"trec_eval_{corpus}.json").read_text())
+    empty = [c["argv"] for c in cases if c["c_stdout"] == ""]
+    assert empty
+    assert not [argv for argv in empty if why_empty(argv) is None]
+
+
+def test_an_output_that_should_print_has_no_reason_to_be_empty():
+    assert why_empty(["-m", "map"]) is None and why_empty(["-q", "-m", "relstring"]) is None
+    assert why_empty(["-q", "-n", "-m", "map"]) is None

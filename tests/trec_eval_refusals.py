@@ -98,6 +98,24 @@ def binary_message(status: int, stderr: bytes) -> str:
     return reason(lines[0]) if lines else f"status {status}, nothing on stderr"
 
 
+#: Measures trec_eval 9.0.8 prints in its summary only, and only per query (``-q``).
+SUMMARY_ONLY = frozenset({"num_q", "runid", "gm_map", "gm_bpref"})
+PER_QUERY_ONLY = frozenset({"relstring"})
+
+
+def why_empty(argv: list[str]) -> str | None:
+    """Why trec_eval prints nothing for ``argv`` (exit 0), or None where it should print."""
+    measures = {argv[i + 1].split(".")[0] for i, a in enumerate(argv[:-1]) if a == "-m"}
+    per_query, no_summary = "-q" in argv, "-n" in argv
+    if no_summary and not per_query:
+        return "-n drops the summary and no -q asks for per-query lines"
+    if no_summary and measures and measures <= SUMMARY_ONLY:
+        return f"-q -n: {', '.join(sorted(measures))} print in the summary only"
+    if not per_query and measures and measures <= PER_QUERY_ONLY:
+        return f"{', '.join(sorted(measures))} prints per query only, and there is no -q"
+    return None
+
+
 def case_key(case: dict) -> str:
     """A case's identity: its files and arguments."""
     blob = json.dumps([case.get(name) for name in FILES] + [case["argv"]], ensure_ascii=False)
