@@ -2,7 +2,7 @@
 #   make eval DATASET=scifact     install (once) and run the main job
 #   make install TORCH=cuda       install with the default index's (CUDA) torch instead
 #   make eval RAY=auto            the same on a Ray cluster (local | auto | HOST:PORT)
-#   make test                     run the test suite
+#   make test                     run the test suite (make test-system: its system tests)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -34,7 +34,7 @@ TORCH ?= cpu
 TORCH_VERSION := 2.13.0
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install torch test lint eval repro bench bench-quick clean
+.PHONY: install torch test test-system lint eval repro bench bench-quick clean
 
 $(BIN)/heta-eval: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,8 +62,14 @@ endif
 
 install: $(BIN)/heta-eval
 
+# The suite but its system tests (those that start a real multi-process system: the two-node
+# Ray cluster, a fresh clone running every documented command, signals mid-encode, numba's
+# cache across processes, a dev-size report); test-system runs those. CI runs both.
 test: install
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q -m "not system" --durations=15
+
+test-system: install
+	$(BIN)/python -m pytest -q -m system --durations=10
 
 lint: install
 	$(BIN)/ruff check heta_eval adapters tests bench

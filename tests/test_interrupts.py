@@ -82,6 +82,7 @@ def kept_batches(cache: Path) -> set[Path]:
     return set((cache / "kb").glob("partial-dense-*/*.digests.npy"))
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_mid_encode_ends_the_run_before_its_next_batch_and_the_rerun_resumes(
     dataset, tmp_path, signum
@@ -125,6 +126,7 @@ def test_a_signal_mid_encode_ends_the_run_before_its_next_batch_and_the_rerun_re
     )
 
 
+@pytest.mark.system
 def test_a_process_waiting_for_the_cache_says_who_holds_it_and_how_far_it_got(dataset, tmp_path):
     cache = tmp_path / "cache"
     first = start(dataset, tmp_path / "first", cache, pause=0.3)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system  # a real multi-process system: `make test-system`
+
 pytest.importorskip("numba")
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,6 +29,7 @@ import numpy as np
 import heta_eval
 import heta_eval.providers.kernels as kernels
 from heta_eval import evaluate_run
+
 
 rng = np.random.default_rng(0)
 qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(20)} for i in range(50)}

@@ -261,6 +261,7 @@ def session_script(steps: list[tuple[str, str, str]]) -> tuple[str, list[str]]:
     return "\n".join(parts) + "\n", labels
 
 
+@pytest.mark.system
 def test_every_command_of_the_readme_and_docs_runs_as_written_on_a_fresh_clone(
     tmp_path, scifact_dir, scifact_run_file
 ):

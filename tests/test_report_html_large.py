@@ -12,6 +12,8 @@ from report_browser import chromium, console_errors, open_report
 from heta_eval.evaluation import BenchmarkCase, Document, QueryResponse, beir_default_metrics
 from heta_eval.report import write_report
 
+pytestmark = pytest.mark.system  # a real multi-process system: `make test-system`
+
 QUERIES = 6_980
 DOCUMENTS = 100_000
 WORDS = [

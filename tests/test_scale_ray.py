@@ -45,6 +45,8 @@ from ray_cluster import (
     scifact_slice,
 )
 
+pytestmark = pytest.mark.system  # a real multi-process system: `make test-system`
+
 if importlib.util.find_spec("ray") is None:  # `make install` installs the ray extra
     if os.environ.get("CI"):
         pytest.fail("ray is not installed: CI must run the Ray tests", pytrace=False)
@@ -160,6 +162,7 @@ import json, os, sys, tracemalloc
 import numpy as np, ray
 from heta_eval.kb.bm25 import top_indices
 from heta_eval.scale.executor import RayShardedIndex
+
 
 ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
 rng = np.random.default_rng(11)
