@@ -21,6 +21,8 @@ from heta_eval.kb.lucene import analyze
 from heta_eval.kb.lucene import anserini as oracle
 from heta_eval.kb.lucene.index import LuceneBM25Index
 
+pytestmark = pytest.mark.system  # starts the Lucene oracle's JVM (Anserini)
+
 
 @pytest.fixture(scope="module")
 def java_oracle() -> None:

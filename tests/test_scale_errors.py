@@ -248,6 +248,7 @@ print(ray.get(niceness.remote()))
 """
 
 
+@pytest.mark.system  # starts a Ray cluster
 def test_a_local_cluster_runs_its_workers_at_the_priority_of_other_processes():
     # Ray's default (nice 15) starves the encoders beside CPU-bound neighbours.
     env = {k: v for k, v in cluster_env().items() if k != "RAY_worker_niceness"}
@@ -270,6 +271,7 @@ print(ray.get(auth_mode.remote()))
 """
 
 
+@pytest.mark.system  # starts a Ray cluster
 def test_a_local_cluster_keeps_token_authentication_and_writes_nothing_in_the_home(tmp_path):
     # Ray saves a new local cluster's token to ~/.ray/auth_token, which then turns token
     # authentication on for the user's own `ray start` clusters (their second node refused).
