@@ -22,6 +22,9 @@ from trec_eval_refusals import binary_message, case_key
 
 from heta_eval.cli import main
 
+#: How a refusal on purpose begins where trec_eval 9.0.8 reads another query's memory (a gain
+#: for a negative label on a query whose labels are all negative): its output is undefined.
+UNDEFINED = b"from the previous query's label counts"
 CASES = json.loads(CORPUS.read_text())
 
 
@@ -66,5 +69,8 @@ def test_live_against_the_binary(tmp_path, capsysbinary):
         case["c_status"] = proc.returncode
         case["c_stdout"] = proc.stdout.decode("latin-1") if proc.returncode == 0 else None
         case["c_reason"] = binary_message(proc.returncode, proc.stderr)
+        code, out, err = ours(case, tmp_path, capsysbinary)
+        if case["c_stdout"] is not None and code == 2 and UNDEFINED in err:
+            continue  # refused on purpose: trec_eval reads another query's memory (docs/trec_eval.md)
         with reported_seed(seed):
-            check(case, *ours(case, tmp_path, capsysbinary))
+            check(case, code, out, err)

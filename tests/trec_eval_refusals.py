@@ -78,10 +78,20 @@ REASONS: list[tuple[str, tuple[str, ...], str]] = [
     ),
     (
         r"needs judgment groups",
-        (r"rel_info format not qrels_jg",),
-        "an avgjg measure without -R qrels_jg",
+        (
+            r"rel_info format not qrels_jg",
+            r"Malformed line",
+            r"duplicate docs",
+            r"No queries with both results",
+        ),
+        "an avgjg measure without -R qrels_jg (refused before reading the files)",
     ),
 ]
+
+
+def documented(ours: str) -> bool:
+    """Whether ``ours`` is one of the refusals :data:`REASONS` documents."""
+    return any(re.search(row[0], ours) for row in REASONS)
 
 
 def explained(binary: str, ours: str) -> bool:
