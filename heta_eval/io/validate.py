@@ -37,8 +37,6 @@ from heta_eval.io.ids import unscorable_id
 
 __all__ = ["InputError", "validate_qrels", "validate_run"]
 
-__all__ = ["InputError", "validate_qrels", "validate_run"]
-
 
 class InputError(ValueError):
     """Qrels or a run that no backend may score: names the query, document and value."""
