@@ -19,6 +19,7 @@ __all__ = [
     "distributions",
     "evidence_by_chunking",
     "pair_comparisons",
+    "significance",
     "paired_metrics",
     "system_pairs",
 ]
@@ -96,13 +97,13 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
         for row in result.rows:
             va, vb = _values(by_label[first], row.metric), _values(by_label[second], row.metric)
             deltas = [vb[q] - va[q] for q in va if q in vb]
-            rows.append(_row(row, deltas, f"{row.metric}: {second} − {first}"))
+            rows.append(_row(row, deltas, f"{row.metric}: {second} − {first}", result.settings))
         out.append({"baseline": first, "system": second, "rows": rows,
                     "settings": result.settings, "caption": result.caption()})  # fmt: skip
     return out
 
 
-def _row(row: Any, deltas: list[float], title: str) -> dict[str, Any]:
+def _row(row: Any, deltas: list[float], title: str, settings: dict[str, Any]) -> dict[str, Any]:
     def signed(value: float) -> str:
         return "–" if value != value else f"{value:+.4f}"
 
@@ -121,8 +122,33 @@ def _row(row: Any, deltas: list[float], title: str) -> dict[str, Any]:
         "p_permutation_holm": p(row.p_permutation_holm),
         "wtl": f"{row.wins}/{row.ties}/{row.losses}",
         "unpaired": row.unpaired,
+        "significant": row.significant(settings["alpha"]),
+        "raw": {"diff": row.diff, "p": row.p_permutation_holm, "n": row.n},
         "svg": svg.differences(deltas, title),
     }
+
+
+def significance(pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The headline's markers, for any baseline the page offers: per ``baseline`` and
+    ``system``, per tested metric ``[Δ of the paired means, Holm p (perm), significant]``
+    (the pair's own test read from either side: Δ negated, p the same), and the legend."""
+    marks: dict[str, dict[str, dict[str, list[Any]]]] = {}
+    for pair in pairs:
+        for row in pair["rows"]:
+            diff, p, significant = row["raw"]["diff"], row["raw"]["p"], row["significant"]
+            for base, other, sign in ((pair["baseline"], pair["system"], 1),
+                                      (pair["system"], pair["baseline"], -1)):  # fmt: skip
+                entry = marks.setdefault(base, {}).setdefault(other, {})
+                entry[row["metric"]] = [sign * diff, p, significant]
+    legend = ""
+    if pairs:
+        s = pairs[0]["settings"]
+        legend = (
+            f"▲ / ▼: better / worse than the baseline by a two-sided paired randomization test "
+            f"({s['n_resamples']} sign flips, seed {s['seed']}) over the queries both answered, "
+            f"p < {s['alpha']:g} after Holm's correction over the metrics tested for that pair"
+        )
+    return {"marks": marks, "legend": legend}
 
 
 def evidence_by_chunking(systems: Sequence[System]) -> list[dict[str, Any]]:

@@ -74,11 +74,13 @@ def _environment() -> Any:
 
 
 def render_page(context: dict[str, Any], data: dict[str, Any]) -> str:
-    """The whole HTML page for ``context`` (the template's values) and ``data`` (the JSON
-    the script reads)."""
+    """The whole HTML page for ``context`` (the template's values; its ``headline_data`` is
+    embedded as the headline script's JSON) and ``data`` (the JSON the script reads)."""
     from markupsafe import Markup
 
-    script, style = asset_text("report.js"), asset_text("report.css")
+    # One inline script (one hash): the per-query table's, then the headline's.
+    script = asset_text("report.js") + asset_text("headline.js")
+    style = asset_text("report.css")
     policy = (
         "default-src 'none'; "
         f"script-src {csp_hash(script)}; style-src {csp_hash(style)}; img-src data:; "
@@ -92,5 +94,6 @@ def render_page(context: dict[str, Any], data: dict[str, Any]) -> str:
         style=Markup(style),
         script=Markup(script),
         data_json=Markup(embed_json(data)),
+        headline_json=Markup(embed_json(context.get("headline_data", {}))),
         charts_markup=Markup,
     )
