@@ -166,10 +166,17 @@ def test_in_chromium_headline_sorting_filtering_drill_down(run_folder, tmp_path)
         assert top.find_elements(By.TAG_NAME, "td")[1].text == hit["documents"][0][0]
         assert int(top.find_element(By.CSS_SELECTOR, "td.label").text) > 0
         assert top.find_element(By.TAG_NAME, "strong").text  # the title, from the dataset
-        # Under it, the chunk hit it came from (whole documents: one chunk each).
+        # Whole documents, one hit each at the document's own rank: no chunk-hit line repeats it.
         hits = _hits(folder)[(hit["case_id"], "keyword_search")][0]
-        shown = [li.text for li in top.find_elements(By.CSS_SELECTOR, ".chunk-hits li")]
-        assert shown == [f"{c} rank {r}, score {score:.4f}" for c, r, score in hits]
+        assert [c for c, _, _ in hits] == [f"{hit['documents'][0][0]}#0"]
+        assert not top.find_elements(By.CSS_SELECTOR, ".chunk-hits")
+        status = bm25.find_element(By.CSS_SELECTOR, "p.muted").text
+        assert "chunk hits" not in status
+        assert status.startswith(f"{len(hit['documents'])} documents retrieved")
+        # Retrieval only: nothing scored the extractive answer, so it is folded below.
+        if hit["answer"] is not None:
+            assert not bm25.find_element(By.CSS_SELECTOR, "details.answer").get_attribute("open")
+            assert not bm25.find_elements(By.CSS_SELECTOR, ":scope > div.answer")
 
         assert not console_errors(browser)
         assert not alert_open(browser)

@@ -14,6 +14,7 @@ from heta_eval.compare import compare_many
 from heta_eval.report import svg
 from heta_eval.report.headline import number
 from heta_eval.report.sources import System
+from heta_eval.report.text import plural
 
 __all__ = [
     "distributions",
@@ -56,17 +57,31 @@ def _values(system: System, metric: str) -> dict[str, float]:
 
 
 def distributions(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
-    """Per metric, one histogram per system of its per-query values."""
+    """Per metric, one histogram of every system's per-query values on a shared axis, and
+    per system what it leaves out (failed queries, queries with no value)."""
     charts = []
     for metric in metrics:
-        row = []
-        for system in systems:
-            values = list(_values(system, metric).values())
-            if values:
-                row.append({"system": system.label, "svg": svg.histogram(values, system.label)})
-        if row:
-            charts.append({"metric": metric, "charts": row})
+        series = [(s.label, list(_values(s, metric).values())) for s in systems]
+        series = [(label, values) for label, values in series if values]
+        if not series:
+            continue
+        notes = [_left_out(s, len(_values(s, metric))) for s in systems if _values(s, metric)]
+        charts.append({
+            "metric": metric,
+            "svg": svg.histogram(series, f"{metric} per query", metric=metric),
+            "notes": notes,
+        })  # fmt: skip
     return charts
+
+
+def _left_out(system: System, scored: int) -> str:
+    cases = system.mode_summary.get("cases", 0)
+    failed = sum(1 for r in system.records.values() if r.error is not None)
+    others = max(cases - scored - failed, 0)
+    parts = [plural(failed, "failed query", "failed queries")] if failed else []
+    parts += [f"{plural(others, 'query', 'queries')} with no value"] if others else []
+    left = f"; left out: {' and '.join(parts)}" if parts else ""
+    return f"{system.label}: n = {scored} of {cases}{left}"
 
 
 def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
@@ -90,20 +105,35 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
                     per_query[name].setdefault(qid, {})[metric] = value
         if shared:
             families.append((per_query, first, shared))
+    results = compare_many(families) if families else []
+    # One y-scale per metric: the largest |difference| of any pair.
+    extent: dict[str, float] = {}
+    for (_, first, _), result in zip(families, results, strict=True):
+        for row in result.rows:
+            va, vb = _values(by_label[first], row.metric), _values(by_label[result.systems[1]], row.metric)
+            top = max((abs(vb[q] - va[q]) for q in va if q in vb), default=0.0)
+            extent[row.metric] = max(extent.get(row.metric, 0.0), top)
     out = []
-    for (_, first, _), result in zip(families, compare_many(families), strict=True):
+    for (_, first, _), result in zip(families, results, strict=True):
         second = result.systems[1]
         rows = []
         for row in result.rows:
             va, vb = _values(by_label[first], row.metric), _values(by_label[second], row.metric)
-            deltas = [vb[q] - va[q] for q in va if q in vb]
-            rows.append(_row(row, deltas, f"{row.metric}: {second} − {first}", result.settings))
+            deltas = [(q, vb[q] - va[q]) for q in va if q in vb]
+            title = f"{row.metric}: {second} − {first}"
+            rows.append(_row(row, deltas, title, result.settings, extent.get(row.metric)))
         out.append({"baseline": first, "system": second, "rows": rows,
                     "settings": result.settings, "caption": result.caption()})  # fmt: skip
     return out
 
 
-def _row(row: Any, deltas: list[float], title: str, settings: dict[str, Any]) -> dict[str, Any]:
+def _row(
+    row: Any,
+    deltas: list[tuple[str, float]],
+    title: str,
+    settings: dict[str, Any],
+    extent: float | None,
+) -> dict[str, Any]:
     def signed(value: float) -> str:
         return "–" if value != value else f"{value:+.4f}"
 
@@ -124,7 +154,7 @@ def _row(row: Any, deltas: list[float], title: str, settings: dict[str, Any]) ->
         "unpaired": row.unpaired,
         "significant": row.significant(settings["alpha"]),
         "raw": {"diff": row.diff, "p": row.p_permutation_holm, "n": row.n},
-        "svg": svg.differences(deltas, title),
+        "svg": svg.differences(deltas, title, extent=extent or None),
     }
 
 
