@@ -234,6 +234,12 @@ def test_a_sweep_writes_one_report_of_its_cells(run_folder, tmp_path, capsys, mo
     assert '<tr data-system="reference/keyword_search">' in html
     assert '<tr data-system="c128/keyword_search">' in html
     assert "<h3>c128/keyword_search vs reference/keyword_search</h3>" in html
+    # One table of what differs between the two folders; BM25 only: no dense model named.
+    differ = html[html.index('class="kv provenance-diff"') : html.index('class="kv provenance-same"')]
+    assert "<th>chunking</th><td>whole documents</td><td>128 tokens, overlap 16</td>" in differ
+    same = html[html.index('class="kv provenance-same"') :].split("</table>")[0]
+    assert "<th>analyzer</th>" in same and "<th>dataset</th><td>scifact</td>" in same
+    assert "<th>model</th>" not in html and "<th>precision</th>" not in html
 
 
 def test_a_rerun_that_changed_nothing_keeps_the_report(run_folder, capsys, monkeypatch):
@@ -247,3 +253,13 @@ def test_a_rerun_that_changed_nothing_keeps_the_report(run_folder, capsys, monke
     assert f"report: {folder / 'report.html'} (unchanged)" in capsys.readouterr().err
     assert (folder / "report.html").read_bytes() == before
     assert (folder / "hits.jsonl").read_bytes() == hits_before  # kept through the resume
+
+
+def test_provenance_names_the_precision_device_and_route_that_ran(run_folder):
+    folder, _, _ = run_folder
+    build = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["build"]
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    key = html[html.index('<section id="provenance">') :].split("</table>")[0]
+    assert build["precision"] != "auto" and f"<th>precision</th><td>{build['precision']}" in key
+    assert f"<th>device</th><td>{build['device']}</td>" in key
+    assert f"<th>route</th><td>{build['route']}</td>" in key

@@ -119,3 +119,143 @@ def test_headline_marks_best_partial_and_significance_against_the_chosen_baselin
         assert not console_errors(browser)
         assert not alert_open(browser)
         assert network_requests(browser) == []
+
+
+def _ids(browser):
+    from selenium.webdriver.common.by import By
+
+    return [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#query-body td.id")]
+
+
+def test_failed_queries_are_marked_first_filterable_and_counted_where_left_out(run):
+    from selenium.webdriver.common.by import By
+
+    report, _, records = run
+    errors = {r["case_id"]: r["error"] for r in records if r["mode"] == "mode_c" and r["error"]}
+    assert set(errors) == FAILING
+    with chromium() as browser:
+        open_report(browser, report)
+        # Worst first: the failed queries lead, each marked in its system's column.
+        assert set(_ids(browser)[: len(FAILING)]) == FAILING
+        first = browser.find_element(By.CSS_SELECTOR, "#query-body tr")
+        cell = first.find_elements(By.CSS_SELECTOR, "td.num")[2]  # mode_c
+        assert cell.text == "failed" and "failed" in cell.get_attribute("class")
+        assert cell.get_attribute("title").startswith("query failed: RuntimeError: refused <b>")
+        browser.find_element(By.ID, "failed-only").click()
+        assert sorted(_ids(browser)) == sorted(FAILING)
+        assert browser.find_element(By.ID, "count").text == f"2 of {len(QIDS)} queries"
+        # Its drill-down says it failed, with the error, and nothing about a top 0.
+        first = browser.find_element(By.CSS_SELECTOR, "#query-body tr")
+        qid = first.find_element(By.CSS_SELECTOR, "td.id").text
+        first.click()
+        box = browser.find_element(By.CSS_SELECTOR, '#drill .system[data-system="mode_c"]')
+        error = box.find_element(By.CSS_SELECTOR, "p.bad span")
+        assert error.get_attribute("textContent") == errors[qid]
+        assert "top 0" not in box.text and "not in the top" not in box.text
+        ranks = browser.find_elements(By.CSS_SELECTOR, '#drill td.rank[data-system="mode_c"]')
+        assert ranks and all(td.text == "query failed" for td in ranks)
+        # The histogram and the paired tests say how many they left out.
+        notes = browser.find_element(By.CSS_SELECTOR, 'figure.distribution[data-metric="ndcg@10"]')
+        assert f"mode_c: n = 22 of {len(QIDS)}; left out: 2 failed queries" in notes.text
+        left = browser.find_elements(
+            By.CSS_SELECTOR, '#pairs tr[data-metric="ndcg@10"] td.left-out'
+        )
+        assert [td.get_attribute("textContent") for td in left] == ["0", "2", "2"]
+        assert not console_errors(browser)
+
+
+def test_drill_down_side_by_side_with_each_relevant_documents_rank(run):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    report, _, records = run
+    by = {(r["mode"], r["case_id"]): r for r in records}
+    with chromium() as browser:
+        open_report(browser, report)
+        Select(browser.find_element(By.ID, "pair")).select_by_visible_text("mode_c − mode_b")
+        browser.find_element(By.CSS_SELECTOR, "#query-body tr").click()
+        qid = browser.find_element(By.CSS_SELECTOR, "#drill .qid").text
+        boxes = browser.find_elements(By.CSS_SELECTOR, "#drill .sides > .system")
+        assert [b.get_attribute("data-system") for b in boxes] == ["mode_b", "mode_c", "mode_a"]
+        # The chosen pair sits side by side: same top, different left edges.
+        assert boxes[0].location["y"] == boxes[1].location["y"]
+        assert boxes[0].location["x"] < boxes[1].location["x"]
+        for tr in browser.find_elements(By.CSS_SELECTOR, "#drill table.ranks tbody tr"):
+            doc = tr.get_attribute("data-doc")
+            for td in tr.find_elements(By.CSS_SELECTOR, "td.rank"):
+                record = by[(td.get_attribute("data-system"), qid)]
+                ranked = [d for d, _ in record["documents"]]
+                expected = str(ranked.index(doc) + 1) if record["error"] is None else "query failed"
+                assert td.text == expected
+        assert "(2 judged documents)" in browser.find_element(By.CSS_SELECTOR, "#drill h3").text
+        assert not console_errors(browser)
+
+
+def test_query_links_plot_elements_and_natural_id_order(run):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    report, _, records = run
+    with chromium() as browser:
+        # A #q= link opens that query's drill-down, on load and when the address changes.
+        browser.get(report.resolve().as_uri() + "#q=1012")
+        assert browser.find_element(By.CSS_SELECTOR, "#drill .qid").text == "1012"
+        browser.execute_script("location.hash = '#q=q11'")
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(browser, 10).until(
+            lambda b: b.find_element(By.CSS_SELECTOR, "#drill .qid").text == "q11"
+        )
+        link = browser.find_element(By.CSS_SELECTOR, "#query-body td.id a")
+        assert link.get_attribute("href").endswith("#q=" + link.text)
+        # Query ids in natural order.
+        Select(browser.find_element(By.ID, "sort")).select_by_value("id")
+        numbers = sorted(q for q in QIDS if q.isdigit())
+        numeric = [q for q in _ids(browser) if q.isdigit()]
+        assert numeric == sorted(numbers, key=int)
+        assert _ids(browser).index("q2") < _ids(browser).index("q10")
+        # A histogram bar lists its queries: those of that system whose value falls in its bin.
+        bar = browser.find_element(
+            By.CSS_SELECTOR, 'figure.distribution[data-metric="ndcg@10"] rect[data-system="mode_b"][data-bin="19"]'
+        )
+        browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", bar)
+        top = {r["case_id"] for r in records if r["mode"] == "mode_b" and r["error"] is None
+               and r["scores"]["ndcg@10"]["value"] >= 0.95}  # fmt: skip
+        assert top and set(_ids(browser)) == top
+        assert "mode_b ndcg@10 in [0.95, 1.00]" in browser.find_element(By.ID, "count").text
+        browser.find_element(By.ID, "clear-only").click()
+        assert len(_ids(browser)) == min(50, len(QIDS))
+        # A difference-plot bar opens its query.
+        bar = browser.find_element(By.CSS_SELECTOR, "#pairs rect[data-q]")
+        browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", bar)
+        assert browser.find_element(By.CSS_SELECTOR, "#drill .qid").text == bar.get_attribute("data-q")
+        assert not console_errors(browser)
+
+
+def test_the_csv_export_is_the_table_and_equals_per_query_jsonl(run):
+    import csv
+    import io
+
+    from selenium.webdriver.common.by import By
+
+    report, _, records = run
+    values = {(r["mode"], r["case_id"]): r for r in records}
+    with chromium() as browser:
+        open_report(browser, report)
+        browser.find_element(By.ID, "export-csv").click()
+        text = browser.execute_script("return window.hetaReportCsv")
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert [r["id"] for r in rows] == _ids(browser) + [r["id"] for r in rows][50:]
+        assert len(rows) == len(QIDS)
+        for row in rows:
+            failed = []
+            for mode in ("mode_a", "mode_b", "mode_c"):
+                record = values[(mode, row["id"])]
+                assert row["query"] == record["query"]
+                if record["error"] is None:
+                    assert float(row[f"{mode} ndcg@10"]) == record["scores"]["ndcg@10"]["value"]
+                else:
+                    assert row[f"{mode} ndcg@10"] == ""
+                    failed.append(mode)
+            assert row["failed in"] == "; ".join(failed)
+        assert not console_errors(browser)

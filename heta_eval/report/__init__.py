@@ -36,6 +36,7 @@ from heta_eval.report.headline import (
     headline_rows,
     partial_notes,
     provenance,
+    provenance_table,
 )
 from heta_eval.report.payload import build_payload, numeric_metrics
 from heta_eval.report.render import render_page
@@ -93,6 +94,7 @@ def build_report(
     folders_seen: dict[str, Any] = {}
     for system in systems:
         folders_seen.setdefault(str(system.folder), system)
+    provenances = [provenance(s) for s in folders_seen.values()]
     context = {
         "title": title or ", ".join(names),
         "subtitle": " · ".join(folders_seen) + f" · {plural(len(systems), 'system')}",
@@ -105,7 +107,8 @@ def build_report(
         "tested": paired_metrics(systems, metrics) if len(systems) > 1 else [],
         "headline_data": {"systems": [s.label for s in systems], "metrics": metrics, **marks},
         "all_metrics": [{"label": s.label, "rows": all_metric_rows(s)} for s in systems],
-        "provenance": [provenance(s) for s in folders_seen.values()],
+        "provenance": provenances,
+        "provenance_table": provenance_table(provenances) if len(provenances) > 1 else None,
         "dataset_note": dataset.note,
         "data_warnings": data_warnings,
         "distributions": distributions(systems, metrics),

@@ -26,6 +26,7 @@ __all__ = [
     "number",
     "partial_notes",
     "provenance",
+    "provenance_table",
     "reference_system",
 ]
 
@@ -239,6 +240,47 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, number(value) if not isinstance(value, str) else value)]
 
 
+def _what_ran(
+    summary: dict[str, Any], bm25: dict[str, Any], dense: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """The analyzer where BM25 ran, the dense model with the precision, device and route it
+    resolved to where a dense mode ran (``build``), not the recipe's ``auto``."""
+    build = summary.get("build") or {}
+    rows = []
+    if "bm25" in build or (bm25 and not build):
+        rows.append(("analyzer", f"{bm25.get('analyzer', '–')} ({bm25.get('fields', '–')} fields)"))
+    if "precision" in build or "embeddings" in build:
+        asked = dense.get("precision")
+        chosen = build.get("precision") or "–"
+        rows += [
+            ("model", dense.get("model") or "–"),
+            ("precision", chosen + (f" (asked {asked})" if asked and asked != chosen else "")),
+            ("device", build.get("device") or "–"),
+            ("route", build.get("route") or "–"),
+        ]
+    return rows
+
+
+def provenance_table(provenances: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several folders' provenance as one table: ``differ`` (setting, one value per folder)
+    for the settings that differ, ``same`` (setting, value) for those every folder shares.
+
+    >>> t = provenance_table([{"key": [("a", "1"), ("b", "x")]}, {"key": [("a", "2"), ("b", "x")]}])
+    >>> t["differ"], t["same"]
+    ([('a', ['1', '2'])], [('b', 'x')])
+    """
+    names = list(dict.fromkeys(k for p in provenances for k, _ in p["key"]))
+    values = [dict(p["key"]) for p in provenances]
+    differ, same = [], []
+    for name in names:
+        row = [v.get(name, "–") for v in values]
+        if len(set(row)) == 1:
+            same.append((name, row[0]))
+        else:
+            differ.append((name, row))
+    return {"differ": differ, "same": same}
+
+
 def provenance(system: System) -> dict[str, Any]:
     """Where the numbers come from, for one results folder (shared by its modes)."""
     summary, run = system.summary, system.run_json
@@ -251,10 +293,7 @@ def provenance(system: System) -> dict[str, Any]:
         ("cases fingerprint", run.get("cases") or "–"),
         ("system", summary.get("system", {}).get("kind", "")
          + (f" {summary['system']['url']}" if summary.get("system", {}).get("url") else "")),
-        ("analyzer", f"{bm25.get('analyzer', '–')} ({bm25.get('fields', '–')} fields)"),
-        ("model", dense.get("model") or "–"),
-        ("precision", dense.get("precision") or "–"),
-        ("device", dense.get("device") or "–"),
+        *_what_ran(summary, bm25, dense),
         ("chunking", "whole documents" if not chunking.get("size") else
          f"{chunking['size']} {chunking.get('unit', '')}, overlap {chunking.get('overlap', 0)}"),
         ("executor", ", ".join(f"{k} {v}" for k, v in (summary.get("executor") or {}).items())),
