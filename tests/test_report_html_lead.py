@@ -216,7 +216,8 @@ def test_query_links_plot_elements_and_natural_id_order(run):
         assert _ids(browser).index("q2") < _ids(browser).index("q10")
         # A histogram bar lists its queries: those of that system whose value falls in its bin.
         bar = browser.find_element(
-            By.CSS_SELECTOR, 'figure.distribution[data-metric="ndcg@10"] rect[data-system="mode_b"][data-bin="19"]'
+            By.CSS_SELECTOR,
+            'figure.distribution[data-metric="ndcg@10"] rect[data-system="mode_b"][data-bin="19"]',
         )
         browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", bar)
         top = {r["case_id"] for r in records if r["mode"] == "mode_b" and r["error"] is None
@@ -228,7 +229,9 @@ def test_query_links_plot_elements_and_natural_id_order(run):
         # A difference-plot bar opens its query.
         bar = browser.find_element(By.CSS_SELECTOR, "#pairs rect[data-q]")
         browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", bar)
-        assert browser.find_element(By.CSS_SELECTOR, "#drill .qid").text == bar.get_attribute("data-q")
+        assert browser.find_element(By.CSS_SELECTOR, "#drill .qid").text == bar.get_attribute(
+            "data-q"
+        )
         assert not console_errors(browser)
 
 

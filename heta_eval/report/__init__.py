@@ -105,7 +105,6 @@ def build_report(
         "partial_notes": partial_notes(rows),
         "significance": marks,
         "tested": paired_metrics(systems, metrics) if len(systems) > 1 else [],
-        "headline_data": {"systems": [s.label for s in systems], "metrics": metrics, **marks},
         "all_metrics": [{"label": s.label, "rows": all_metric_rows(s)} for s in systems],
         "provenance": provenances,
         "provenance_table": provenance_table(provenances) if len(provenances) > 1 else None,
@@ -119,7 +118,9 @@ def build_report(
     }
     # The per-query table opens on the first headline metric.
     order = [*metrics, *(m for m in numeric_metrics(systems) if m not in metrics)]
-    return render_page(context, build_payload(systems, dataset, order))
+    data = build_payload(systems, dataset, order)
+    data["headline"] = {"metrics": metrics, **marks}  # the headline's markers, per baseline
+    return render_page(context, data)
 
 
 def write_report(

@@ -20,8 +20,8 @@ __all__ = [
     "distributions",
     "evidence_by_chunking",
     "pair_comparisons",
-    "significance",
     "paired_metrics",
+    "significance",
     "system_pairs",
 ]
 
@@ -110,7 +110,10 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
     extent: dict[str, float] = {}
     for (_, first, _), result in zip(families, results, strict=True):
         for row in result.rows:
-            va, vb = _values(by_label[first], row.metric), _values(by_label[result.systems[1]], row.metric)
+            va, vb = (
+                _values(by_label[first], row.metric),
+                _values(by_label[result.systems[1]], row.metric),
+            )
             top = max((abs(vb[q] - va[q]) for q in va if q in vb), default=0.0)
             extent[row.metric] = max(extent.get(row.metric, 0.0), top)
     out = []

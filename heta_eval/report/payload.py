@@ -207,8 +207,10 @@ def build_payload(
         "systems": [system.label for system in systems],
         # Per system: whether it was chunked (chunk hits always shown) and whether anything
         # scored its answers (else the answer is not put first).
-        "chunked": [bool(((s.summary.get("recipe") or {}).get("chunking") or {}).get("size"))
-                    for s in systems],
+        "chunked": [
+            bool(((s.summary.get("recipe") or {}).get("chunking") or {}).get("size"))
+            for s in systems
+        ],
         "answers_scored": [_answers_scored(s) for s in systems],
         "metrics": [m for m in metrics if m in values],
         "qids": qids,

@@ -74,8 +74,8 @@ def _environment() -> Any:
 
 
 def render_page(context: dict[str, Any], data: dict[str, Any]) -> str:
-    """The whole HTML page for ``context`` (the template's values; its ``headline_data`` is
-    embedded as the headline script's JSON) and ``data`` (the JSON the script reads)."""
+    """The whole HTML page for ``context`` (the template's values) and ``data`` (the JSON
+    the script reads)."""
     from markupsafe import Markup
 
     # One inline script (one hash): the per-query table's, then the headline's.
@@ -94,6 +94,5 @@ def render_page(context: dict[str, Any], data: dict[str, Any]) -> str:
         style=Markup(style),
         script=Markup(script),
         data_json=Markup(embed_json(data)),
-        headline_json=Markup(embed_json(context.get("headline_data", {}))),
         charts_markup=Markup,
     )

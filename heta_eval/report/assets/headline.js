@@ -1,13 +1,14 @@
 // heta-eval report: the headline's baseline, significance markers, Δ column, sorting and the
-// toggle of its further columns. Every text from the data is set with textContent.
-(function () {
+// toggle of its further columns; report.js calls it with the page's data (one parse).
+// Every text from the data is set with textContent.
+function reportHeadline(D) {
   "use strict";
   var table = document.getElementById("headline-table");
   if (!table) return;
-  var H = JSON.parse(document.getElementById("headline-data").textContent);
+  var H = D.headline;
   var body = table.tBodies[0], heads = table.tHead.rows[0].cells;
   var rows = Array.prototype.slice.call(body.rows);
-  var marks = H.marks || {}, S = H.systems || [];
+  var marks = H.marks || {}, S = D.systems;
   // A baseline is offered where the page holds its pair with every other system.
   var bases = S.filter(function (b) { return S.every(function (s) { return s === b || (marks[b] && marks[b][s]); }); });
   var state = { base: bases.length ? bases[0] : S[0], metric: H.metrics[0], col: -1, dir: 1 };
@@ -88,4 +89,4 @@
   });
   document.getElementById("headline-controls").hidden = false;
   mark();
-})();
+}

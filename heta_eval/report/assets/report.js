@@ -355,6 +355,7 @@
     window.addEventListener("hashchange", fromHash);
     plots();
     draw();
+    reportHeadline(D); // headline.js, in this same script
     fromHash();
   }
   setup();
