@@ -72,7 +72,8 @@ def test_headline_marks_best_partial_and_significance_against_the_chosen_baselin
         assert not _cell(browser, "mode_a", "ndcg@10").find_elements(By.CSS_SELECTOR, "sup.partial")
         note = browser.find_element(By.CSS_SELECTOR, ".partial-note").text
         assert note.startswith("mode_c: † a mean over the queries scored only (ndcg@10 22 of 24;")
-        assert "2 queries failed and left out of it; strict (trec_eval -c) counts each" in note
+        assert "(ndcg@10 22 of 24;" in note
+        assert "; 2 failed queries left out of it; strict (trec_eval -c) counts each of them" in note
         # Best in bold among the complete values: mode_a, not mode_c's higher partial mean.
         assert metrics["mode_c"]["ndcg@10"]["beir"] > metrics["mode_a"]["ndcg@10"]["beir"]
         assert "best" in _cell(browser, "mode_a", "ndcg@10").get_attribute("class")
@@ -262,3 +263,23 @@ def test_the_csv_export_is_the_table_and_equals_per_query_jsonl(run):
                     failed.append(mode)
             assert row["failed in"] == "; ".join(failed)
         assert not console_errors(browser)
+
+
+def test_a_partial_note_names_what_was_left_out_and_what_counts_it_as_zero():
+    from heta_eval.report.headline import partial_notes
+
+    def row(failed, not_run, kinds):
+        cells = [{"name": k, "kind": v, "partial": True, "scored": 20} for k, v in kinds.items()]
+        return {"label": "s", "cases": 24, "failed": failed, "not_run": not_run, "cells": cells}
+
+    (note,) = partial_notes([row(0, 0, {"judge": "numeric"})])
+    assert note == (
+        "s: † a mean over the queries scored only (judge 20 of 24); the cases an evaluator "
+        "failed on or gave no value for left out of it."
+    )
+    (note,) = partial_notes([row(1, 3, {"ndcg@10": "retrieval", "f1": "numeric"})])
+    assert note == (
+        "s: † a mean over the queries scored only (ndcg@10 20 of 24; f1 20 of 24); 1 failed "
+        "query and 3 queries not run left out of it; strict (trec_eval -c) counts each of "
+        "them as 0, so does summary.json's value of the other evaluators (the full table)."
+    )

@@ -197,14 +197,19 @@ def partial_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
         if not partial:
             continue
         counts = "; ".join(f"{c['name']} {c['scored']} of {row['cases']}" for c in partial)
-        strict = any(c["kind"] == "retrieval" for c in partial)
+        parts = [plural(row["failed"], "failed query", "failed queries")] if row["failed"] else []
+        parts += [f"{plural(row['not_run'], 'query', 'queries')} not run"] if row["not_run"] else []
+        left = " and ".join(parts) or "the cases an evaluator failed on or gave no value for"
+        retrieval = any(c["kind"] == "retrieval" for c in partial)
+        others = any(c["kind"] != "retrieval" for c in partial)
+        zero = []
+        if parts and retrieval:
+            zero.append("strict (trec_eval -c) counts each of them as 0")
+        if parts and others:
+            zero.append("so does summary.json's value of the other evaluators (the full table)")
         notes.append(
-            f"{row['label']}: † a mean over the queries scored only ({counts}); "
-            f"{plural(row['failed'], 'query', 'queries')} failed"
-            + (f", {plural(row['not_run'], 'query', 'queries')} not run" if row["not_run"] else "")
-            + " and left out of it"
-            + ("; strict (trec_eval -c) counts each of them as 0" if strict else "")
-            + "."
+            f"{row['label']}: † a mean over the queries scored only ({counts}); {left} "
+            f"left out of it{'; ' if zero else ''}{', '.join(zero)}."
         )
     return notes
 
