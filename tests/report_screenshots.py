@@ -3,8 +3,9 @@ Chromium the report's tests use:
 
     .venv/bin/python tests/report_screenshots.py REPORT.html docs/images
 
-writes report-headline.png (the headline, 1,400 px wide) and report-drill-down.png (a query's
-drill-down, the chosen pair side by side), each cut to what it shows and reduced to a
+writes report-headline.png (the headline, 1,400 px wide), report-drill-down.png (a query's
+drill-down, the chosen pair side by side) and report-distributions.png (two metrics' histograms,
+every system on one axis), each cut to what it shows and reduced to a
 256-colour palette, so each stays small."""
 
 from __future__ import annotations
@@ -48,6 +49,15 @@ def main(report: Path, folder: Path) -> None:
         time.sleep(0.5)
         _save(browser.get_screenshot_as_png(), (0, 0, inner[0], inner[1]),
               folder / "report-drill-down.png")  # fmt: skip
+        # The distributions: every system on one axis per metric.
+        browser.execute_script("document.getElementById('distributions').scrollIntoView()")
+        time.sleep(0.3)
+        height = browser.execute_script(
+            "var f = document.querySelectorAll('#distributions figure');"
+            "return Math.ceil(f[Math.min(1, f.length - 1)].getBoundingClientRect().bottom) + 8;"
+        )
+        _save(browser.get_screenshot_as_png(), (0, 0, inner[0], min(height, inner[1])),
+              folder / "report-distributions.png")  # fmt: skip
 
 
 if __name__ == "__main__":
