@@ -239,7 +239,8 @@ def test_a_sweep_writes_one_report_of_its_cells(run_folder, tmp_path, capsys, mo
         html.index('class="kv provenance-diff"') : html.index('class="kv provenance-same"')
     ]
     chunking = re.search(r"<tr><th>chunking</th>(.*?)</tr>", differ).group(1)
-    assert "<td>whole documents</td>" in chunking and "<td>128 tokens, overlap 16</td>" in chunking
+    cells = re.findall(r"<td>(.*?)</td>", chunking)  # reference's chunks, then c128's
+    assert len(cells) == 2 and cells[0] != cells[1] == "128 tokens, overlap 16"
     same = html[html.index('class="kv provenance-same"') :].split("</table>")[0]
     assert "<th>analyzer</th>" in same and "<th>dataset</th><td>scifact</td>" in same
     assert "<th>model</th>" not in html and "<th>precision</th>" not in html
