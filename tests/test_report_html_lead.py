@@ -73,7 +73,9 @@ def test_headline_marks_best_partial_and_significance_against_the_chosen_baselin
         note = browser.find_element(By.CSS_SELECTOR, ".partial-note").text
         assert note.startswith("mode_c: † a mean over the queries scored only (ndcg@10 22 of 24;")
         assert "(ndcg@10 22 of 24;" in note
-        assert "; 2 failed queries left out of it; strict (trec_eval -c) counts each of them" in note
+        assert (
+            "; 2 failed queries left out of it; strict (trec_eval -c) counts each of them" in note
+        )
         # Best in bold among the complete values: mode_a, not mode_c's higher partial mean.
         assert metrics["mode_c"]["ndcg@10"]["beir"] > metrics["mode_a"]["ndcg@10"]["beir"]
         assert "best" in _cell(browser, "mode_a", "ndcg@10").get_attribute("class")
