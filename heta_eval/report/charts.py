@@ -124,19 +124,15 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
             va, vb = _values(by_label[first], row.metric), _values(by_label[second], row.metric)
             deltas = [(q, vb[q] - va[q]) for q in va if q in vb]
             title = f"{row.metric}: {second} − {first}"
-            rows.append(_row(row, deltas, title, result.settings, extent.get(row.metric)))
+            plot = svg.differences(deltas, title, extent=extent.get(row.metric) or None,
+                                   pair=(first, second, row.metric))  # fmt: skip
+            rows.append(_row(row, plot, result.settings))
         out.append({"baseline": first, "system": second, "rows": rows,
                     "settings": result.settings, "caption": result.caption()})  # fmt: skip
     return out
 
 
-def _row(
-    row: Any,
-    deltas: list[tuple[str, float]],
-    title: str,
-    settings: dict[str, Any],
-    extent: float | None,
-) -> dict[str, Any]:
+def _row(row: Any, plot: str, settings: dict[str, Any]) -> dict[str, Any]:
     def signed(value: float) -> str:
         return "–" if value != value else f"{value:+.4f}"
 
@@ -157,7 +153,7 @@ def _row(
         "unpaired": row.unpaired,
         "significant": row.significant(settings["alpha"]),
         "raw": {"diff": row.diff, "p": row.p_permutation_holm, "n": row.n},
-        "svg": svg.differences(deltas, title, extent=extent or None),
+        "svg": plot,
     }
 
 

@@ -109,11 +109,13 @@ def differences(
     title: str,
     tolerance: float = 1e-9,
     extent: float | None = None,
+    pair: tuple[str, str, str] | None = None,
 ) -> str:
     """Per-query differences ``(query id, b - a)`` sorted, one bar each (wins green, losses
     red; each bar names its query, ``data-q``), with the zero line; many queries are drawn
     as one filled area instead. ``extent``: the y-scale's half height (shared by every plot
-    of a metric); default the largest |difference| here."""
+    of a metric); default the largest |difference| here. ``pair``: (baseline, system,
+    metric), named on the area drawn for many queries."""
     width = 640
     if not deltas:
         return _frame(f"{title}: no paired queries", [], width=width)
@@ -145,8 +147,12 @@ def differences(
             )
     else:  # thousands of queries: a filled area keeps the SVG small
         line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in points[:: max(n // 600, 1)])
+        # One area for thousands of queries: clicking it sorts the table by this difference.
+        a, b, metric = (escape(x) for x in pair) if pair else ("", "", "")
         body.append(
             f'<polygon points="{PAD_LEFT},{zero:.1f} {line} {width - PAD_RIGHT},{zero:.1f}" '
-            f'fill="{BAR}" fill-opacity="0.6" stroke="{BAR}" stroke-width="1"/>'
+            f'fill="{BAR}" fill-opacity="0.6" stroke="{BAR}" stroke-width="1" '
+            f'data-a="{a}" data-b="{b}" data-metric="{metric}">'
+            f"<title>{n} queries (click: sort the table by this difference)</title></polygon>"
         )
     return _frame(title, body, width=width)

@@ -323,6 +323,16 @@
         draw(); $("queries").scrollIntoView({ block: "start" });
       });
     });
+    Array.prototype.forEach.call(document.querySelectorAll("svg polygon[data-metric]"), function (area) {
+      area.addEventListener("click", function () {
+        var a = S.indexOf(area.getAttribute("data-a")), b = S.indexOf(area.getAttribute("data-b"));
+        pairs.forEach(function (pr, k) { if (pr[0] === a && pr[1] === b) { state.pair = k; $("pair").value = String(k); } });
+        var metric = area.getAttribute("data-metric");
+        if (D.metrics.indexOf(metric) >= 0) { state.metric = metric; $("metric").value = metric; }
+        state.sort = "diff"; state.dir = 1; state.page = 0; $("sort").value = "diff";
+        draw(); $("queries").scrollIntoView({ block: "start" });
+      });
+    });
     Array.prototype.forEach.call(document.querySelectorAll("svg rect[data-q]"), function (rect) {
       rect.addEventListener("click", function () {
         var q = D.qids.indexOf(rect.getAttribute("data-q"));
