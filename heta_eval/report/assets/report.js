@@ -120,7 +120,7 @@
       frag.appendChild(tr);
     });
     body.textContent = ""; body.appendChild(frag);
-    $("count").textContent = list.length + " of " + N + " queries" + (state.only ? " (" + state.only.label + ")" : "");
+    $("count").textContent = list.length + " of " + N + (N === 1 ? " query" : " queries") + (state.only ? " (" + state.only.label + ")" : "");
     $("clear-only").hidden = !state.only;
     $("page").textContent = "page " + (state.page + 1) + " of " + pages;
     $("prev").disabled = state.page === 0; $("next").disabled = state.page >= pages - 1;
@@ -164,7 +164,7 @@
     var collapsed = d.duplicate_chunks || 0;
     box.appendChild(el("p", { cls: "muted", text: plural(d.retrieved, "document") + " retrieved" + (d.results !== d.retrieved ? " from " + plural(d.results, "hit") : "") +
       (collapsed ? "; " + plural(collapsed, "chunk hit") + " collapsed into their documents" + (d.hits ? " (each shown under its document)" : " (this results folder does not keep the chunk hits)") : "") +
-      (d.unmapped ? "; " + d.unmapped + " hits named no document" : "") + (d.self_hits_removed ? "; " + d.self_hits_removed + " self-hits removed" : "") +
+      (d.unmapped ? "; " + plural(d.unmapped, "hit") + " named no document" : "") + (d.self_hits_removed ? "; " + plural(d.self_hits_removed, "self-hit") + " removed" : "") +
       (d.latency_ms === null ? "" : "; latency " + d.latency_ms.toFixed(1) + " ms") }));
     // The answer leads only where something scored it; else it waits, folded, below.
     var answer = d.answer === null ? null : el("div", { cls: "answer" }, el("strong", { text: "answer" }), el("pre", { text: d.answer }));
