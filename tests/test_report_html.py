@@ -90,7 +90,10 @@ def test_in_chromium_headline_sorting_filtering_drill_down(run_folder, tmp_path)
                 cell = row.find_element(
                     By.CSS_SELECTOR, f'td[data-metric="ndcg@10"][data-aggregate="{aggregate}"]'
                 )
-                assert cell.text.rstrip("*") == number(values["metrics"]["ndcg@10"][aggregate])
+                exact = values["metrics"]["ndcg@10"][aggregate]
+                # Four decimals shown, summary.json's digits in the title.
+                assert cell.get_attribute("textContent").startswith(f"{exact:.4f}")
+                assert cell.get_attribute("title").startswith(f"{number(exact)} in summary.json")
             answered = row.find_element(By.CSS_SELECTOR, 'td[data-count="answered"]').text
             assert answered == f"{values['answered']} / {values['cases']}"
         shot = browser.get_screenshot_as_png()
@@ -163,10 +166,17 @@ def test_in_chromium_headline_sorting_filtering_drill_down(run_folder, tmp_path)
         assert top.find_elements(By.TAG_NAME, "td")[1].text == hit["documents"][0][0]
         assert int(top.find_element(By.CSS_SELECTOR, "td.label").text) > 0
         assert top.find_element(By.TAG_NAME, "strong").text  # the title, from the dataset
-        # Under it, the chunk hit it came from (whole documents: one chunk each).
+        # Whole documents, one hit each at the document's own rank: no chunk-hit line repeats it.
         hits = _hits(folder)[(hit["case_id"], "keyword_search")][0]
-        shown = [li.text for li in top.find_elements(By.CSS_SELECTOR, ".chunk-hits li")]
-        assert shown == [f"{c} rank {r}, score {score:.4f}" for c, r, score in hits]
+        assert [c for c, _, _ in hits] == [f"{hit['documents'][0][0]}#0"]
+        assert not top.find_elements(By.CSS_SELECTOR, ".chunk-hits")
+        status = bm25.find_element(By.CSS_SELECTOR, "p.muted").text
+        assert "chunk hits" not in status
+        assert status.startswith(f"{len(hit['documents'])} documents retrieved")
+        # Retrieval only: nothing scored the extractive answer, so it is folded below.
+        if hit["answer"] is not None:
+            assert not bm25.find_element(By.CSS_SELECTOR, "details.answer").get_attribute("open")
+            assert not bm25.find_elements(By.CSS_SELECTOR, ":scope > div.answer")
 
         assert not console_errors(browser)
         assert not alert_open(browser)
@@ -224,6 +234,16 @@ def test_a_sweep_writes_one_report_of_its_cells(run_folder, tmp_path, capsys, mo
     assert '<tr data-system="reference/keyword_search">' in html
     assert '<tr data-system="c128/keyword_search">' in html
     assert "<h3>c128/keyword_search vs reference/keyword_search</h3>" in html
+    # One table of what differs between the two folders; BM25 only: no dense model named.
+    differ = html[
+        html.index('class="kv provenance-diff"') : html.index('class="kv provenance-same"')
+    ]
+    chunking = re.search(r"<tr><th>chunking</th>(.*?)</tr>", differ).group(1)
+    cells = re.findall(r"<td>(.*?)</td>", chunking)  # reference's chunks, then c128's
+    assert len(cells) == 2 and cells[0] != cells[1] == "128 tokens, overlap 16"
+    same = html[html.index('class="kv provenance-same"') :].split("</table>")[0]
+    assert "<th>analyzer</th>" in same and "<th>dataset</th><td>scifact</td>" in same
+    assert "<th>model</th>" not in html and "<th>precision</th>" not in html
 
 
 def test_a_rerun_that_changed_nothing_keeps_the_report(run_folder, capsys, monkeypatch):
@@ -237,3 +257,13 @@ def test_a_rerun_that_changed_nothing_keeps_the_report(run_folder, capsys, monke
     assert f"report: {folder / 'report.html'} (unchanged)" in capsys.readouterr().err
     assert (folder / "report.html").read_bytes() == before
     assert (folder / "hits.jsonl").read_bytes() == hits_before  # kept through the resume
+
+
+def test_provenance_names_the_precision_device_and_route_that_ran(run_folder):
+    folder, _, _ = run_folder
+    build = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["build"]
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    key = html[html.index('<section id="provenance">') :].split("</table>")[0]
+    assert build["precision"] != "auto" and f"<th>precision</th><td>{build['precision']}" in key
+    assert f"<th>device</th><td>{build['device']}</td>" in key
+    assert f"<th>route</th><td>{build['route']}</td>" in key

@@ -124,6 +124,16 @@ def test_a_dev_size_report_stays_interactive(report):
             assert elapsed < 10_000, f"{name} took {elapsed:.0f} ms"
             assert len(browser.find_elements(By.CSS_SELECTOR, "#query-body tr")) <= 50
         assert browser.find_element(By.ID, "page").text == "page 2 of 140"
+        # Thousands of queries make one area per difference plot: it sorts the table by it.
+        area = browser.find_element(By.CSS_SELECTOR, '#pairs polygon[data-metric="ndcg@10"]')
+        browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", area)
+        assert browser.find_element(By.ID, "sort").get_attribute("value") == "diff"
+        assert browser.find_element(By.ID, "metric").get_attribute("value") == "ndcg@10"
+        deltas = [
+            float(td.text)
+            for td in browser.find_elements(By.CSS_SELECTOR, "#query-body td:last-child")
+        ]
+        assert deltas == sorted(deltas) and deltas[0] < 0
         assert browser.find_element(By.CSS_SELECTOR, "#drill .system").is_displayed()
         # Filtering 6,980 query texts (after the input's short pause).
         box = browser.find_element(By.ID, "filter")

@@ -174,3 +174,22 @@ def test_drill_down_shows_verdicts_reasons_errors_and_chunk_hits_as_text(service
         assert not alert_open(browser)
         assert not console_errors(browser)
         assert network_requests(browser) == []
+
+
+def test_the_headline_mean_is_summary_json_mean_marked_partial(service_run):
+    import re
+
+    from heta_eval.report.headline import number
+
+    summary = json.loads((service_run / "summary.json").read_text(encoding="utf-8"))
+    metrics = summary["modes"]["hybrid_search"]["metrics"]
+    html = (service_run / "report.html").read_text(encoding="utf-8")
+    cells = dict(re.findall(r'<td class="num[^"]*" data-metric="([^"]+)" data-aggregate="mean"'
+                            r'[^>]*title="([^"]*)"', html))  # fmt: skip
+    assert "llm_judge" in cells
+    for name, title in cells.items():
+        metric = metrics[name]
+        assert metric["partial"]  # two of four queries failed
+        # The mean over the scored cases, not `value` (which counts failed queries as 0).
+        assert title.startswith(f"{number(metric['mean'])} in summary.json (mean); partial")
+        assert metric["mean"] != metric["value"]

@@ -22,11 +22,26 @@ from typing import Any
 
 from heta_eval import __version__
 from heta_eval.compare.loading import IncomparableFoldersError, comparable_folders
-from heta_eval.report.charts import distributions, evidence_by_chunking, pair_comparisons
-from heta_eval.report.headline import all_metric_rows, headline_metrics, headline_rows, provenance
+from heta_eval.report.charts import (
+    distributions,
+    evidence_by_chunking,
+    pair_comparisons,
+    paired_metrics,
+    significance,
+)
+from heta_eval.report.headline import (
+    DECIMALS,
+    all_metric_rows,
+    headline_metrics,
+    headline_rows,
+    partial_notes,
+    provenance,
+    provenance_table,
+)
 from heta_eval.report.payload import build_payload, numeric_metrics
 from heta_eval.report.render import render_page
 from heta_eval.report.sources import ReportError, load_dataset, load_systems
+from heta_eval.report.text import plural
 
 __all__ = ["REPORT_NAME", "ReportError", "build_report", "write_report"]
 
@@ -73,28 +88,39 @@ def build_report(
         for s in systems
         for name, metric in s.mode_summary.get("metrics", {}).items()
     }
+    rows = headline_rows(systems, metrics)
+    pairs = pair_comparisons(systems, metrics)
+    marks = significance(pairs)
     folders_seen: dict[str, Any] = {}
     for system in systems:
         folders_seen.setdefault(str(system.folder), system)
+    provenances = [provenance(s) for s in folders_seen.values()]
     context = {
         "title": title or ", ".join(names),
-        "subtitle": " · ".join(folders_seen) + f" · {len(systems)} systems",
+        "subtitle": " · ".join(folders_seen) + f" · {plural(len(systems), 'system')}",
         "metrics": metrics,
         "kinds": kinds,
-        "headline": headline_rows(systems, metrics),
+        "headline": rows,
+        "decimals": DECIMALS,
+        "partial_notes": partial_notes(rows),
+        "significance": marks,
+        "tested": paired_metrics(systems, metrics) if len(systems) > 1 else [],
         "all_metrics": [{"label": s.label, "rows": all_metric_rows(s)} for s in systems],
-        "provenance": [provenance(s) for s in folders_seen.values()],
+        "provenance": provenances,
+        "provenance_table": provenance_table(provenances) if len(provenances) > 1 else None,
         "dataset_note": dataset.note,
         "data_warnings": data_warnings,
         "distributions": distributions(systems, metrics),
-        "pairs": pair_comparisons(systems, metrics),
+        "pairs": pairs,
         "evidence": evidence_by_chunking(systems),
         "version": __version__,
         "key": key,
     }
     # The per-query table opens on the first headline metric.
     order = [*metrics, *(m for m in numeric_metrics(systems) if m not in metrics)]
-    return render_page(context, build_payload(systems, dataset, order))
+    data = build_payload(systems, dataset, order)
+    data["headline"] = {"metrics": metrics, **marks}  # the headline's markers, per baseline
+    return render_page(context, data)
 
 
 def write_report(

@@ -14,12 +14,14 @@ from heta_eval.compare import compare_many
 from heta_eval.report import svg
 from heta_eval.report.headline import number
 from heta_eval.report.sources import System
+from heta_eval.report.text import plural
 
 __all__ = [
     "distributions",
     "evidence_by_chunking",
     "pair_comparisons",
     "paired_metrics",
+    "significance",
     "system_pairs",
 ]
 
@@ -55,17 +57,31 @@ def _values(system: System, metric: str) -> dict[str, float]:
 
 
 def distributions(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
-    """Per metric, one histogram per system of its per-query values."""
+    """Per metric, one histogram of every system's per-query values on a shared axis, and
+    per system what it leaves out (failed queries, queries with no value)."""
     charts = []
     for metric in metrics:
-        row = []
-        for system in systems:
-            values = list(_values(system, metric).values())
-            if values:
-                row.append({"system": system.label, "svg": svg.histogram(values, system.label)})
-        if row:
-            charts.append({"metric": metric, "charts": row})
+        series = [(s.label, list(_values(s, metric).values())) for s in systems]
+        series = [(label, values) for label, values in series if values]
+        if not series:
+            continue
+        notes = [_left_out(s, len(_values(s, metric))) for s in systems if _values(s, metric)]
+        charts.append({
+            "metric": metric,
+            "svg": svg.histogram(series, f"{metric} per query", metric=metric),
+            "notes": notes,
+        })  # fmt: skip
     return charts
+
+
+def _left_out(system: System, scored: int) -> str:
+    cases = system.mode_summary.get("cases", 0)
+    failed = sum(1 for r in system.records.values() if r.error is not None)
+    others = max(cases - scored - failed, 0)
+    parts = [plural(failed, "failed query", "failed queries")] if failed else []
+    parts += [f"{plural(others, 'query', 'queries')} with no value"] if others else []
+    left = f"; left out: {' and '.join(parts)}" if parts else ""
+    return f"{system.label}: n = {scored} of {cases}{left}"
 
 
 def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
@@ -89,20 +105,34 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
                     per_query[name].setdefault(qid, {})[metric] = value
         if shared:
             families.append((per_query, first, shared))
+    results = compare_many(families) if families else []
+    # One y-scale per metric: the largest |difference| of any pair.
+    extent: dict[str, float] = {}
+    for (_, first, _), result in zip(families, results, strict=True):
+        for row in result.rows:
+            va, vb = (
+                _values(by_label[first], row.metric),
+                _values(by_label[result.systems[1]], row.metric),
+            )
+            top = max((abs(vb[q] - va[q]) for q in va if q in vb), default=0.0)
+            extent[row.metric] = max(extent.get(row.metric, 0.0), top)
     out = []
-    for (_, first, _), result in zip(families, compare_many(families), strict=True):
+    for (_, first, _), result in zip(families, results, strict=True):
         second = result.systems[1]
         rows = []
         for row in result.rows:
             va, vb = _values(by_label[first], row.metric), _values(by_label[second], row.metric)
-            deltas = [vb[q] - va[q] for q in va if q in vb]
-            rows.append(_row(row, deltas, f"{row.metric}: {second} − {first}"))
+            deltas = [(q, vb[q] - va[q]) for q in va if q in vb]
+            title = f"{row.metric}: {second} − {first}"
+            plot = svg.differences(deltas, title, extent=extent.get(row.metric) or None,
+                                   pair=(first, second, row.metric))  # fmt: skip
+            rows.append(_row(row, plot, result.settings))
         out.append({"baseline": first, "system": second, "rows": rows,
                     "settings": result.settings, "caption": result.caption()})  # fmt: skip
     return out
 
 
-def _row(row: Any, deltas: list[float], title: str) -> dict[str, Any]:
+def _row(row: Any, plot: str, settings: dict[str, Any]) -> dict[str, Any]:
     def signed(value: float) -> str:
         return "–" if value != value else f"{value:+.4f}"
 
@@ -121,8 +151,33 @@ def _row(row: Any, deltas: list[float], title: str) -> dict[str, Any]:
         "p_permutation_holm": p(row.p_permutation_holm),
         "wtl": f"{row.wins}/{row.ties}/{row.losses}",
         "unpaired": row.unpaired,
-        "svg": svg.differences(deltas, title),
+        "significant": row.significant(settings["alpha"]),
+        "raw": {"diff": row.diff, "p": row.p_permutation_holm, "n": row.n},
+        "svg": plot,
     }
+
+
+def significance(pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The headline's markers, for any baseline the page offers: per ``baseline`` and
+    ``system``, per tested metric ``[Δ of the paired means, Holm p (perm), significant]``
+    (the pair's own test read from either side: Δ negated, p the same), and the legend."""
+    marks: dict[str, dict[str, dict[str, list[Any]]]] = {}
+    for pair in pairs:
+        for row in pair["rows"]:
+            diff, p, significant = row["raw"]["diff"], row["raw"]["p"], row["significant"]
+            for base, other, sign in ((pair["baseline"], pair["system"], 1),
+                                      (pair["system"], pair["baseline"], -1)):  # fmt: skip
+                entry = marks.setdefault(base, {}).setdefault(other, {})
+                entry[row["metric"]] = [sign * diff, p, significant]
+    legend = ""
+    if pairs:
+        s = pairs[0]["settings"]
+        legend = (
+            f"▲ / ▼: better / worse than the baseline by a two-sided paired randomization test "
+            f"({s['n_resamples']} sign flips, seed {s['seed']}) over the queries both answered, "
+            f"p < {s['alpha']:g} after Holm's correction over the metrics tested for that pair"
+        )
+    return {"marks": marks, "legend": legend}
 
 
 def evidence_by_chunking(systems: Sequence[System]) -> list[dict[str, Any]]:

@@ -16,20 +16,25 @@ from typing import Any
 from heta_eval.data.references import check
 from heta_eval.data.registry import get_dataset
 from heta_eval.report.sources import System
-from heta_eval.report.text import TEXT_LIMIT, shown
+from heta_eval.report.text import TEXT_LIMIT, plural, shown
 
 __all__ = [
     "all_metric_rows",
+    "fixed",
     "headline_metrics",
     "headline_rows",
     "number",
+    "partial_notes",
     "provenance",
+    "provenance_table",
     "reference_system",
 ]
 
 #: Shown first when present; every other evaluator follows in the summary's order.
 PREFERRED = ("ndcg@10", "recall@100", "map@100", "mrr@10", "recall@1000")
 PLAIN_KINDS = ("numeric", "boolean")
+#: Decimals of every headline number (the exact value is the cell's title).
+DECIMALS = 4
 
 
 def number(value: Any) -> str:
@@ -106,24 +111,51 @@ def _whole_corpus(system: System) -> bool:
     return expected is None or count == str(expected)
 
 
+def fixed(value: Any, decimals: int = DECIMALS) -> str:
+    """A headline number with a fixed count of decimals (the exact one is the cell's title).
+
+    >>> fixed(0.98), fixed(1), fixed(None)
+    ('0.9800', '1.0000', '–')
+    """
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return number(value)
+    return f"{value:.{decimals}f}"
+
+
+def _cell(name: str, metric: dict[str, Any]) -> dict[str, Any]:
+    kind = metric.get("kind", "empty")
+    # Retrieval: the BEIR mean over the answered queries; others: summary.json's `mean`
+    # (over the scored cases), the pass rate of a boolean where no mean is written.
+    aggregate = "beir" if kind == "retrieval" else "mean"
+    value = metric.get(aggregate)
+    if value is None and aggregate == "mean":
+        value = metric.get("value")
+    strict = metric.get("strict")
+    return {
+        "name": name,
+        "kind": kind,
+        "aggregate": aggregate,
+        "raw": value,
+        "shown": fixed(value),
+        "exact": number(value),
+        "strict_raw": strict,
+        "strict_shown": fixed(strict),
+        "strict_exact": number(strict),
+        "partial": bool(metric.get("partial")),
+        "scored": metric.get("scored", 0),
+        "best": False,
+        "best_strict": False,
+    }
+
+
 def headline_rows(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per system: counts, ``cells`` (per metric: value, BEIR, strict, partial) and
-    the reference checks."""
+    """One row per system: counts, ``cells`` (per metric: the headline aggregate and the
+    strict one, shown with fixed decimals and exact in ``exact``; ``best`` marks each
+    column's highest) and the reference checks."""
     rows = []
     for system in systems:
         summary = system.mode_summary
-        cells = []
-        for name in metrics:
-            metric = summary.get("metrics", {}).get(name) or {}
-            cells.append({
-                "name": name,
-                "kind": metric.get("kind", "empty"),
-                "value": number(metric.get("value")),
-                "beir": number(metric.get("beir")),
-                "strict": number(metric.get("strict")),
-                "partial": bool(metric.get("partial")),
-                "answered_only": number((summary.get("answered_only") or {}).get(name)),
-            })  # fmt: skip
+        cells = [_cell(name, summary.get("metrics", {}).get(name) or {}) for name in metrics]
         cases, answered = summary.get("cases", 0), summary.get("answered", 0)
         failed = summary.get("failed_queries", 0)
         rows.append({
@@ -141,7 +173,45 @@ def headline_rows(systems: Sequence[System], metrics: Sequence[str]) -> list[dic
             "cells": cells,
             "checks": _checks(system),
         })  # fmt: skip
+    for column in range(len(metrics)):
+        _mark_best([r["cells"][column] for r in rows], "raw", "best")
+        _mark_best([r["cells"][column] for r in rows], "strict_raw", "best_strict")
     return rows
+
+
+def _mark_best(cells: list[dict[str, Any]], key: str, best: str) -> None:
+    # A partial mean leaves failed queries out: it can be best only when every one is partial.
+    known = [c for c in cells if c[key] is not None]
+    pool = [c for c in known if not (key == "raw" and c["partial"])] or known
+    if len(cells) > 1 and pool:
+        top = max(c[key] for c in pool)
+        for c in pool:
+            c[best] = c[key] == top
+
+
+def partial_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per system with a partial value, what each number of its row is (the footnote of †)."""
+    notes = []
+    for row in rows:
+        partial = [c for c in row["cells"] if c["partial"]]
+        if not partial:
+            continue
+        counts = "; ".join(f"{c['name']} {c['scored']} of {row['cases']}" for c in partial)
+        parts = [plural(row["failed"], "failed query", "failed queries")] if row["failed"] else []
+        parts += [f"{plural(row['not_run'], 'query', 'queries')} not run"] if row["not_run"] else []
+        left = " and ".join(parts) or "the cases an evaluator failed on or gave no value for"
+        retrieval = any(c["kind"] == "retrieval" for c in partial)
+        others = any(c["kind"] != "retrieval" for c in partial)
+        zero = []
+        if parts and retrieval:
+            zero.append("strict (trec_eval -c) counts each of them as 0")
+        if parts and others:
+            zero.append("so does summary.json's value of the other evaluators (the full table)")
+        notes.append(
+            f"{row['label']}: † a mean over the queries scored only ({counts}); {left} "
+            f"left out of it{'; ' if zero else ''}{', '.join(zero)}."
+        )
+    return notes
 
 
 def all_metric_rows(system: System) -> list[dict[str, Any]]:
@@ -175,6 +245,47 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, number(value) if not isinstance(value, str) else value)]
 
 
+def _what_ran(
+    summary: dict[str, Any], bm25: dict[str, Any], dense: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """The analyzer where BM25 ran, the dense model with the precision, device and route it
+    resolved to where a dense mode ran (``build``), not the recipe's ``auto``."""
+    build = summary.get("build") or {}
+    rows = []
+    if "bm25" in build or (bm25 and not build):
+        rows.append(("analyzer", f"{bm25.get('analyzer', '–')} ({bm25.get('fields', '–')} fields)"))
+    if "precision" in build or "embeddings" in build:
+        asked = dense.get("precision")
+        chosen = build.get("precision") or "–"
+        rows += [
+            ("model", dense.get("model") or "–"),
+            ("precision", chosen + (f" (asked {asked})" if asked and asked != chosen else "")),
+            ("device", build.get("device") or "–"),
+            ("route", build.get("route") or "–"),
+        ]
+    return rows
+
+
+def provenance_table(provenances: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several folders' provenance as one table: ``differ`` (setting, one value per folder)
+    for the settings that differ, ``same`` (setting, value) for those every folder shares.
+
+    >>> t = provenance_table([{"key": [("a", "1"), ("b", "x")]}, {"key": [("a", "2"), ("b", "x")]}])
+    >>> t["differ"], t["same"]
+    ([('a', ['1', '2'])], [('b', 'x')])
+    """
+    names = list(dict.fromkeys(k for p in provenances for k, _ in p["key"]))
+    values = [dict(p["key"]) for p in provenances]
+    differ, same = [], []
+    for name in names:
+        row = [v.get(name, "–") for v in values]
+        if len(set(row)) == 1:
+            same.append((name, row[0]))
+        else:
+            differ.append((name, row))
+    return {"differ": differ, "same": same}
+
+
 def provenance(system: System) -> dict[str, Any]:
     """Where the numbers come from, for one results folder (shared by its modes)."""
     summary, run = system.summary, system.run_json
@@ -187,10 +298,7 @@ def provenance(system: System) -> dict[str, Any]:
         ("cases fingerprint", run.get("cases") or "–"),
         ("system", summary.get("system", {}).get("kind", "")
          + (f" {summary['system']['url']}" if summary.get("system", {}).get("url") else "")),
-        ("analyzer", f"{bm25.get('analyzer', '–')} ({bm25.get('fields', '–')} fields)"),
-        ("model", dense.get("model") or "–"),
-        ("precision", dense.get("precision") or "–"),
-        ("device", dense.get("device") or "–"),
+        *_what_ran(summary, bm25, dense),
         ("chunking", "whole documents" if not chunking.get("size") else
          f"{chunking['size']} {chunking.get('unit', '')}, overlap {chunking.get('overlap', 0)}"),
         ("executor", ", ".join(f"{k} {v}" for k, v in (summary.get("executor") or {}).items())),

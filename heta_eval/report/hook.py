@@ -54,7 +54,7 @@ def report_key(folders: Sequence[Path]) -> str:
     it was written), per-query records and run.json, and this version's template."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(__version__.encode())
-    for name in ("report.html.j2", "report.js", "report.css"):
+    for name in ("report.html.j2", "report.js", "headline.js", "report.css"):
         digest.update(asset_text(name).encode())
     for folder in folders:
         summary = json_text.loads((folder / "summary.json").read_text(encoding="utf-8"))

@@ -44,6 +44,12 @@ def numeric_metrics(systems: Sequence[System]) -> list[str]:
     return list(seen)
 
 
+def _answers_scored(system: System) -> bool:
+    metrics = system.mode_summary.get("metrics", {}).values()
+    return any(m.get("kind") != "retrieval" and not m.get("name", "").startswith("evidence")
+               for m in metrics)  # fmt: skip
+
+
 def _query_order(systems: Sequence[System]) -> tuple[list[str], list[str]]:
     texts: dict[str, str] = {}
     for system in systems:
@@ -199,6 +205,13 @@ def build_payload(
     ]
     return {
         "systems": [system.label for system in systems],
+        # Per system: whether it was chunked (chunk hits always shown) and whether anything
+        # scored its answers (else the answer is not put first).
+        "chunked": [
+            bool(((s.summary.get("recipe") or {}).get("chunking") or {}).get("size"))
+            for s in systems
+        ],
+        "answers_scored": [_answers_scored(s) for s in systems],
         "metrics": [m for m in metrics if m in values],
         "qids": qids,
         "queries": queries,

@@ -78,7 +78,9 @@ def render_page(context: dict[str, Any], data: dict[str, Any]) -> str:
     the script reads)."""
     from markupsafe import Markup
 
-    script, style = asset_text("report.js"), asset_text("report.css")
+    # One inline script (one hash): the per-query table's, then the headline's.
+    script = asset_text("report.js") + asset_text("headline.js")
+    style = asset_text("report.css")
     policy = (
         "default-src 'none'; "
         f"script-src {csp_hash(script)}; style-src {csp_hash(style)}; img-src data:; "

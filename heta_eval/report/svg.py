@@ -3,7 +3,7 @@ per-query values and the sorted per-query differences of two systems.
 
 Every text in a chart passes through ``escape``, so labels are data, never markup.
 
->>> svg = histogram([0.0, 0.5, 1.0, 1.0], "ndcg@10 <b>")
+>>> svg = histogram([("a", [0.0, 0.5, 1.0, 1.0])], "ndcg@10 <b>")
 >>> svg.startswith("<svg") and "&lt;b&gt;" in svg and "<b>" not in svg
 True
 """
@@ -18,6 +18,8 @@ __all__ = ["differences", "histogram"]
 WIDTH, HEIGHT = 320, 150
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 46, 8, 18, 24
 BAR = "#3b6ea5"
+#: One colour per system in a chart that overlays them (cycled beyond eight).
+PALETTE = ("#3b6ea5", "#e07b00", "#2e7d32", "#8e44ad", "#c62828", "#00838f", "#6d4c41", "#555")
 WIN, LOSS, TIE = "#2e7d32", "#c62828", "#9e9e9e"
 
 
@@ -49,39 +51,76 @@ def _axes(width: int, height: int, low: str, high: str, top: str, bottom: str) -
     ]
 
 
-def histogram(values: Sequence[float], title: str, bins: int = 20) -> str:
-    """A histogram of ``values`` over [min(0, low), max(1, high)] as an SVG element."""
-    if not values:
+def histogram(
+    series: Sequence[tuple[str, Sequence[float]]], title: str, bins: int = 20, metric: str = ""
+) -> str:
+    """One histogram of every system's values (``series``: ``(system, values)``) on one
+    shared axis over [min(0, low), max(1, high)]: per bin, one bar per system side by side.
+    Each bar carries its system and bin (``data-system``, ``data-bin``) and the chart its
+    binning (``data-low``, ``data-span``, ``data-bins``), so the page can list its queries."""
+    every = [v for _, values in series for v in values]
+    if not every:
         return _frame(f"{title}: no values", [])
-    low, high = min(0.0, min(values)), max(1.0, max(values))
+    low, high = min(0.0, min(every)), max(1.0, max(every))
     span = (high - low) or 1.0
-    counts = [0] * bins
-    for value in values:
-        counts[min(int((value - low) / span * bins), bins - 1)] += 1
-    tallest = max(counts)
-    plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
-    body = _axes(WIDTH, HEIGHT, f"{low:g}", f"{high:g}", str(tallest), "0")
+    counts = [[0] * bins for _ in series]
+    for row, (_, values) in zip(counts, series, strict=True):
+        for value in values:
+            row[min(int((value - low) / span * bins), bins - 1)] += 1
+    tallest = max(max(row) for row in counts)
+    width = max(WIDTH, 2 * WIDTH if len(series) > 1 else WIDTH)
+    plot_w, plot_h = width - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
+    body = _axes(width, HEIGHT, f"{low:g}", f"{high:g}", str(tallest), "0")
     step = plot_w / bins
-    for i, count in enumerate(counts):
-        if not count:
-            continue
-        h = plot_h * count / tallest
-        x, y = PAD_LEFT + i * step, HEIGHT - PAD_BOTTOM - h
-        body.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(step - 1, 1):.1f}" height="{h:.1f}" '
-            f'fill="{BAR}"><title>{count} queries</title></rect>'
-        )
-    return _frame(f"{title} (n={len(values)})", body)
+    bar = max(step / len(series) - 0.5, 0.5)
+    for k, ((system, _), row) in enumerate(zip(series, counts, strict=True)):
+        colour = PALETTE[k % len(PALETTE)]
+        for i, count in enumerate(row):
+            if not count:
+                continue
+            h = plot_h * count / tallest
+            x, y = PAD_LEFT + i * step + k * step / len(series), HEIGHT - PAD_BOTTOM - h
+            lo, hi = low + span * i / bins, low + span * (i + 1) / bins
+            shown = f"[{lo:.2f}, {hi:.2f}{']' if i == bins - 1 else ')'}"
+            body.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                f'fill="{colour}" data-system="{escape(system)}" data-bin="{i}" '
+                f'data-range="{shown}"><title>{escape(system)}: {count} '
+                f"{'query' if count == 1 else 'queries'} in {shown} (click: list them)"
+                "</title></rect>"
+            )
+    keys = [
+        f'<rect x="{PAD_LEFT + 4 + 120 * k}" y="{PAD_TOP}" width="8" height="8" '
+        f'fill="{PALETTE[k % len(PALETTE)]}"/><text x="{PAD_LEFT + 15 + 120 * k}" '
+        f'y="{PAD_TOP + 8}" font-size="10" fill="#333">{escape(system[:18])}</text>'
+        for k, (system, _) in enumerate(series)
+    ]
+    svg = _frame(title, body + (keys if len(series) > 1 else []), width=width)
+    return svg.replace(
+        "<svg ",
+        f'<svg data-metric="{escape(metric)}" data-low="{low!r}" data-span="{span!r}" '
+        f'data-bins="{bins}" ',
+        1,
+    )
 
 
-def differences(deltas: Sequence[float], title: str, tolerance: float = 1e-9) -> str:
-    """Per-query differences ``b - a`` sorted, one bar each (wins green, losses red), with
-    the zero line; many queries are drawn as one polyline per sign instead of bars."""
+def differences(
+    deltas: Sequence[tuple[str, float]],
+    title: str,
+    tolerance: float = 1e-9,
+    extent: float | None = None,
+    pair: tuple[str, str, str] | None = None,
+) -> str:
+    """Per-query differences ``(query id, b - a)`` sorted, one bar each (wins green, losses
+    red; each bar names its query, ``data-q``), with the zero line; many queries are drawn
+    as one filled area instead. ``extent``: the y-scale's half height (shared by every plot
+    of a metric); default the largest |difference| here. ``pair``: (baseline, system,
+    metric), named on the area drawn for many queries."""
     width = 640
     if not deltas:
         return _frame(f"{title}: no paired queries", [], width=width)
-    ordered = sorted(deltas)
-    extent = max(abs(ordered[0]), abs(ordered[-1])) or 1.0
+    ordered = sorted(deltas, key=lambda item: item[1])
+    extent = extent or max(abs(ordered[0][1]), abs(ordered[-1][1])) or 1.0
     plot_w, plot_h = width - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
     zero = PAD_TOP + plot_h / 2
     body = _axes(width, HEIGHT, "queries, sorted by difference", "", f"+{extent:.3g}",
@@ -93,22 +132,27 @@ def differences(deltas: Sequence[float], title: str, tolerance: float = 1e-9) ->
     n = len(ordered)
     step = plot_w / n
     points = []
-    for i, delta in enumerate(ordered):
+    for i, (qid, delta) in enumerate(ordered):
         x = PAD_LEFT + (i + 0.5) * step
         y = zero - (plot_h / 2) * delta / extent
-        points.append((x, y, delta))
+        points.append((x, y, delta, qid))
     if n <= 400:
-        for x, y, delta in points:
+        for x, y, delta, qid in points:
             colour = WIN if delta > tolerance else LOSS if delta < -tolerance else TIE
             top, h = min(y, zero), abs(zero - y)
             body.append(
                 f'<rect x="{x - step / 2:.2f}" y="{top:.1f}" width="{max(step * 0.9, 0.5):.2f}" '
-                f'height="{max(h, 0.5):.1f}" fill="{colour}"/>'
+                f'height="{max(h, 0.5):.1f}" fill="{colour}" data-q="{escape(qid)}">'
+                f"<title>{escape(qid)}: {delta:+.4f} (click: open it)</title></rect>"
             )
     else:  # thousands of queries: a filled area keeps the SVG small
-        line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points[:: max(n // 600, 1)])
+        line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in points[:: max(n // 600, 1)])
+        # One area for thousands of queries: clicking it sorts the table by this difference.
+        a, b, metric = (escape(x) for x in pair) if pair else ("", "", "")
         body.append(
             f'<polygon points="{PAD_LEFT},{zero:.1f} {line} {width - PAD_RIGHT},{zero:.1f}" '
-            f'fill="{BAR}" fill-opacity="0.6" stroke="{BAR}" stroke-width="1"/>'
+            f'fill="{BAR}" fill-opacity="0.6" stroke="{BAR}" stroke-width="1" '
+            f'data-a="{a}" data-b="{b}" data-metric="{metric}">'
+            f"<title>{n} queries (click: sort the table by this difference)</title></polygon>"
         )
     return _frame(title, body, width=width)

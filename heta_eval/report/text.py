@@ -25,7 +25,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["ID_LIMIT", "TEXT_LIMIT", "cut", "plain_ids", "shown", "shown_id", "whole_id"]
+__all__ = [
+    "ID_LIMIT",
+    "TEXT_LIMIT",
+    "cut",
+    "plain_ids",
+    "plural",
+    "shown",
+    "shown_id",
+    "whole_id",
+]
 
 #: Characters of an id a cell shows (query, document and chunk ids; the whole id is in the
 #: cell's title, shown on hover).
@@ -86,3 +95,12 @@ def plain_ids(ids: Sequence[str]) -> bool:
     # str.isprintable is False on exactly Unicode's Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs but the
     # space: this module's set and two more, so a printable text needs no regex search.
     return "⟨" not in joined and (joined.isprintable() or not _ID.search(joined))
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and the noun, singular for one.
+
+    >>> plural(1, "system"), plural(3, "system"), plural(2, "query", "queries")
+    ('1 system', '3 systems', '2 queries')
+    """
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
