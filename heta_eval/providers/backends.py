@@ -65,7 +65,13 @@ Run = Mapping[str, Mapping[str, float]]
 
 
 def engine_can(measures: Iterable[Measure]) -> bool:
-    return all(m.family in ENGINE_FAMILIES and m.param is not None for m in measures)
+    return all(
+        m.family in ENGINE_FAMILIES
+        and m.param is not None
+        # Hole@k divides by k as a float64: exact (as BEIR's int division) up to 2**53.
+        and (m.family != "hole" or int(m.param) <= 2**53)
+        for m in measures
+    )
 
 
 def large_run(rows: int) -> bool:
@@ -81,7 +87,7 @@ def choose_backend(engine: str, measures: Sequence[Measure], *, large: bool) -> 
     if engine not in ("auto", "pytrec", "fast"):
         raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
     if engine == "fast" and not engine_can(measures):
-        others = [str(m) for m in measures if m.family not in ENGINE_FAMILIES or m.param is None]
+        others = [str(m) for m in measures if not engine_can([m])]
         raise ValueError(f"the compiled engine has no {', '.join(others)}; use engine='pytrec'")
     if engine == "auto":
         if not large or not engine_can(measures):
