@@ -96,6 +96,7 @@ _LEGACY_ALIASES = {
 }  # fmt: skip
 _LEGACY_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
 _AT = re.compile(r"^([A-Za-z_]+)@(\S+)$")
+_NEXT = re.compile(r" |,(?=[A-Za-z])")
 
 
 class UnknownMeasureError(ValueError):
@@ -284,14 +285,20 @@ class Measure:
 
 
 def parse_measures(names: str | Measure | list[str | Measure] | tuple) -> tuple[Measure, ...]:
-    """Many measures: a list, or one string of space-separated names; trec_eval's
-    ``family.a,b`` expands to one measure per cutoff, and a bare cutoff family (``P``) to
-    trec_eval's default cutoffs. Repeats are dropped.
+    """Many measures: a list, or one string of names separated by spaces or commas;
+    trec_eval's ``family.a,b`` expands to one measure per cutoff, and a bare cutoff family
+    (``P``) to trec_eval's default cutoffs. Repeats are dropped.
 
     >>> [str(m) for m in parse_measures("nDCG@10 recall.100,1000 Rprec")]
     ['nDCG@10', 'R@100', 'R@1000', 'Rprec']
+    >>> [str(m) for m in parse_measures("R_cap@10,Hole@10,Accuracy@10")]
+    ['R_cap@10', 'Hole@10', 'Accuracy@10']
     """
-    items = names.split() if isinstance(names, str) else list(names)  # type: ignore[arg-type]
+    # "R_cap@10,Hole@10" is two measures; a comma before a digit or sign is a parameter's.
+    if isinstance(names, str):
+        items: list = _NEXT.split(" ".join(names.split()))
+    else:
+        items = list(names)  # type: ignore[arg-type]
     if isinstance(names, Measure):
         items = [names]
     out: list[Measure] = []
