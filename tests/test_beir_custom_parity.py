@@ -258,3 +258,44 @@ def test_real_scifact_run_equals_beir(scifact_dir, scifact_run_file):
     finally:
         backends.COMPILED_MIN_BYTES, backends.ENGINE_MIN_ROWS = original
     assert from_file.aggregates == slow.aggregates
+
+
+def test_runner_compare_leaderboard_and_report_carry_the_measures(tmp_path, capsys):
+    from kb_fixtures import AnimalBenchmark, KeywordOverlapKB
+
+    from heta_eval.runner import BenchmarkRunner
+
+    class Animals(AnimalBenchmark):
+        def evaluators(self):
+            return beir_default_metrics((1, 10), metrics=["r_cap", "hole", "accuracy"])
+
+    benchmark = Animals()
+    folder = tmp_path / "out"
+    BenchmarkRunner(progress=False).run(
+        benchmark=benchmark, knowledge_base=KeywordOverlapKB(),
+        query_modes=("keyword_search",), output_dir=folder,
+    )  # fmt: skip
+    summary = json.loads((folder / "summary.json").read_text())
+    metrics = summary["modes"]["keyword_search"]["metrics"]
+    # The run's file scored by evaluate_run over the benchmark's qrels: the same numbers.
+    qrels = {case.id: case.expected.relevance for case in benchmark.cases()}
+    run = read_run(folder / "runs" / "keyword_search.trec")
+    expected = evaluate_run(qrels, run, (1, 10), metrics=["r_cap", "hole", "accuracy"])
+    for name, aggregate in expected.aggregates.items():
+        assert metrics[name.lower()]["beir"] == aggregate.beir, name
+        assert metrics[name.lower()]["strict"] == aggregate.strict, name
+    assert "| keyword_search | hole |" in (folder / "table.md").read_text()
+
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    shuffled = {q: dict(reversed(list(docs.items()))) for q, docs in run.items()}
+    write_run(shuffled, tmp_path / "other.trec", sort=False)
+    runs = [str(folder / "runs" / "keyword_search.trec"), str(tmp_path / "other.trec")]
+    capsys.readouterr()
+    for metric in ("R_cap@10", "hole@10", "Accuracy@1"):
+        argv = ["compare", *runs, "--qrels", str(tmp_path / "qrels.txt"), "--metric", metric]
+        assert main([*argv, "--format", "json"]) == 0, capsys.readouterr().err
+        assert metric.lower() in capsys.readouterr().out
+    assert main(["leaderboard", str(folder), "--metric", "hole@10"]) == 0
+    assert f"{metrics['hole@10']['beir']:.4f}" in capsys.readouterr().out
+    assert main(["report", str(folder)]) == 0
+    assert "hole@10" in (folder / "report.html").read_text(encoding="utf-8")
