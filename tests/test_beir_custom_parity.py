@@ -58,6 +58,10 @@ def test_custom_measures_equal_beir_on_both_backends(qrels, run, k_values):
     _check(qrels, run, k_values, slow)
     assert fast.per_query == slow.per_query
     assert fast.aggregates == slow.aggregates
+    # Self-hits kept: still one number on both backends.
+    kept = [evaluate_run(qrels, run, k_values, metrics=CUSTOM, engine=engine,
+                         ignore_identical_ids=False) for engine in ("pytrec", "fast")]  # fmt: skip
+    assert kept[0].per_query == kept[1].per_query and kept[0].aggregates == kept[1].aggregates
 
 
 @settings(max_examples=60, deadline=None)

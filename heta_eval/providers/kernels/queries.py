@@ -9,7 +9,7 @@ import numpy as np
 
 from heta_eval._runtime import njit
 from heta_eval.providers.kernels.ap import average_precision
-from heta_eval.providers.kernels.custom import beir_custom
+from heta_eval.providers.kernels.custom import beir_custom, beir_order, custom_depth
 from heta_eval.providers.kernels.dedup import kept_rows
 from heta_eval.providers.kernels.judgments import (
     annotated_rows,
@@ -84,12 +84,13 @@ def score_queries(
             if u > 0:
                 precision(ranked[: ks[u - 1]], ks[:u], values[q, 3 * nk : 3 * nk + u])
         if status[q] >= 1 and custom:  # a qrels entry, even empty: BEIR's evaluate_custom
-            if upto[6] > 0:
+            top = beir_order(sc)[: min(m, custom_depth(ks, upto[4:]))]
+            if upto[6] > 0:  # Hole: only the documents it reads are looked up
                 annotated = annotated_rows(
-                    rows, hashes, data, d_off, corpus[0], corpus[1], corpus[2], corpus[3]
+                    rows[top], hashes[top], data, d_off, corpus[0], corpus[1], corpus[2], corpus[3]
                 )
             else:
-                annotated = np.ones(m, dtype=np.bool_)
+                annotated = np.ones(len(top), dtype=np.bool_)
             n_pos = relevant_count(qr_label, qs, qe)
-            beir_custom(sc, labels, annotated, n_pos, ks, upto[4:], values[q, 4 * nk :], nk)
+            beir_custom(top, labels, annotated, n_pos, ks, upto[4:], values[q, 4 * nk :], nk)
     return values, stats
