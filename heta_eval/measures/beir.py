@@ -34,6 +34,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 __all__ = [
     "BEIR_TABLE",
+    "CUSTOM_ALIASES",
     "CUSTOM_FAMILIES",
     "DEFAULT_METRICS",
     "beir_ranking",
@@ -61,7 +62,7 @@ CUSTOM_FAMILIES: tuple[str, ...] = ("mrr", "r_cap", "hole", "accuracy")
 #: beside the ``metric@k`` spellings: ``recall_cap``, ``acc``, ``top_k_accuracy``...
 CUSTOM_ALIASES: dict[str, str] = {
     "mrr": "mrr", "mrr_cut": "mrr",
-    "r_cap": "r_cap", "recall_cap": "r_cap", "rcap": "r_cap",
+    "r_cap": "r_cap", "recall_cap": "r_cap",
     "hole": "hole",
     "accuracy": "accuracy", "acc": "accuracy", "top_k_acc": "accuracy",
     "top_k_accuracy": "accuracy",
