@@ -303,3 +303,16 @@ def test_runner_compare_leaderboard_and_report_carry_the_measures(tmp_path, caps
     assert f"{metrics['hole@10']['beir']:.4f}" in capsys.readouterr().out
     assert main(["report", str(folder)]) == 0
     assert "hole@10" in (folder / "report.html").read_text(encoding="utf-8")
+
+
+def test_bench_custom_quick_times_the_same_numbers_as_beir(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import bench_custom
+
+    out = tmp_path / "rows.json"
+    assert bench_custom.main(["--quick", "--repeats", "1", "--output", str(out)]) == 0
+    (bench_row,) = json.loads(out.read_text())
+    assert bench_row["identical"] is True and bench_row["ratio"] > 0
