@@ -158,11 +158,11 @@ def ray_lost_after() -> float:
 #: word (tests/test_auto_statement.py). The rule itself: :mod:`heta_eval.kb.precision`
 #: (``choose_precision``) and :mod:`heta_eval.kb.routes` (``resolve_route``).
 AUTO_PRECISION = (
-    "auto is float16 on a CUDA GPU; on the CPU it follows the CPU's flags: bfloat16 with AMX "
-    "or AMD's AVX512-BF16, int8 through ONNX Runtime on other x86 CPUs with AVX2 or AVX-512, "
-    "float32 elsewhere or without ONNX Runtime; it times the encoding routes instead (once per "
-    "machine, keeping the fastest with cosine >= 0.99 to float32) only when "
-    "HETA_EVAL_ENCODE_ROUTE=measure is set."
+    "auto is float16 on a CUDA GPU; on the CPU it is bfloat16 with AMX (measured fastest "
+    "there), float32 without AVX2 (ARM), and on other x86 CPUs the encoding route measured "
+    "once per machine (torch float32 and bfloat16, int8 through ONNX Runtime and OpenVINO; "
+    "the fastest whose vectors keep cosine >= 0.99 to float32); HETA_EVAL_ENCODE_ROUTE=static "
+    "skips the measuring (bfloat16 with AMD's AVX512-BF16, else int8 through ONNX Runtime)."
 )
 
 
@@ -170,8 +170,9 @@ def encode_route() -> str | None:
     """``$HETA_EVAL_ENCODE_ROUTE``: the route the dense encoder's ``precision="auto"`` takes on
     the CPU: a route name (``torch-float32``, ``torch-bfloat16``, ``onnxruntime-int8``,
     ``openvino-int8``), ``measure`` (time every available route once per machine and take the
-    fastest that keeps the quality bound: :mod:`heta_eval.kb.routes`), or ``static``; None
-    (unset) is ``static``, the CPU-flag rule.
+    fastest that keeps the quality bound: :mod:`heta_eval.kb.routes`), or ``static`` (the
+    CPU-flag rule); None (unset) is the rule on the CPU kinds where it was measured right
+    (``heta_eval.kb.routes.RULE_MEASURED``) and measuring elsewhere.
 
     >>> encode_route() in (None, "static", "measure", "torch-float32", "torch-bfloat16")
     True

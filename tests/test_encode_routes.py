@@ -93,6 +93,43 @@ def test_auto_measures_once_and_reuses_the_stored_choice(
     assert len(calls) == 1
 
 
+@pytest.mark.parametrize(
+    ("kind", "flags", "measures"),
+    [
+        ("amx", {"avx2", "avx512f", "avx512_bf16", "amx_bf16"}, False),  # the rule was measured
+        ("avx512-bf16-amd", {"avx2", "avx512f", "avx512_bf16", "avx512_vnni"}, True),
+        ("avx512-bf16-intel", {"avx2", "avx512f", "avx512_bf16"}, True),
+        ("vnni", {"avx2", "avx512f", "avx512_vnni"}, True),
+        ("avx2", {"avx2", "fma"}, True),
+    ],
+)
+def test_unset_auto_measures_only_where_the_rule_was_not_measured(
+    kind: str, flags: set[str], measures: bool, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("HETA_EVAL_ENCODE_ROUTE", raising=False)
+    vendor = "AuthenticAMD" if kind == "avx512-bf16-amd" else "GenuineIntel"
+    monkeypatch.setattr(routes, "cpu_kind", lambda: routes.cpu_kind_of(flags, vendor))
+    monkeypatch.setattr(routes, "cpu_flags", lambda: frozenset(flags))
+    monkeypatch.setattr(routes, "_available", lambda: (True, True))
+    calls: list[list[str]] = []
+
+    def fake_calibrate(model: str, device: str, names: list[str], encoder) -> dict:
+        calls.append(names)
+        return {"torch-float32": RouteTiming(9.0, 1.0), "openvino-int8": RouteTiming(3.0, 0.995)}
+
+    monkeypatch.setattr(routes, "calibrate", fake_calibrate)
+    assert routes.cpu_kind() == kind
+    route = resolve_route("auto", "cpu", MODEL, DenseEncoder)
+    assert (route == "openvino-int8") is measures
+    assert bool(calls) is measures
+    assert bool(list(tmp_path.rglob("routes-*.json"))) is measures
+    # static applies the rule on any kind: nothing more is measured.
+    monkeypatch.setenv("HETA_EVAL_ENCODE_ROUTE", "static")
+    assert resolve_route("auto", "cpu", MODEL, DenseEncoder) != "openvino-int8"
+    assert len(calls) == int(measures)
+
+
 def test_the_environment_forces_a_route(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HETA_EVAL_ENCODE_ROUTE", "torch-float32")
     assert resolve_route("auto", "cpu", MODEL) == "torch-float32"

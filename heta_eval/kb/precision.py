@@ -25,6 +25,7 @@ __all__ = [
     "Precision",
     "choose_precision",
     "cpu_flags",
+    "cpu_kind",
     "cpu_vendor",
     "device_kind",
     "resolve_device",
@@ -43,6 +44,7 @@ PRECISIONS: tuple[str, ...] = (
 
 _AMD = "AuthenticAMD"
 _INT8_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx_vnni"})
+_VNNI = frozenset({"avx512_vnni", "avx_vnni"})
 
 
 def cpuinfo_field(lines: Iterable[str], *names: str) -> str:
@@ -82,6 +84,31 @@ def cpu_vendor() -> str:
     """The CPU vendor of this machine (``GenuineIntel``, ``AuthenticAMD``; empty where
     unreadable), from the same file."""
     return _cpuinfo_field("vendor_id")
+
+
+def cpu_kind(flags: Collection[str] | None = None, vendor: str | None = None) -> str:
+    """The kind of CPU the encoding figures are given by (docs/encoding.md's table): ``amx``,
+    ``avx512-bf16-amd``, ``avx512-bf16-intel`` (no AMX), ``vnni`` (AVX-512 VNNI or AVX-VNNI,
+    no bfloat16), ``avx2`` (AVX2 or AVX-512 without VNNI) or ``other`` (ARM, no AVX2); this
+    machine's by default.
+
+    >>> cpu_kind({"avx2", "avx512f", "avx512_vnni", "avx512_bf16"}, "AuthenticAMD")
+    'avx512-bf16-amd'
+    >>> cpu_kind({"avx2", "avx_vnni"}, "GenuineIntel"), cpu_kind({"avx2", "fma"}, "AuthenticAMD")
+    ('vnni', 'avx2')
+    >>> cpu_kind({"amx_bf16", "avx512_bf16"}), cpu_kind({"asimd"}, "")
+    ('amx', 'other')
+    """
+    if flags is None:
+        flags, vendor = cpu_flags(), cpu_vendor() if vendor is None else vendor
+    have = frozenset(flags)
+    if "amx_bf16" in have:
+        return "amx"
+    if "avx512_bf16" in have:
+        return "avx512-bf16-amd" if vendor == _AMD else "avx512-bf16-intel"
+    if have & _VNNI:
+        return "vnni"
+    return "avx2" if have & _INT8_FLAGS else "other"
 
 
 def resolve_device(device: str = "auto") -> str:

@@ -4,9 +4,9 @@ A route is an engine and a precision: ``torch-float32`` (the model as it is),
 ``torch-bfloat16``, ``onnxruntime-int8`` (:mod:`heta_eval.kb.onnx_int8`) and ``openvino-int8``
 (:mod:`heta_eval.kb.openvino_int8`). Which is fastest depends on the CPU (AMX, AVX512-BF16,
 VNNI, AVX2 only), its vendor and the libraries installed, in ways the CPU flags do not predict
-well, so on the CPU ``"auto"`` can measure (``HETA_EVAL_ENCODE_ROUTE=measure``; the default
-is the CPU-flag rule, :func:`heta_eval.kb.precision.choose_precision`): the first time on a
-machine it encodes a few batches
+well, so on the CPU ``"auto"`` measures wherever the CPU-flag rule
+(:func:`heta_eval.kb.precision.choose_precision`) was not measured to be right on that kind of
+CPU (:data:`RULE_MEASURED`: AMX so far): the first time on a machine it encodes a few batches
 of fixed passages (:mod:`heta_eval.kb.calibration_texts`) through every route available
 there, in rotation, compares each route's vectors with float32's, and picks the fastest route
 whose every vector keeps a cosine of at least :data:`COSINE_BOUND` to float32's. The choice
@@ -14,8 +14,9 @@ and the timings are stored in the knowledge-base cache folder (``routes-<key>.js
 the CPU model, its flags, the thread count and the library versions, so later runs read it
 (about 10-30 s once, plus the first export and quantization of the int8 models).
 
-``HETA_EVAL_ENCODE_ROUTE`` (see :mod:`heta_eval.config`): ``measure`` measures, a route name
-forces that route, ``static`` (or unset) applies the CPU-flag rule.
+``HETA_EVAL_ENCODE_ROUTE`` (see :mod:`heta_eval.config`): ``measure`` measures on any CPU, a
+route name forces that route, ``static`` applies the CPU-flag rule on any CPU; unset, the
+choice above.
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ from heta_eval.kb.precision import (
     device_kind,
     resolve_precision,
 )
+from heta_eval.kb.precision import cpu_kind as cpu_kind_of
 
 __all__ = [
     "COSINE_BOUND",
     "ROUTES",
+    "RULE_MEASURED",
     "RouteTiming",
     "auto_route",
     "calibrate",
@@ -70,6 +73,14 @@ _PRECISION_ROUTE.update({"float16": "torch-float16", "int8": "onnxruntime-int8"}
 COSINE_BOUND = 0.99
 _X86_SIMD = frozenset({"avx2", "avx512f"})
 _BF16 = frozenset({"avx512_bf16", "amx_bf16"})
+#: The CPU kinds (:func:`heta_eval.kb.precision.cpu_kind`) where the CPU-flag rule's route was
+#: measured to be the fastest that keeps the bounds, and the evidence (docs/encoding.md):
+#: ``auto`` applies the rule there, and measures once per machine on every other kind.
+RULE_MEASURED: dict[str, str] = {
+    "amx": "torch-bfloat16 2.55-2.65x sentence-transformers float32 on 256 SciFact abstracts, "
+    "openvino-int8 2.0-2.2x, onnxruntime-int8 1.0-1.2x (2-core AMX Xeon, 2026-12-05)",
+    "other": "torch-float32 is the only route",
+}
 #: Calibration shape: the passages repeated this many times, in batches of this size.
 _REPEAT, _BATCH, _ROUNDS = 3, 24, 2
 
@@ -132,9 +143,11 @@ def resolve_route(
     precision: str, device: str, model: str, encoder: Callable[..., Any] | None = None
 ) -> str:
     """The route an encoder of ``model`` runs on ``device`` for ``precision``: a route name
-    as given, a precision's own route, or for ``"auto"`` the route of the CPU-flag rule's
-    precision, unless ``HETA_EVAL_ENCODE_ROUTE`` names a route or asks to ``measure``
-    (:func:`auto_route`); off the CPU ``"auto"`` is the device's precision.
+    as given, a precision's own route, or for ``"auto"`` on the CPU the route of the CPU-flag
+    rule's precision where this kind of CPU is in :data:`RULE_MEASURED`, else the route
+    measured on this machine (:func:`auto_route`); ``HETA_EVAL_ENCODE_ROUTE`` overrides
+    (``static``: the rule; ``measure``: measure; a route name). Off the CPU ``"auto"`` is the
+    device's precision.
 
     >>> resolve_route("float32", "cpu", "all-MiniLM-L6-v2")
     'torch-float32'
@@ -145,14 +158,19 @@ def resolve_route(
     resolved = resolve_precision(precision, device)  # checks the name and the device
     if precision != "auto" or device_kind(device) != "cpu":
         return _PRECISION_ROUTE[resolved]
-    # Measuring costs minutes the first time on a machine (exports, quantizations, timing),
-    # so it is asked for; the CPU-flag rule is the default.
+    # Measuring costs tens of seconds once per machine (an export, a quantization, timing):
+    # worth it where the rule was not measured to be right (RULE_MEASURED), not elsewhere.
     forced = config.encode_route()
-    if forced is None or forced == "static":
+    if forced == "static" or (forced is None and cpu_kind() in RULE_MEASURED):
         return _PRECISION_ROUTE[resolved]
-    if forced == "measure":
+    if forced is None or forced == "measure":
         return auto_route(model, device, encoder)
     return resolve_route(forced, device, model, encoder)
+
+
+def cpu_kind() -> str:
+    """This machine's kind of CPU (:func:`heta_eval.kb.precision.cpu_kind`)."""
+    return cpu_kind_of(cpu_flags(), cpu_vendor())
 
 
 def _available() -> tuple[bool, bool]:
@@ -209,7 +227,10 @@ def auto_route(model: str, device: str = "cpu", encoder: Callable[..., Any] | No
             return str(stored["route"])
     except (OSError, ValueError):
         pass
-    log.warning("measuring the encoding routes on this CPU once: %s", ", ".join(routes))
+    log.warning(
+        "measuring the encoding routes on this CPU once (%s; HETA_EVAL_ENCODE_ROUTE=static "
+        "skips it): %s", cpu_kind(), ", ".join(routes),
+    )  # fmt: skip
     if encoder is None:
         raise ValueError("measuring the encoding routes needs the encoder class")
     measured = calibrate(model, device, routes, encoder)
