@@ -25,6 +25,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 SCRIPTS = (
     "bench_metrics.py",
+    "bench_custom.py",
     "bench_oneshot.py",
     "bench_trec_eval.py",
     "bench_kb.py",

@@ -24,10 +24,12 @@ EPILOG = """examples:
 
 --measures takes ir_measures (nDCG@10, AP, R@100, RR, Rprec, Bpref, infAP, Success@5,
 Judged@10), trec_eval (ndcg_cut.10, recall.100,1000, recip_rank, iprec_at_recall.0.10, ...)
-or BEIR (NDCG@10, MRR@10) names; see docs/retrieval-core.md.
+or BEIR (NDCG@10, MRR@10, R_cap@10, Hole@10, Accuracy@10) names, separated by spaces or
+commas; see docs/retrieval-core.md.
 
 The BEIR column is beir's EvaluateRetrieval.evaluate (queries missing from the run are
-dropped from the mean; MRR divides by all judged queries, as beir's evaluate_custom does).
+dropped from the mean; MRR, R_cap, Hole and Accuracy divide by all judged queries, as
+beir's evaluate_custom does).
 The strict column is trec_eval -c (every judged query counts, missing ones as 0).
 Self-hits (doc id == query id) are removed, as BEIR does, unless --keep-self-hits.
 """
@@ -64,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--measures",
-        help='space-separated measure names (replaces --k), e.g. "nDCG@10 R@1000 Rprec"',
+        help='measure names, space- or comma-separated (replaces --k), e.g. "nDCG@10 R@1000 Rprec"',
     )
     parser.add_argument(
         "--duplicates",

@@ -5,8 +5,8 @@ collected responses; ``heta-eval trec_eval``'s ``all`` lines and the runner's he
 (a failed query counts 0) use :func:`combine` too:
 
 * the **BEIR** mean is over the queries that are in the run *and* have non-empty qrels
-  (``EvaluateRetrieval.evaluate``); BEIR's ``MRR@k`` (``evaluate_custom(..., "mrr")``)
-  divides by every qrels query instead;
+  (``EvaluateRetrieval.evaluate``); BEIR's ``evaluate_custom`` families (``MRR@k``,
+  ``R_cap@k``, ``Hole@k``, ``Accuracy@k``) divide by every qrels query instead;
 * the **strict** mean is trec_eval ``-c``'s: over every judged query, a query missing from
   the run scored on an empty ranking (0 for nDCG, AP, recall, P, RR, ...);
 * sums run in run order (strict: qrels order) in a plain loop, as BEIR's do, and the
@@ -26,6 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from heta_eval.measures.beir import CUSTOM_FAMILIES
 from heta_eval.measures.measure import Measure, Summary
 
 __all__ = [
@@ -63,9 +64,9 @@ def round5(value: float | None) -> float | None:
 
 
 def beir_denominator(measure: Measure, evaluated: int, qrels_queries: int) -> int:
-    """What BEIR divides a measure's sum by: every qrels query for its MRR, else the
-    evaluated queries."""
-    return qrels_queries if measure.rule == "beir_mrr" else evaluated
+    """What BEIR divides a measure's sum by: every qrels query for its ``evaluate_custom``
+    families (MRR, R_cap, Hole, Accuracy), else the evaluated queries."""
+    return qrels_queries if measure.family in CUSTOM_FAMILIES else evaluated
 
 
 def _total(values: Sequence[float]) -> float:

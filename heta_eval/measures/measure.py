@@ -8,7 +8,8 @@ A measure is named three ways in the IR world, and all three parse to the same v
 * trec_eval: ``ndcg_cut.10``, ``map``, ``map_cut.100``, ``recall.100``, ``P.5``,
   ``recip_rank``, ``Rprec``, ``bpref``, ``iprec_at_recall.0.10``, ``success.5``,
   ``ndcg.1=0,2=3`` (gain per relevance level), ...: any of trec_eval 9.0.8's families;
-* BEIR: ``NDCG@10``, ``MAP@100``, ``Recall@100``, ``P@5``, ``MRR@10``.
+* BEIR: ``NDCG@10``, ``MAP@100``, ``Recall@100``, ``P@5``, ``MRR@10``, ``R_cap@10``,
+  ``Hole@10``, ``Accuracy@10`` (and ``evaluate_custom``'s ``recall_cap@10``, ``acc@10``...).
 
 A ``Measure`` is ``(family, param, rule)``: ``family`` is the trec_eval family (or
 ``judged`` / ``mrr``), ``param`` its one parameter as text (a cutoff, a recall level, a gain
@@ -49,10 +50,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from heta_eval.measures import params
+from heta_eval.measures.beir import BEIR_TABLE, CUSTOM_ALIASES, CUSTOM_FAMILIES, DEFAULT_METRICS
+from heta_eval.measures.names import FAMILY_TO_IR, IR_NAMES, TEXT_FAMILIES, TREC_FAMILIES, Summary
 from heta_eval.measures.trec_catalogue import FAMILIES, MIN_GEO_MEAN, float_cutoff_name
 
 __all__ = [
     "BEIR_K_VALUES",
+    "BEIR_METRICS",
     "METRICS",
     "TREC_FAMILIES",
     "Measure",
@@ -63,77 +67,36 @@ __all__ = [
     "parse_measures",
 ]
 
-# BEIR's five families, the one table their names come from:
-# (the (metric, k) API's metric, BEIR's key prefix, the trec_eval family; BEIR's mrr is its own).
-_BEIR = (
-    ("ndcg", "NDCG", "ndcg_cut"),
-    ("map", "MAP", "map_cut"),
-    ("recall", "Recall", "recall"),
-    ("precision", "P", "P"),
-    ("mrr", "MRR", "mrr"),
-)
-#: BEIR's five metric families (the legacy ``metrics=`` names), in BEIR's order.
-METRICS: tuple[str, ...] = tuple(metric for metric, _, _ in _BEIR)
-#: The families of BEIR's five metrics (what the compiled engine computes).
-BEIR_FAMILIES: frozenset[str] = frozenset(family for _, _, family in _BEIR)
+#: The default grid's metrics (the ``metrics=`` default): BEIR's ``evaluate`` and MRR.
+METRICS: tuple[str, ...] = DEFAULT_METRICS
+#: Every metric of BEIR's (``metrics=`` takes any), in BEIR's order: the default five, then
+#: ``evaluate_custom``'s ``r_cap``, ``hole`` and ``accuracy``.
+BEIR_METRICS: tuple[str, ...] = tuple(metric for metric, _, _ in BEIR_TABLE)
+#: The families of BEIR's metrics (what the compiled engine computes).
+BEIR_FAMILIES: frozenset[str] = frozenset(family for _, _, family in BEIR_TABLE)
 #: The k values BEIR reports by default.
 BEIR_K_VALUES: tuple[int, ...] = (1, 3, 5, 10, 100)
 
-Rule = Literal["trec_eval", "beir_mrr", "rr_cut", "judged"]
-Summary = Literal["mean", "sum", "geometric"]
+Rule = Literal[
+    "trec_eval", "beir_mrr", "beir_r_cap", "beir_hole", "beir_accuracy", "rr_cut", "judged"
+]
 
-# trec_eval 9.0.8's families, from the catalogue (trec_measures.py): parameter kind and how
-# trec_eval summarises them over queries. Kinds: "cutoffs" (integer ranks, key family_k),
-# "levels" (float levels, key family_0.10), "floats" (a list of numbers, one key), "gains"
-# (LEVEL=GAIN pairs, one key), None. gm_* are geometric means (pytrec_eval gives the logs).
-_KIND = {"none": None, "cutoffs": "cutoffs", "float_cutoffs": "levels", "floats": "floats",
-         "gains": "gains"}  # fmt: skip
-_SUMMARY: dict[str, Summary] = {
-    "mean": "mean", "geometric_mean": "geometric", "sum": "sum", "num_q": "sum",
-}  # fmt: skip
-TREC_FAMILIES: dict[str, tuple[str | None, Summary]] = {
-    f.name: (_KIND[f.params], _SUMMARY[f.summary]) for f in FAMILIES if f.summary in _SUMMARY
-}
-#: trec_eval families that are text, not numbers (``heta-eval trec_eval`` prints them).
-TEXT_FAMILIES = tuple(f.name for f in FAMILIES if f.summary not in _SUMMARY)
-
-_IR_NAMES = {  # ir_measures name -> (family without cutoff, family with cutoff)
-    "nDCG": ("ndcg", "ndcg_cut"),
-    "AP": ("map", "map_cut"),
-    "P": (None, "P"),
-    "R": (None, "recall"),
-    "RR": ("recip_rank", "recip_rank"),
-    "Rprec": ("Rprec", None),
-    "Bpref": ("bpref", None),
-    "infAP": ("infAP", None),
-    "Success": (None, "success"),
-    "Judged": (None, "judged"),
-    "NumRet": ("num_ret", None),
-    "NumRel": ("num_rel", None),
-    "NumRelRet": ("num_rel_ret", None),
-    "NumQ": ("num_q", None),
-    "SetP": ("set_P", None),
-    "SetR": ("set_recall", None),
-    "SetF": ("set_F", None),
-    "SetAP": ("set_map", None),
-    "IPrec": (None, "iprec_at_recall"),
-}
-_FAMILY_TO_IR = {
-    family: name for name, pair in _IR_NAMES.items() for family in pair if family is not None
-}
-_BEIR_NAMES = {name: family for _, name, family in _BEIR}
-_BEIR_OF_FAMILY = {family: name for _, name, family in _BEIR}
-_LEGACY = {family: metric for metric, _, family in _BEIR}
-_LEGACY_FAMILY = {metric: family for metric, _, family in _BEIR}
+_BEIR_NAMES = {name: family for _, name, family in BEIR_TABLE}
+_BEIR_OF_FAMILY = {family: name for _, name, family in BEIR_TABLE}
+_LEGACY = {family: metric for metric, _, family in BEIR_TABLE}
+_LEGACY_FAMILY = {metric: family for metric, _, family in BEIR_TABLE}
+# BEIR's evaluate_custom names of R_cap, Hole, Accuracy, any case (R_cap@10, recall_cap@10).
+_CUSTOM_AT = {name: f for name, f in CUSTOM_ALIASES.items() if f != "mrr"}
 _LEGACY_ALIASES = {
     "ndcg": "ndcg", "ndcg_cut": "ndcg",
     "map": "map", "map_cut": "map", "ap": "map",
     "recall": "recall", "r": "recall",
     "precision": "precision", "p": "precision",
-    "mrr": "mrr", "mrr_cut": "mrr",  # not rr / recip_rank: ir_measures's RR@k is not BEIR's
+    **CUSTOM_ALIASES,  # not rr / recip_rank: ir_measures's RR@k is not BEIR's mrr
 }  # fmt: skip
 _LEGACY_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
-_AT = re.compile(r"^([A-Za-z]+)@(\S+)$")
+_AT = re.compile(r"^([A-Za-z_]+)@(\S+)$")
+_NEXT = re.compile(r" |,(?=[A-Za-z])")
 
 
 class UnknownMeasureError(ValueError):
@@ -141,7 +104,7 @@ class UnknownMeasureError(ValueError):
 
 
 def _known() -> str:
-    ir = ", ".join(f"{n}@k" if c and not f else n for n, (f, c) in _IR_NAMES.items())
+    ir = ", ".join(f"{n}@k" if c and not f else n for n, (f, c) in IR_NAMES.items())
     return (
         f"ir_measures: {ir}; BEIR: {', '.join(f'{n}@k' for n in _BEIR_NAMES)}; "
         f"trec_eval: {', '.join(TREC_FAMILIES)} (with .params where they take them)"
@@ -176,9 +139,10 @@ class Measure:
     def rule(self) -> Rule:
         """Who computes it: trec_eval (pytrec_eval), BEIR's ``mrr``, ir_measures's ``RR@k``
         (MS MARCO's MRR@k), or ir_measures's ``Judged@k`` (the judged share of the first
-        min(k, ranked) documents)."""
-        if self.family == "mrr":
-            return "beir_mrr"
+        min(k, ranked) documents); BEIR's ``evaluate_custom`` families are ``beir_FAMILY``
+        (:mod:`heta_eval.measures.beir`)."""
+        if self.family in CUSTOM_FAMILIES:
+            return f"beir_{self.family}"  # type: ignore[return-value]
         if self.family == "judged":
             return "judged"
         if self.family == "recip_rank" and self.param is not None:
@@ -226,14 +190,14 @@ class Measure:
 
     @property
     def beir_name(self) -> str | None:
-        """BEIR's key (``NDCG@10``) for BEIR's five families at a cutoff, else None."""
+        """BEIR's key (``NDCG@10``, ``R_cap@10``) for BEIR's families at a cutoff, else None."""
         name = _BEIR_OF_FAMILY.get(self.family)
         return f"{name}@{self.param}" if name and self.param is not None else None
 
     @property
     def ir_name(self) -> str | None:
         """The ir_measures spelling (``nDCG@10``), None where ir_measures has none."""
-        name = _FAMILY_TO_IR.get(self.family)
+        name = FAMILY_TO_IR.get(self.family)
         if name is None or (self.family == "ndcg" and self.param is not None):
             return None
         if self.family == "iprec_at_recall":
@@ -244,7 +208,7 @@ class Measure:
 
     @property
     def legacy(self) -> tuple[str, int] | None:
-        """``(metric, k)`` (``("ndcg", 10)``), as ``BeirRetrievalMetric`` takes it, for BEIR's five
+        """``(metric, k)`` (``("ndcg", 10)``), as ``BeirRetrievalMetric`` takes it, for BEIR's
         families."""
         metric = _LEGACY.get(self.family)
         return (metric, int(self.param)) if metric and self.param is not None else None
@@ -252,12 +216,14 @@ class Measure:
     @property
     def evaluator_name(self) -> str | None:
         """The per-case evaluator's name (``ndcg@10``, ``precision@5``), which reports,
-        result folders and ``heta-eval compare`` use; None outside BEIR's five families."""
+        result folders and ``heta-eval compare`` use; None outside BEIR's families."""
         legacy = self.legacy
         return f"{legacy[0]}@{legacy[1]}" if legacy else None
 
     def __str__(self) -> str:
-        return self.beir_name if self.family == "mrr" else (self.ir_name or self.trec_name or "")
+        if self.family in CUSTOM_FAMILIES:
+            return self.beir_name or ""
+        return self.ir_name or self.trec_name or ""
 
     @classmethod
     def parse(cls, name: str | Measure) -> Measure:
@@ -270,16 +236,17 @@ class Measure:
         at = _AT.match(text)
         if at:
             return cls._parse_at(at.group(1), at.group(2), name)
-        if text in _IR_NAMES and _IR_NAMES[text][0] is not None:
-            return cls(_IR_NAMES[text][0])  # type: ignore[arg-type]
+        if text in IR_NAMES and IR_NAMES[text][0] is not None:
+            return cls(IR_NAMES[text][0])  # type: ignore[arg-type]
         return cls._parse_trec(text, name)
 
     @classmethod
     def _parse_at(cls, head: str, tail: str, name: str) -> Measure:
-        if head in _BEIR_NAMES:
-            return cls(_BEIR_NAMES[head], _cutoff(tail, name))
-        if head in _IR_NAMES:
-            family = _IR_NAMES[head][1]
+        family = _BEIR_NAMES.get(head) or _CUSTOM_AT.get(head.lower())
+        if family is not None:
+            return cls(family, _cutoff(tail, name))
+        if head in IR_NAMES:
+            family = IR_NAMES[head][1]
             if family is None:
                 raise _unknown(name, f": {head} takes no cutoff")
             if family == "iprec_at_recall":
@@ -318,14 +285,20 @@ class Measure:
 
 
 def parse_measures(names: str | Measure | list[str | Measure] | tuple) -> tuple[Measure, ...]:
-    """Many measures: a list, or one string of space-separated names; trec_eval's
-    ``family.a,b`` expands to one measure per cutoff, and a bare cutoff family (``P``) to
-    trec_eval's default cutoffs. Repeats are dropped.
+    """Many measures: a list, or one string of names separated by spaces or commas;
+    trec_eval's ``family.a,b`` expands to one measure per cutoff, and a bare cutoff family
+    (``P``) to trec_eval's default cutoffs. Repeats are dropped.
 
     >>> [str(m) for m in parse_measures("nDCG@10 recall.100,1000 Rprec")]
     ['nDCG@10', 'R@100', 'R@1000', 'Rprec']
+    >>> [str(m) for m in parse_measures("R_cap@10,Hole@10,Accuracy@10")]
+    ['R_cap@10', 'Hole@10', 'Accuracy@10']
     """
-    items = names.split() if isinstance(names, str) else list(names)  # type: ignore[arg-type]
+    # "R_cap@10,Hole@10" is two measures; a comma before a digit or sign is a parameter's.
+    if isinstance(names, str):
+        items: list = _NEXT.split(" ".join(names.split()))
+    else:
+        items = list(names)  # type: ignore[arg-type]
     if isinstance(names, Measure):
         items = [names]
     out: list[Measure] = []
@@ -358,7 +331,7 @@ def measure_key(metric: str, k: int) -> str:
 
 def parse_measure(name: str) -> tuple[str, int]:
     """Parse a measure name (``nDCG@10``, ``R@100``, ``P_5``, ``map_cut.10``) into (metric, k)
-    of BEIR's five families, as ``BeirRetrievalMetric`` takes them (:meth:`Measure.parse` knows
+    of BEIR's families, as ``BeirRetrievalMetric`` takes them (:meth:`Measure.parse` knows
     every measure).
 
     >>> parse_measure("nDCG@10"), parse_measure("R@100"), parse_measure("mrr@10")
@@ -369,7 +342,8 @@ def parse_measure(name: str) -> tuple[str, int]:
     if match is None or metric is None or not 1 <= int(match.group(2)) <= params.MAX_CUTOFF:
         raise ValueError(
             f"cannot parse measure {name!r}: expected METRIC@K with METRIC one of "
-            f"nDCG, MAP, Recall (R), P, MRR and K from 1 to 2**63 - 1, e.g. 'nDCG@10'"
+            f"nDCG, MAP, Recall (R), P, MRR, R_cap, Hole, Accuracy and K from 1 to 2**63 - 1, "
+            f"e.g. 'nDCG@10'"
         )
     return metric, int(match.group(2))
 

@@ -6,9 +6,11 @@ without NUL, ``int`` labels >= 0, finite ``float`` scores. Then:
 * **pytrec_eval** (its C extension: trec_eval 9.0.8's own code) computes every trec_eval
   measure, one evaluator per parameter set (:func:`evaluator_batches`); three rules are
   computed here: ir_measures's ``Judged@k`` and ``RR@k`` (on ir_measures's ranking,
-  :func:`ir_measures_ranking`) and BEIR's ``MRR@k`` (a stable sort on the raw scores);
-* the **compiled engine** (:mod:`heta_eval.providers.engine`) computes BEIR's five families
-  (nDCG, MAP, recall, P at cutoffs, and MRR) with trec_eval's arithmetic, for large runs.
+  :func:`ir_measures_ranking`) and BEIR's ``evaluate_custom`` families, ``MRR@k``,
+  ``R_cap@k``, ``Hole@k`` and ``Accuracy@k`` (a stable sort on the raw scores);
+* the **compiled engine** (:mod:`heta_eval.providers.engine`) computes BEIR's families
+  (nDCG, MAP, recall, P at cutoffs with trec_eval's arithmetic, and the four custom ones),
+  for large runs.
 
 :func:`choose_backend` picks the engine for runs of ``ENGINE_MIN_ROWS`` results or more when
 every measure is one it has; both give identical numbers on identical input (tested).
@@ -27,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from heta_eval.io.source import input_size
 from heta_eval.measures.averaging import empty_ranking_values
+from heta_eval.measures.beir import CUSTOM_FAMILIES, beir_ranking, custom_value
 from heta_eval.measures.measure import BEIR_FAMILIES, Measure
 
 __all__ = [
@@ -54,7 +57,7 @@ def compiled_run_file(path: str | os.PathLike[str] | object) -> bool:
     return size is not None and size >= COMPILED_MIN_BYTES
 
 
-#: The measure families the compiled engine computes: BEIR's five.
+#: The measure families the compiled engine computes: BEIR's.
 ENGINE_FAMILIES = BEIR_FAMILIES
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -62,7 +65,13 @@ Run = Mapping[str, Mapping[str, float]]
 
 
 def engine_can(measures: Iterable[Measure]) -> bool:
-    return all(m.family in ENGINE_FAMILIES and m.param is not None for m in measures)
+    return all(
+        m.family in ENGINE_FAMILIES
+        and m.param is not None
+        # Hole@k divides by k as a float64: exact (as BEIR's int division) up to 2**53.
+        and (m.family != "hole" or int(m.param) <= 2**53)
+        for m in measures
+    )
 
 
 def large_run(rows: int) -> bool:
@@ -78,7 +87,7 @@ def choose_backend(engine: str, measures: Sequence[Measure], *, large: bool) -> 
     if engine not in ("auto", "pytrec", "fast"):
         raise ValueError(f"engine must be 'auto', 'pytrec' or 'fast', got {engine!r}")
     if engine == "fast" and not engine_can(measures):
-        others = [str(m) for m in measures if m.family not in ENGINE_FAMILIES or m.param is None]
+        others = [str(m) for m in measures if not engine_can([m])]
         raise ValueError(f"the compiled engine has no {', '.join(others)}; use engine='pytrec'")
     if engine == "auto":
         if not large or not engine_can(measures):
@@ -156,8 +165,8 @@ def pytrec_values(
     qrels: Qrels, run: Run, measures: Sequence[Measure], qids: Sequence[str] | None = None
 ) -> dict[str, dict[Measure, float]]:
     """Per-query values of ``measures`` for ``qids`` (default: the run's queries with
-    non-empty qrels, and for BEIR's MRR those with any qrels entry), in that order. An empty
-    ranking (or a query of ``qids`` missing from the run) has
+    non-empty qrels, and for BEIR's custom families those with any qrels entry), in that
+    order. An empty ranking (or a query of ``qids`` missing from the run) has
     :func:`~heta_eval.measures.averaging.empty_ranking_values`."""
     trec_qids = list(qids) if qids is not None else [q for q in run if qrels.get(q)]
     by_rule: dict[str, list[Measure]] = defaultdict(list)
@@ -177,9 +186,10 @@ def pytrec_values(
     out = {qid: out[qid] for qid in trec_qids}  # in run order
     for qid in trec_qids if by_rule["rr_cut"] else ():
         out[qid].update(rr_cut_values(qrels[qid], run.get(qid, {}), by_rule["rr_cut"]))
-    if by_rule["beir_mrr"]:
-        mrr_qids = list(qids) if qids is not None else [q for q in run if q in qrels]
-        for qid, values in beir_mrr_values(qrels, run, by_rule["beir_mrr"], mrr_qids).items():
+    custom = [m for m in measures if m.family in CUSTOM_FAMILIES]
+    if custom:  # BEIR's evaluate_custom: every run query with a qrels entry, even empty
+        custom_qids = list(qids) if qids is not None else [q for q in run if q in qrels]
+        for qid, values in beir_custom_values(qrels, run, custom, custom_qids).items():
             out.setdefault(qid, {}).update(values)
     return out
 
@@ -213,19 +223,21 @@ def rr_cut_values(
     return {m: 1.0 / first if first and first <= int(m.param or 0) else 0.0 for m in measures}
 
 
-def beir_mrr_values(
+def beir_custom_values(
     qrels: Qrels, run: Run, measures: Sequence[Measure], qids: Sequence[str]
 ) -> dict[str, dict[Measure, float]]:
-    """BEIR's ``mrr``: stable sort on the raw scores, relevant = label > 0, 1/rank of the
-    first relevant document within k."""
+    """BEIR's ``evaluate_custom`` families (MRR, R_cap, Hole, Accuracy; their rules:
+    :mod:`heta_eval.measures.beir`): one stable sort per query, each measure on its first k.
+    Hole's annotated corpus is every document ``qrels`` judges."""
     k_max = max(int(m.param or 0) for m in measures)
+    holes = any(m.family == "hole" for m in measures)
+    annotated = {doc for docs in qrels.values() for doc in docs} if holes else set()
     out: dict[str, dict[Measure, float]] = {}
     for qid in qids:
-        judged = qrels[qid]
-        docs = run.get(qid, {})
-        ranked = sorted(docs.items(), key=lambda item: item[1], reverse=True)[:k_max]
-        first = next((r for r, (doc, _) in enumerate(ranked, 1) if judged.get(doc, 0) > 0), 0)
-        out[qid] = {
-            m: (1.0 / first if first and first <= int(m.param or 0) else 0.0) for m in measures
-        }
+        top = beir_ranking(run.get(qid, {}))[:k_max]
+        labels = qrels[qid]
+        out[qid] = {}
+        for m in measures:
+            k = int(m.param or 0)
+            out[qid][m] = custom_value(m.family, top[:k], labels, annotated, k)
     return out

@@ -15,7 +15,9 @@ replicate trec_eval 9.0.8's arithmetic exactly (see docs/retrieval-core.md): flo
 ranked descending, ties by doc id bytes descending; linear-gain nDCG divided by
 ``log2(rank + 1)`` taken from Python's ``math.log2`` (libm); MAP and recall over the full R;
 P over k; sums in rank order.
-MRR follows BEIR's ``mrr``: a stable sort on the raw float64 scores, relevant = label > 0.
+BEIR's ``evaluate_custom`` families (MRR, R_cap, Hole, Accuracy) follow its rules
+(:mod:`heta_eval.measures.beir`): a stable sort on the raw float64 scores, relevant = label > 0,
+Hole against every document the qrels judge.
 Duplicate doc ids in one query keep their first row and are counted.
 
 Aggregation is shared with :func:`heta_eval.retrieval.run.evaluate_run`, which uses
@@ -46,7 +48,8 @@ from heta_eval.io.columnar import (
     gather_strings,
     string_buffers,
 )
-from heta_eval.measures.measure import METRICS
+from heta_eval.measures.measure import BEIR_METRICS
+from heta_eval.providers.kernels.judgments import hashed_documents
 from heta_eval.providers.kernels.queries import score_queries
 
 __all__ = [
@@ -61,7 +64,7 @@ __all__ = [
 ]
 
 #: Column blocks of the kernel's output, each ``len(k_values)`` wide: BEIR's metrics, in order.
-METRIC_ORDER: tuple[str, ...] = METRICS
+METRIC_ORDER: tuple[str, ...] = BEIR_METRICS
 
 
 def _qrels_arrays(
@@ -94,10 +97,11 @@ def evaluate_columnar(
     Returns ``values`` (float64, one row per run query, columns ``METRIC_ORDER`` × k) and
     ``stats`` (int64 rows: documents kept, duplicate rows dropped, self-hits removed,
     rank-derived flag). Only meaningful where the query is judged: the caller picks rows
-    (trec measures need non-empty qrels, MRR only a qrels entry), as pytrec_eval and BEIR do.
+    (trec measures need non-empty qrels, BEIR's custom families only a qrels entry), as
+    pytrec_eval and BEIR do.
 
     ``wanted``, ``(metric, k)`` pairs (a measure's ``legacy``), limits the work to those
-    metrics: a metric not named is not computed (MRR's second sort is skipped) and each one
+    metrics: a metric not named is not computed (the custom families' sort is skipped) and each one
     named is computed up to its largest k; the columns left out hold 0. The default is all.
     """
     ks = np.asarray(sorted(set(k_values)), dtype=np.int64)
@@ -113,6 +117,7 @@ def evaluate_columnar(
     rows = run.rows
     valid = run.valid if run.valid is not None else np.ones(rows, dtype=np.bool_)
     skip = run.skip if run.skip is not None else np.zeros(rows, dtype=np.bool_)
+    corpus = _annotated_corpus(qrels if upto[METRIC_ORDER.index("hole")] else {})
 
     def queries(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
         """The kernel on queries a..b-1 (offsets stay absolute row numbers)."""
@@ -131,6 +136,7 @@ def evaluate_columnar(
             ks,
             upto,
             discount,
+            corpus,
         )
 
     parts = _query_parts(run.offsets, _cores())
@@ -140,6 +146,16 @@ def evaluate_columnar(
     # on every core. Each query's arithmetic is unchanged, so the numbers are identical.
     done = run_in_threads(queries, parts)
     return np.concatenate([v for v, _ in done]), np.concatenate([s for _, s in done])
+
+
+def _annotated_corpus(
+    qrels: Mapping[str, Mapping[str, int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Hole's annotated corpus (every document any query judges, whatever its label), hashed
+    once for the kernel."""
+    data, offsets = string_buffers(list({doc: None for docs in qrels.values() for doc in docs}))
+    hashes, positions = hashed_documents(data, offsets)
+    return hashes, positions, data, offsets
 
 
 def _longest(offsets: np.ndarray) -> int:
@@ -184,6 +200,6 @@ def _query_parts(offsets: np.ndarray, cores: int) -> list[tuple[int, int]]:
 
 def measure_column(measure: object, k_values: Sequence[int]) -> int:
     """The column of :func:`evaluate_columnar`'s output holding ``measure`` (one of BEIR's
-    five families at a cutoff in ``k_values``)."""
+    families at a cutoff in ``k_values``)."""
     metric, k = measure.legacy  # type: ignore[attr-defined]
     return METRIC_ORDER.index(metric) * len(k_values) + list(k_values).index(k)

@@ -11,7 +11,7 @@ from typing import Any
 from heta_eval._runtime import construct_valid, paused_gc
 from heta_eval.io.validate import validate_qrels
 from heta_eval.measures.averaging import beir_denominator, summarise
-from heta_eval.measures.measure import METRICS
+from heta_eval.measures.measure import BEIR_METRICS
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import MetricSummary
 from heta_eval.providers.backends import choose_backend, large_run
@@ -117,7 +117,7 @@ def _score_group_pytrec(
             rankings[case.id] = collapser.collapse(case, response)
     run = {cid: ranking.scores for cid, ranking in rankings.items()}
     k_values = sorted({m.k for m in group})
-    names = [name for name in METRICS if any(m.metric == name for m in group)]
+    names = [name for name in BEIR_METRICS if any(m.metric == name for m in group)]
     evaluation = evaluate_run(
         qrels, run, k_values, metrics=names, ignore_identical_ids=False, engine="pytrec"
     )

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from heta_eval.io.validate import InputError, validate_qrels
+from heta_eval.measures.beir import CUSTOM_FAMILIES
 from heta_eval.measures.measure import BEIR_K_VALUES, METRICS, Measure
 from heta_eval.providers.backends import choose_backend
 from heta_eval.retrieval.plan import plan_measures
@@ -80,12 +81,10 @@ def score_columnar(
     if reject_duplicates and stats[:, 1].any():
         raise DuplicateRowsError(f"{int(stats[:, 1].sum())} repeated (query, doc) rows")
     columns = [(name, measure_column(m, engine_ks)) for name, m in named.items()]
-    trec_columns = [
-        (n, c) for (n, c), m in zip(columns, named.values(), strict=True) if m.family != "mrr"
-    ]
-    mrr_columns = [
-        (n, c) for (n, c), m in zip(columns, named.values(), strict=True) if m.family == "mrr"
-    ]
+    pairs = list(zip(columns, named.values(), strict=True))
+    trec_columns = [column for column, m in pairs if m.family not in CUSTOM_FAMILIES]
+    # BEIR's evaluate_custom families score every query with a qrels entry, even empty.
+    custom_columns = [column for column, m in pairs if m.family in CUSTOM_FAMILIES]
     per_query: dict[str, dict[str, float]] = {}
     rows = values.tolist()
     for qid, row in zip(run.query_ids, rows, strict=True):
@@ -96,7 +95,7 @@ def score_columnar(
         if judged:
             for key, column in trec_columns:
                 entry[key] = row[column]
-        for key, column in mrr_columns:
+        for key, column in custom_columns:
             entry[key] = row[column]
         if entry:
             per_query[qid] = entry

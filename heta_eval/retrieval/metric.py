@@ -20,11 +20,14 @@ __all__ = ["BeirRetrievalMetric", "beir_default_metrics"]
 
 
 class BeirRetrievalMetric:
-    """A BEIR retrieval metric (``ndcg``, ``map``, ``recall``, ``precision`` or ``mrr``) at k.
+    """A BEIR retrieval metric (``ndcg``, ``map``, ``recall``, ``precision``, ``mrr``,
+    ``r_cap``, ``hole`` or ``accuracy``) at k.
 
     Chunk hits are mapped to benchmark documents (see ``collapse_to_documents``); ``k`` counts
-    documents after deduplication. The per-case value is the pytrec_eval (or BEIR ``mrr``)
-    value of that query; aggregated with ``evaluate_responses`` the means equal BEIR's.
+    documents after deduplication. The per-case value is the pytrec_eval (or BEIR
+    ``evaluate_custom``) value of that query; aggregated with ``evaluate_responses`` the means
+    equal BEIR's. ``hole`` counts the documents that no case judges, so it needs every case:
+    ``evaluate_responses`` and the runner score it, a lone ``evaluate`` call refuses it.
 
     >>> import asyncio
     >>> metric = BeirRetrievalMetric(metric="ndcg", k=10)
@@ -90,6 +93,11 @@ class BeirRetrievalMetric:
 
         if not case.expected.relevance:
             return EvaluationScore.skip(self.name, "case has no relevance judgments")
+        if self.metric == "hole":
+            raise ValueError(
+                f"{self.name} counts documents that no case judges: score it over all the "
+                f"cases with evaluate_responses (or the runner), not one case at a time"
+            )
         ranking = self.collapse(case, response)
         result = evaluate_run(
             {case.id: dict(case.expected.relevance)},

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from heta_eval.measures.measure import METRICS, Measure, legacy_measure, measure_key, parse_measures
+from heta_eval.measures.measure import (
+    BEIR_METRICS,
+    Measure,
+    legacy_measure,
+    measure_key,
+    parse_measures,
+)
 from heta_eval.measures.params import check_cutoff
 
 __all__ = ["plan_measures", "validate_k_values", "validate_metrics"]
@@ -30,8 +36,8 @@ def validate_k_values(k_values: Iterable[int]) -> tuple[int, ...]:
 def validate_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(metrics))
     for metric in chosen:
-        if metric not in METRICS:
-            raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+        if metric not in BEIR_METRICS:
+            raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(BEIR_METRICS)}")
     return chosen
 
 
@@ -46,5 +52,5 @@ def plan_measures(
     named = {str(m): m for m in parse_measures(measures)}
     legacy = [m.legacy for m in named.values() if m.legacy is not None]
     ks = tuple(sorted({k for _, k in legacy}))
-    chosen = tuple(metric for metric in METRICS if any(lm == metric for lm, _ in legacy))
+    chosen = tuple(metric for metric in BEIR_METRICS if any(lm == metric for lm, _ in legacy))
     return ks, chosen, named

@@ -14,6 +14,7 @@ from heta_eval.measures.averaging import (
     missing_values,
     summarise,
 )
+from heta_eval.measures.beir import CUSTOM_FAMILIES
 from heta_eval.measures.measure import Measure, legacy_measure, measure_key
 from heta_eval.models.cells import value_cell
 
@@ -98,12 +99,12 @@ def assemble(
     in_run = set(run_qids)
     judged = [qid for qid, docs in qrels.items() if docs]
     trec_evaluated = [qid for qid in run_qids if qrels.get(qid)]  # pytrec_eval's output order
-    mrr_evaluated = [qid for qid in run_qids if qid in qrels]
+    custom_evaluated = [qid for qid in run_qids if qid in qrels]  # BEIR's evaluate_custom
     missing = [qid for qid in judged if qid not in in_run]
     ranked = [qid for qid in judged if qid in in_run]
     aggregates: dict[str, AggregateValue] = {}
     for name, measure in named.items():
-        evaluated = mrr_evaluated if measure.rule == "beir_mrr" else trec_evaluated
+        evaluated = custom_evaluated if measure.family in CUSTOM_FAMILIES else trec_evaluated
         beir_values = [per_query[qid][name] for qid in evaluated]
         divisor = beir_denominator(measure, len(evaluated), len(qrels))
         strict_values = [per_query[qid][name] for qid in ranked]

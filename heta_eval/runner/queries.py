@@ -174,7 +174,8 @@ def score_batch(
     scores into the records, in evaluator order; the batch time is shared among them."""
     started = time.perf_counter()
     answered = [case for case in cases if case.id in responses]
-    batch = score_retrieval_batch(retrieval, answered, responses)
+    # Every case, answered or not: Hole@k counts against every document the cases judge.
+    batch = score_retrieval_batch(retrieval, cases, responses)
     share_ms = (time.perf_counter() - started) * 1000 / max(1, len(answered))
     for record in records:
         if record.case_id not in responses:

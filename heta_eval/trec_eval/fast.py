@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: trec_eval families the engine computes, and its column block for each (the engine's
-#: ``METRIC_ORDER``, which is ``METRICS``).
+#: ``METRIC_ORDER``, which is ``BEIR_METRICS``; the first four blocks are these).
 _METRIC = {
     "ndcg_cut": "ndcg", "map_cut": "map", "map": "map", "recall": "recall", "P": "precision",
 }  # fmt: skip

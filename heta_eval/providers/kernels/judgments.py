@@ -60,3 +60,35 @@ def row_scores(rows, scores, valid):  # pragma: no cover - compiled
     for j in range(m):
         sc[j] = float(m - j) if derived else scores[rows[j]]
     return sc, derived
+
+
+@njit(cache=True, nogil=True)
+def hashed_documents(c_data, c_doff):  # pragma: no cover - compiled
+    """``(hashes sorted, their positions)`` of a list of doc ids (Hole's annotated corpus),
+    for :func:`annotated_rows`."""
+    n = len(c_doff) - 1
+    h = np.empty(n, dtype=np.uint64)
+    for t in range(n):
+        h[t] = fnv1a(c_data, c_doff[t], c_doff[t + 1])
+    order = np.argsort(h)
+    return h[order], order
+
+
+@njit(cache=True, nogil=True)
+def annotated_rows(rows, hashes, data, d_off, c_hash, c_pos, c_data, c_off):  # pragma: no cover
+    """Whether each kept row's doc id is in the annotated corpus (:func:`hashed_documents`:
+    ``c_hash`` sorted, ``c_pos`` their positions in ``c_data`` / ``c_off``)."""
+    m = len(rows)
+    out = np.zeros(m, dtype=np.bool_)
+    n = len(c_hash)
+    for j in range(m):
+        x = rows[j]
+        h = hashes[j]
+        t = np.searchsorted(c_hash, h)
+        while t < n and c_hash[t] == h:
+            r = c_pos[t]
+            if compare_bytes(data, d_off[x], d_off[x + 1], c_data, c_off[r], c_off[r + 1]) == 0:
+                out[j] = True
+                break
+            t += 1
+    return out

@@ -1,7 +1,7 @@
 """The engine's driver: every query of a run slice through the kernels, into one row of
-values (five families × the cutoffs) and one row of statistics. Only the families and
-cutoffs asked for are computed: BEIR's MRR sorts again, and nDCG's ideal ranking runs to the
-family's deepest cutoff."""
+values (eight families × the cutoffs) and one row of statistics. Only the families and
+cutoffs asked for are computed: BEIR's custom families (MRR, R_cap, Hole, Accuracy) sort
+again, and nDCG's ideal ranking runs to the family's deepest cutoff."""
 
 from __future__ import annotations
 
@@ -9,13 +9,18 @@ import numpy as np
 
 from heta_eval._runtime import njit
 from heta_eval.providers.kernels.ap import average_precision
+from heta_eval.providers.kernels.custom import beir_custom, beir_order, custom_depth
 from heta_eval.providers.kernels.dedup import kept_rows
-from heta_eval.providers.kernels.judgments import relevant_count, row_labels, row_scores
+from heta_eval.providers.kernels.judgments import (
+    annotated_rows,
+    relevant_count,
+    row_labels,
+    row_scores,
+)
 from heta_eval.providers.kernels.ndcg import ndcg
 from heta_eval.providers.kernels.order import trec_ranking
 from heta_eval.providers.kernels.precision import precision
 from heta_eval.providers.kernels.recall import recall
-from heta_eval.providers.kernels.rr import reciprocal_rank
 
 
 @njit(cache=True, nogil=True)
@@ -34,17 +39,20 @@ def score_queries(
     ks,
     upto,
     discount,
+    corpus,
 ):  # pragma: no cover - compiled
     """``(values, stats)`` of queries ``0..len(q_off)-2`` (see ``evaluate_columnar``).
     Family ``f`` (column block ``f``) is computed at its first ``upto[f]`` cutoffs only;
-    the rest of its block stays zero."""
+    the rest of its block stays zero. ``corpus``: Hole's annotated corpus as
+    ``(sorted hashes, their positions, doc id bytes, offsets)``."""
     nq = len(q_off) - 1
     nk = len(ks)
     depth = 0  # the deepest cutoff a trec_eval family needs (0: no ranking at all)
     for f in range(4):
         if upto[f] > 0:
             depth = max(depth, ks[upto[f] - 1])
-    values = np.zeros((nq, 5 * nk), dtype=np.float64)
+    custom = upto[4] > 0 or upto[5] > 0 or upto[6] > 0 or upto[7] > 0
+    values = np.zeros((nq, 8 * nk), dtype=np.float64)
     stats = np.zeros((nq, 4), dtype=np.int64)
     for q in range(nq):
         rows, hashes, self_hits, duplicates = kept_rows(q_off[q], q_off[q + 1], data, d_off, skip)
@@ -75,7 +83,14 @@ def score_queries(
             u = upto[3]
             if u > 0:
                 precision(ranked[: ks[u - 1]], ks[:u], values[q, 3 * nk : 3 * nk + u])
-        if status[q] >= 1 and upto[4] > 0:  # a qrels entry, even empty: BEIR's mrr
-            u = upto[4]
-            reciprocal_rank(sc, labels, ks[:u], values[q, 4 * nk : 4 * nk + u])
+        if status[q] >= 1 and custom:  # a qrels entry, even empty: BEIR's evaluate_custom
+            top = beir_order(sc)[: min(m, custom_depth(ks, upto[4:]))]
+            if upto[6] > 0:  # Hole: only the documents it reads are looked up
+                annotated = annotated_rows(
+                    rows[top], hashes[top], data, d_off, corpus[0], corpus[1], corpus[2], corpus[3]
+                )
+            else:
+                annotated = np.ones(len(top), dtype=np.bool_)
+            n_pos = relevant_count(qr_label, qs, qe)
+            beir_custom(top, labels, annotated, n_pos, ks, upto[4:], values[q, 4 * nk :], nk)
     return values, stats
