@@ -67,9 +67,9 @@ class BM25Spec(_Spec):
 class DenseSpec(_Spec):
     """Embedding model (a name or local path), the precision and device it runs on.
 
-    ``precision="auto"``: float16 on CUDA, bfloat16 on CPUs that compute it natively
-    (AVX512-BF16/AMX), int8 on other x86 CPUs, else float32 (``docs/encoding.md``).
-    ``device="auto"``: CUDA when visible, else the CPU. ``batch_size=None``: 64 on the CPU,
+    ``precision="auto"``: float16 on CUDA, bfloat16 with AMX, on other x86 CPUs the route
+    measured once per machine, else float32 (``heta_eval.config.AUTO_PRECISION``).
+    ``device="auto"``: CUDA when visible, else the CPU. ``batch_size=None``: 16 on the CPU,
     512 on CUDA."""
 
     model: str = DEFAULT_MODEL
