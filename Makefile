@@ -64,7 +64,7 @@ install: $(BIN)/heta-eval
 
 # The suite but its system tests (those that start a real multi-process system: the two-node
 # Ray cluster, a fresh clone running every documented command, signals mid-encode, numba's
-# cache across processes, a dev-size report); test-system runs those. CI runs both.
+# cache across processes, a dev-size report); test-system runs those (CI: with CI_SYSTEM=1).
 test: install
 	$(BIN)/python -m pytest -q -m "not system" --durations=15
 
