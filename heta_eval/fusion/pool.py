@@ -1,0 +1,132 @@
+"""The candidates of a fusion: every (query, document) that any run ranks, as arrays.
+
+One row per candidate, grouped by query (query ``q`` owns rows ``offsets[q]:offsets[q+1]``);
+one column per run. A run's ranking of a query is its scores in descending order with equal
+scores ranked by document id, highest first (trec_eval's tie rule, on float64 scores); ranx
+ranks equal scores in the order numba's quicksort leaves them, which is the input order for up
+to 15 documents and unspecified beyond (docs/fusion.md#ties).
+
+>>> pool = build_pool([{"q": {"a": 2.0, "b": 1.0}}, {"q": {"b": 5.0, "c": 4.0}}])
+>>> pool.doc_ids.tolist(), pool.ranks.tolist()
+(['a', 'b', 'c'], [[1, 0], [2, 1], [0, 2]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+__all__ = ["Pool", "build_pool", "per_query", "ranked_rows"]
+
+RunDict = Mapping[str, Mapping[str, float]]
+
+
+@dataclass
+class Pool:
+    """The candidates (see the module docstring)."""
+
+    query_ids: list[str]
+    offsets: np.ndarray  # int64, len(query_ids) + 1
+    doc_ids: np.ndarray  # object (str), rows
+    doc_codes: np.ndarray  # int64, rows: the doc id's place in code point order
+    scores: np.ndarray  # float64 (rows, runs): NaN where the run does not rank the document
+    ranks: np.ndarray  # int64 (rows, runs): 1 = the run's first document, 0 = not ranked
+    lengths: np.ndarray  # int64 (queries, runs): documents each run ranks for the query
+
+    @property
+    def query_of_row(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.query_ids)), np.diff(self.offsets))
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """Per row: how many documents its query's runs rank between them."""
+        return np.repeat(np.diff(self.offsets), np.diff(self.offsets))
+
+
+def build_pool(runs: Sequence[RunDict]) -> Pool:
+    """The pool of ``runs`` (dicts ``{query id: {doc id: score}}``); a query a run lacks
+    counts as ranking nothing for it. Queries come in first-seen order."""
+    query_ids = list(dict.fromkeys(chain.from_iterable(runs)))
+    index = {qid: i for i, qid in enumerate(query_ids)}
+    n_queries = len(query_ids)
+    queries, docs, scores = [], [], []
+    for run in runs:
+        lengths = [len(run[qid]) for qid in run]
+        queries.append(np.repeat(np.array([index[q] for q in run], np.int64), lengths))
+        docs.append(list(chain.from_iterable(run.values())))
+        scores.append(np.fromiter(chain.from_iterable(d.values() for d in run.values()), float))
+    codes, vocabulary = _sorted_codes(list(chain.from_iterable(docs)))
+    n_vocabulary = max(len(vocabulary), 1)
+    keys = np.concatenate([*queries, np.empty(0, np.int64)]) * n_vocabulary + codes
+    unique, inverse = np.unique(keys, return_inverse=True)
+    row_query, row_code = np.divmod(unique, n_vocabulary)
+    offsets = np.searchsorted(row_query, np.arange(n_queries + 1)).astype(np.int64)
+    matrix = np.full((len(unique), len(runs)), np.nan)
+    ranks = np.zeros((len(unique), len(runs)), np.int64)
+    lengths = np.zeros((n_queries, len(runs)), np.int64)
+    start = 0
+    for column, (query, score) in enumerate(zip(queries, scores, strict=True)):
+        rows = inverse[start : start + len(score)]
+        code = codes[start : start + len(score)]
+        start += len(score)
+        matrix[rows, column] = score
+        ranks[rows, column] = _ranks(query, score, code)
+        lengths[:, column] = np.bincount(query, minlength=n_queries)
+    doc_ids = vocabulary[row_code] if len(vocabulary) else np.empty(0, object)
+    return Pool(query_ids, offsets, doc_ids, row_code, matrix, ranks, lengths)
+
+
+def _sorted_codes(docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each doc id's code, codes numbering the distinct ids in code point order, and the
+    ids by code. pyarrow (a core dependency) hashes and sorts millions of ids in C++;
+    UTF-8 byte order is code point order, Python's ``str`` order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not docs:
+        return np.empty(0, np.int64), np.empty(0, object)
+    encoded = pa.array(docs, pa.string()).dictionary_encode()
+    dictionary = encoded.dictionary
+    order = pc.sort_indices(dictionary).to_numpy()
+    place = np.empty(len(order), np.int64)
+    place[order] = np.arange(len(order))
+    codes = place[encoded.indices.to_numpy(zero_copy_only=False)]
+    vocabulary = np.asarray(dictionary.take(pa.array(order)).to_pylist(), dtype=object)
+    return codes, vocabulary
+
+
+def _ranks(query: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """1-based ranks within each query: score descending, then doc id descending."""
+    order = np.lexsort((-code, -score, query))
+    starts = np.searchsorted(query[order], query[order])  # rows are grouped by query
+    ranks = np.empty(len(order), np.int64)
+    ranks[order] = np.arange(len(order)) - starts + 1
+    return ranks
+
+
+def per_query(values: np.ndarray, query: np.ndarray, n_queries: int, ufunc: np.ufunc) -> np.ndarray:
+    """``ufunc.reduce`` of ``values`` per query (rows grouped by ``query``, ascending); 0
+    for a query without rows."""
+    counts = np.bincount(query, minlength=n_queries)
+    out = np.zeros(n_queries)
+    filled = counts > 0
+    if len(values):
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        out[filled] = ufunc.reduceat(values, starts[filled])
+    return out
+
+
+def ranked_rows(pool: Pool, fused: np.ndarray, depth: int | None) -> np.ndarray:
+    """The rows to keep, each query's in trec_eval's order (float32 score descending, then
+    doc id descending, as heta-eval ranks when it evaluates), at most ``depth`` per query."""
+    query = pool.query_of_row
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as trec_eval reads it
+        key = fused.astype(np.float32)
+    order = np.lexsort((-pool.doc_codes, -key, query))
+    if depth is None:
+        return order
+    position = np.arange(len(order)) - pool.offsets[query[order]]
+    return order[position < depth]
