@@ -47,8 +47,10 @@ def random_runs(seed: int, n_runs: int) -> list[dict[str, dict[str, float]]]:
 def in_our_order(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """Each query's documents by score descending, then doc id descending (heta-eval's
     ranking); ranx keeps this order for ties in queries of 15 documents or fewer."""
-    return {q: dict(sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True))
-            for q, docs in run.items()}
+    return {
+        q: dict(sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True))
+        for q, docs in run.items()
+    }
 
 
 def ranx_fuse(runs, method, norm, params) -> dict[str, dict[str, float]]:

@@ -68,9 +68,7 @@ def check_settings(method: str, norm: str | None, params: Mapping[str, Any], n_r
             raise FusionError(f"weights must be finite numbers, got {weights!r}")
 
 
-def fuse_pool(
-    pool: Pool, method: str, norm: str | None, params: Mapping[str, Any]
-) -> np.ndarray:
+def fuse_pool(pool: Pool, method: str, norm: str | None, params: Mapping[str, Any]) -> np.ndarray:
     """Each pool row's fused score (settings already checked)."""
     if method == "condorcet":
         return condorcet(pool.ranks, pool.offsets)
@@ -94,7 +92,9 @@ def as_run(pool: Pool, fused: np.ndarray, depth: int | None) -> RunDict:
     bounds = np.searchsorted(pool.query_of_row[rows], np.arange(len(pool.query_ids) + 1))
     bounds = bounds.tolist()
     return {
-        qid: dict(zip(docs[bounds[q] : bounds[q + 1]], values[bounds[q] : bounds[q + 1]]))
+        qid: dict(
+            zip(docs[bounds[q] : bounds[q + 1]], values[bounds[q] : bounds[q + 1]], strict=True)
+        )
         for q, qid in enumerate(pool.query_ids)
     }
 

@@ -41,7 +41,7 @@ def condorcet(ranks: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         rows = np.lexsort((first_rank[start:end], first_run[start:end])) + start
         votes = [tuple(positions[row].tolist()) for row in rows]
 
-        def before(x: int, y: int) -> int:
+        def before(x: int, y: int, votes: list[tuple[int, ...]] = votes) -> int:
             wins = sum(a < b for a, b in zip(votes[x], votes[y], strict=True))
             return -1 if wins >= half else 1
 
