@@ -96,7 +96,8 @@ def _read(inputs: list[tuple[str, Any]]) -> list[dict]:
         except OSError as error:
             raise CliError(f"{label}: {error.strerror or error}") from None
         except (TrecFormatError, ValueError) as error:
-            raise CliError(f"{label}: {error}") from None
+            text = str(error)  # the readers' errors name the file and line already
+            raise CliError(text if str(source) in text else f"{label}: {text}") from None
     return runs
 
 
@@ -108,7 +109,9 @@ def _params(args: argparse.Namespace, n_runs: int) -> dict[str, Any]:
         try:
             params["weights"] = [float(w) for w in args.weights.split(",")]
         except ValueError:
-            raise CliError(f"--weights must be comma-separated numbers, got {args.weights!r}")
+            raise CliError(
+                f"--weights must be comma-separated numbers, got {args.weights!r}"
+            ) from None
     elif args.method == "wsum" and not args.optimize:
         raise CliError(f"--method wsum needs --weights (one per run: {n_runs}) or --optimize")
     return params

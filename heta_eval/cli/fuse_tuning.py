@@ -62,6 +62,7 @@ def _setting(params: dict[str, Any]) -> str:
 def tune(args: argparse.Namespace, runs: list[dict], labels: list[str]) -> dict:
     """Tune, print what was chosen and the held-out score; the fused run."""
     from heta_eval.fusion.optimize import cross_validate, tune_on_split
+
     measure = _measure(args.optimize)
     split_tuning = args.tune_split or args.train_qrels
     if args.tune_split and args.train_qrels:
@@ -73,7 +74,9 @@ def tune(args: argparse.Namespace, runs: list[dict], labels: list[str]) -> dict:
     test = _qrels(args)
     common = {"step": args.step, "depth": args.depth}
     if split_tuning:
-        train = _train_qrels(args.train_qrels) if args.train_qrels else _qrels(args, args.tune_split)
+        train = (
+            _train_qrels(args.train_qrels) if args.train_qrels else _qrels(args, args.tune_split)
+        )
         tuned = tune_on_split(runs, args.method, args.norm, train, test, measure, **common)
         where = f"tuned on {args.tune_split or args.train_qrels} ({len(train)} queries)"
         print(f"{where}: {_setting(tuned.settings[0])}")
