@@ -32,6 +32,7 @@ SCRIPTS = (
     "bench_lucene.py",
     "bench_lucene_tokenizer.py",
     "bench_ray.py",
+    "bench_fusion.py",
 )
 
 
