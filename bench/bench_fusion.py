@@ -24,9 +24,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _rows import emit, interleaved, log, row  # noqa: E402
+from _rows import emit, interleaved, log, row
 
-from heta_eval.fusion import fuse  # noqa: E402
+from heta_eval.fusion import fuse
 
 SETTINGS = {
     "rrf": ("min-max", {"k": 60}),
@@ -50,7 +50,7 @@ def make_runs(queries: int, depth: int, seed: int = 0) -> list[dict[str, dict[st
     return [first, second]
 
 
-def ranx_side(runs: list[dict], method: str):  # noqa: ANN201
+def ranx_side(runs: list[dict], method: str):
     import ranx
 
     norm, params = SETTINGS[method]
@@ -64,7 +64,7 @@ def ours_side(runs: list[dict], method: str) -> dict:
     return fuse(runs, method=method, norm=norm, params=params, depth=None)
 
 
-def same(ours: dict, theirs) -> bool:  # noqa: ANN001
+def same(ours: dict, theirs) -> bool:
     for qid, docs in theirs.to_dict().items():
         mine = ours[qid]
         if set(mine) != set(docs):
