@@ -58,8 +58,9 @@ def build_pool(runs: Sequence[RunDict]) -> Pool:
         queries.append(np.repeat(np.array([index[q] for q in run], np.int64), lengths))
         docs.append(list(chain.from_iterable(run.values())))
         scores.append(np.fromiter(chain.from_iterable(d.values() for d in run.values()), float))
-    codes, vocabulary = _sorted_codes(list(chain.from_iterable(docs)))
-    n_vocabulary = max(len(vocabulary), 1)
+    every_doc = list(chain.from_iterable(docs))
+    codes, n_distinct = _sorted_codes(every_doc)
+    n_vocabulary = max(n_distinct, 1)
     keys = np.concatenate([*queries, np.empty(0, np.int64)]) * n_vocabulary + codes
     unique, inverse = np.unique(keys, return_inverse=True)
     row_query, row_code = np.divmod(unique, n_vocabulary)
@@ -75,27 +76,27 @@ def build_pool(runs: Sequence[RunDict]) -> Pool:
         matrix[rows, column] = score
         ranks[rows, column] = _ranks(query, score, code)
         lengths[:, column] = np.bincount(query, minlength=n_queries)
-    doc_ids = vocabulary[row_code] if len(vocabulary) else np.empty(0, object)
+    # Each row's id: the caller's own str object (one occurrence of it), not a new copy.
+    occurrence = np.zeros(n_distinct, np.int64)
+    occurrence[codes] = np.arange(len(codes))
+    doc_ids = np.array(every_doc, dtype=object)[occurrence[row_code]]
     return Pool(query_ids, offsets, doc_ids, row_code, matrix, ranks, lengths)
 
 
-def _sorted_codes(docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Each doc id's code, codes numbering the distinct ids in code point order, and the
-    ids by code. pyarrow (a core dependency) hashes and sorts millions of ids in C++;
+def _sorted_codes(docs: list[str]) -> tuple[np.ndarray, int]:
+    """Each doc id's code, codes numbering the distinct ids in code point order, and how
+    many there are. pyarrow (a core dependency) hashes and sorts millions of ids in C++;
     UTF-8 byte order is code point order, Python's ``str`` order."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if not docs:
-        return np.empty(0, np.int64), np.empty(0, object)
+        return np.empty(0, np.int64), 0
     encoded = pa.array(docs, pa.string()).dictionary_encode()
-    dictionary = encoded.dictionary
-    order = pc.sort_indices(dictionary).to_numpy()
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
     place = np.empty(len(order), np.int64)
     place[order] = np.arange(len(order))
-    codes = place[encoded.indices.to_numpy(zero_copy_only=False)]
-    vocabulary = np.asarray(dictionary.take(pa.array(order)).to_pylist(), dtype=object)
-    return codes, vocabulary
+    return place[encoded.indices.to_numpy(zero_copy_only=False)], len(order)
 
 
 def _ranks(query: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.ndarray:
