@@ -19,7 +19,7 @@ from itertools import chain
 
 import numpy as np
 
-__all__ = ["Pool", "build_pool", "per_query", "ranked_rows"]
+__all__ = ["Pool", "build_pool", "ordered", "per_query", "ranked_rows"]
 
 RunDict = Mapping[str, Mapping[str, float]]
 
@@ -31,7 +31,6 @@ class Pool:
     query_ids: list[str]
     offsets: np.ndarray  # int64, len(query_ids) + 1
     doc_ids: np.ndarray  # object (str), rows
-    doc_codes: np.ndarray  # int64, rows: the doc id's place in code point order
     scores: np.ndarray  # float64 (rows, runs): NaN where the run does not rank the document
     ranks: np.ndarray  # int64 (rows, runs): 1 = the run's first document, 0 = not ranked
     lengths: np.ndarray  # int64 (queries, runs): documents each run ranks for the query
@@ -52,15 +51,19 @@ def build_pool(runs: Sequence[RunDict]) -> Pool:
     query_ids = list(dict.fromkeys(chain.from_iterable(runs)))
     index = {qid: i for i, qid in enumerate(query_ids)}
     n_queries = len(query_ids)
-    queries, docs, scores = [], [], []
+    queries, scores = [], []
     for run in runs:
         lengths = [len(run[qid]) for qid in run]
         queries.append(np.repeat(np.array([index[q] for q in run], np.int64), lengths))
-        docs.append(list(chain.from_iterable(run.values())))
         scores.append(np.fromiter(chain.from_iterable(d.values() for d in run.values()), float))
-    every_doc = list(chain.from_iterable(docs))
-    codes, n_distinct = _sorted_codes(every_doc)
-    n_vocabulary = max(n_distinct, 1)
+    every_doc = list(chain.from_iterable(chain.from_iterable(run.values()) for run in runs))
+    # Codes in first-seen order, every loop in C (dict.fromkeys, zip, map): no bytecode per id.
+    distinct = dict.fromkeys(every_doc)
+    codes_of = dict(zip(distinct, range(len(distinct)), strict=True))
+    codes = np.fromiter(map(codes_of.__getitem__, every_doc), np.int64, len(every_doc))
+    vocabulary = np.empty(len(codes_of), dtype=object)
+    vocabulary[:] = list(codes_of)  # the caller's own str objects
+    n_vocabulary = max(len(codes_of), 1)
     keys = np.concatenate([*queries, np.empty(0, np.int64)]) * n_vocabulary + codes
     unique, inverse = np.unique(keys, return_inverse=True)
     row_query, row_code = np.divmod(unique, n_vocabulary)
@@ -71,38 +74,37 @@ def build_pool(runs: Sequence[RunDict]) -> Pool:
     start = 0
     for column, (query, score) in enumerate(zip(queries, scores, strict=True)):
         rows = inverse[start : start + len(score)]
-        code = codes[start : start + len(score)]
         start += len(score)
         matrix[rows, column] = score
-        ranks[rows, column] = _ranks(query, score, code)
+        ranks[rows, column] = _ranks(query, score, vocabulary[row_code[rows]])
         lengths[:, column] = np.bincount(query, minlength=n_queries)
-    # Each row's id: the caller's own str object (one occurrence of it), not a new copy.
-    occurrence = np.zeros(n_distinct, np.int64)
-    occurrence[codes] = np.arange(len(codes))
-    doc_ids = np.array(every_doc, dtype=object)[occurrence[row_code]]
-    return Pool(query_ids, offsets, doc_ids, row_code, matrix, ranks, lengths)
+    return Pool(query_ids, offsets, vocabulary[row_code], matrix, ranks, lengths)
 
 
-def _sorted_codes(docs: list[str]) -> tuple[np.ndarray, int]:
-    """Each doc id's code, codes numbering the distinct ids in code point order, and how
-    many there are. pyarrow (a core dependency) hashes and sorts millions of ids in C++;
-    UTF-8 byte order is code point order, Python's ``str`` order."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def ordered(query: np.ndarray, key: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """The permutation that sorts entries by query ascending, ``key`` descending, equal keys
+    by doc id descending (``str`` order: code points, trec_eval's ``strcmp`` on UTF-8)."""
+    order = np.lexsort((-key, query))
+    q, k = query[order], key[order]
+    tied = (q[1:] == q[:-1]) & (k[1:] == k[:-1])
+    if not tied.any():
+        return order
+    in_tie = np.zeros(len(order), bool)
+    in_tie[1:] |= tied
+    in_tie[:-1] |= tied
+    positions = np.flatnonzero(in_tie)
+    # Only tied entries' ids are sorted (numpy compares str by code point, as Python does).
+    _, place = np.unique(np.array(doc_ids[order[positions]].tolist()), return_inverse=True)
+    starts = in_tie & ~np.concatenate(([False], tied))
+    group = np.cumsum(starts)[positions]
+    order[positions] = order[positions][np.lexsort((-place.ravel(), group))]
+    return order
 
-    if not docs:
-        return np.empty(0, np.int64), 0
-    encoded = pa.array(docs, pa.string()).dictionary_encode()
-    order = pc.sort_indices(encoded.dictionary).to_numpy()
-    place = np.empty(len(order), np.int64)
-    place[order] = np.arange(len(order))
-    return place[encoded.indices.to_numpy(zero_copy_only=False)], len(order)
 
-
-def _ranks(query: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.ndarray:
+def _ranks(query: np.ndarray, score: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
     """1-based ranks within each query: score descending, then doc id descending."""
-    order = np.lexsort((-code, -score, query))
-    starts = np.searchsorted(query[order], query[order])  # rows are grouped by query
+    order = ordered(query, score, doc_ids)
+    starts = np.searchsorted(query[order], query[order])  # sorted by query
     ranks = np.empty(len(order), np.int64)
     ranks[order] = np.arange(len(order)) - starts + 1
     return ranks
@@ -126,7 +128,7 @@ def ranked_rows(pool: Pool, fused: np.ndarray, depth: int | None) -> np.ndarray:
     query = pool.query_of_row
     with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as trec_eval reads it
         key = fused.astype(np.float32)
-    order = np.lexsort((-pool.doc_codes, -key, query))
+    order = ordered(query, key, pool.doc_ids)
     if depth is None:
         return order
     position = np.arange(len(order)) - pool.offsets[query[order]]
