@@ -153,3 +153,26 @@ def test_cli_names_the_bad_file_and_line(tmp_path, capsys) -> None:
     assert main(["fuse", str(good), str(bad), "-o", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert f"{bad}:2: score 'x'" in err and len(err.splitlines()) == 1
+
+
+def test_cli_tunes_on_train_qrels_and_reports_the_others(tmp_path, capsys) -> None:
+    runs, qrels, _ = _split_runs()
+    paths = []
+    for i, run in enumerate(runs):
+        paths.append(str(tmp_path / f"run{i}.trec"))
+        write_run(run, paths[-1])
+    train = {q: j for q, j in qrels.items() if q.startswith("a")}
+    test = {q: j for q, j in qrels.items() if q.startswith("b")}
+    write_qrels(train, tmp_path / "train.txt")
+    write_qrels(test, tmp_path / "test.txt")
+    out = tmp_path / "fused.trec"
+    args = ["fuse", *paths, "--method", "wsum", "--optimize", "nDCG@10", "-o", str(out),
+            "--qrels", str(tmp_path / "test.txt"), "--train-qrels", str(tmp_path / "train.txt")]  # fmt: skip
+    assert main(args) == 0
+    tuned = tune_on_split(runs, "wsum", "min-max", train, test, "nDCG@10")
+    printed = capsys.readouterr().out
+    assert "weights 0.6,0.4" in printed
+    assert f"held-out nDCG@10 on 4 other queries: {tuned.score:.5f}" in printed
+    args[args.index(str(tmp_path / "train.txt"))] = str(tmp_path / "test.txt")
+    assert main(args) == 2
+    assert "judged in both" in capsys.readouterr().err
