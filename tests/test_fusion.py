@@ -43,6 +43,8 @@ def test_bad_settings_are_refused_with_one_line() -> None:
         fuse([run, run], method="combsum")
     with pytest.raises(FusionError, match="two or more runs"):
         fuse([run], method="rrf")
+    with pytest.raises(ValueError, match="run 2: query 'q', doc 'a': score nan is not finite"):
+        fuse([run, {"q": {"a": float("nan")}}], method="rrf")
 
 
 def test_the_knowledge_base_rrf_is_fuse_rrf() -> None:

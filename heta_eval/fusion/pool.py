@@ -56,6 +56,8 @@ def build_pool(runs: Sequence[RunDict]) -> Pool:
         lengths = [len(run[qid]) for qid in run]
         queries.append(np.repeat(np.array([index[q] for q in run], np.int64), lengths))
         scores.append(np.fromiter(chain.from_iterable(d.values() for d in run.values()), float))
+        if not np.isfinite(scores[-1]).all():
+            _refuse_non_finite(run, len(scores) - 1)
     every_doc = list(chain.from_iterable(chain.from_iterable(run.values()) for run in runs))
     # Codes in first-seen order, every loop in C (dict.fromkeys, zip, map): no bytecode per id.
     distinct = dict.fromkeys(every_doc)
@@ -79,6 +81,15 @@ def build_pool(runs: Sequence[RunDict]) -> Pool:
         ranks[rows, column] = _ranks(query, score, vocabulary[row_code[rows]])
         lengths[:, column] = np.bincount(query, minlength=n_queries)
     return Pool(query_ids, offsets, vocabulary[row_code], matrix, ranks, lengths)
+
+
+def _refuse_non_finite(run: RunDict, number: int) -> None:
+    """A ValueError naming the first score that is NaN or infinite: fusion has no rule for it."""
+    for qid, docs in run.items():
+        for doc, score in docs.items():
+            if not np.isfinite(score):
+                raise ValueError(f"run {number + 1}: query {qid!r}, doc {doc!r}: score {score!r} "
+                                 "is not finite")  # fmt: skip
 
 
 def ordered(query: np.ndarray, key: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
