@@ -73,7 +73,7 @@ def _inputs(args: argparse.Namespace) -> list[tuple[str, Any]]:
         if not (path.is_dir() and (path / "runs").is_dir()):
             if path.is_dir():
                 raise CliError(f"{name}: a folder without runs/ (not a results folder)")
-            found.append((name, path))
+            found.append((name, name))  # a path, or - (standard input)
             continue
         available = sorted(p.stem for p in (path / "runs").glob("*.trec"))
         for mode in modes or available:
