@@ -72,11 +72,12 @@ def fuse_pool(pool: Pool, method: str, norm: str | None, params: Mapping[str, An
     """Each pool row's fused score (settings already checked)."""
     if method == "condorcet":
         return condorcet(pool.ranks, pool.offsets)
-    scores = pool.scores if method in RANK_METHODS else normalize(pool, norm)
+    by_rank = method in RANK_METHODS
+    scores = pool.scores if by_rank else normalize(pool, norm)
     return combine(
         method,
         scores,
-        pool.ranks,
+        pool.ranks if by_rank else np.zeros((0, 0), np.int64),  # score methods read no rank
         candidates=pool.candidates,
         lengths=pool.lengths[pool.query_of_row],
         k=params.get("k", 60),

@@ -46,7 +46,7 @@ def normalize(pool: Pool, norm: str | None) -> np.ndarray:
         return _borda(pool)
     query = pool.query_of_row
     for column in range(scores.shape[1]):
-        present = pool.ranks[:, column] > 0
+        present = ~np.isnan(pool.scores[:, column])
         rows_query = query[present]
         values = scores[present, column]
         lengths = pool.lengths[:, column].astype(float)

@@ -14,7 +14,8 @@ to 15 documents and unspecified beyond (docs/fusion.md#ties).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -32,8 +33,18 @@ class Pool:
     offsets: np.ndarray  # int64, len(query_ids) + 1
     doc_ids: np.ndarray  # object (str), rows
     scores: np.ndarray  # float64 (rows, runs): NaN where the run does not rank the document
-    ranks: np.ndarray  # int64 (rows, runs): 1 = the run's first document, 0 = not ranked
     lengths: np.ndarray  # int64 (queries, runs): documents each run ranks for the query
+    entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(repr=False)
+    # per run, in its own order: each entry's row, query and score
+
+    @cached_property
+    def ranks(self) -> np.ndarray:
+        """int64 (rows, runs): 1 = the run's first document, 0 = not ranked. Computed on
+        first use: score methods never sort a run."""
+        ranks = np.zeros(self.scores.shape, np.int64)
+        for column, (rows, query, score) in enumerate(self.entries):
+            ranks[rows, column] = _ranks(query, score, self.doc_ids[rows])
+        return ranks
 
     @property
     def query_of_row(self) -> np.ndarray:
@@ -71,16 +82,16 @@ def build_pool(runs: Sequence[RunDict]) -> Pool:
     row_query, row_code = np.divmod(unique, n_vocabulary)
     offsets = np.searchsorted(row_query, np.arange(n_queries + 1)).astype(np.int64)
     matrix = np.full((len(unique), len(runs)), np.nan)
-    ranks = np.zeros((len(unique), len(runs)), np.int64)
     lengths = np.zeros((n_queries, len(runs)), np.int64)
+    entries = []
     start = 0
     for column, (query, score) in enumerate(zip(queries, scores, strict=True)):
-        rows = inverse[start : start + len(score)]
+        rows = inverse.ravel()[start : start + len(score)]
         start += len(score)
         matrix[rows, column] = score
-        ranks[rows, column] = _ranks(query, score, vocabulary[row_code[rows]])
         lengths[:, column] = np.bincount(query, minlength=n_queries)
-    return Pool(query_ids, offsets, vocabulary[row_code], matrix, ranks, lengths)
+        entries.append((rows, query, score))
+    return Pool(query_ids, offsets, vocabulary[row_code], matrix, lengths, entries)
 
 
 def _refuse_non_finite(run: RunDict, number: int) -> None:
@@ -95,7 +106,11 @@ def _refuse_non_finite(run: RunDict, number: int) -> None:
 def ordered(query: np.ndarray, key: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
     """The permutation that sorts entries by query ascending, ``key`` descending, equal keys
     by doc id descending (``str`` order: code points, trec_eval's ``strcmp`` on UTF-8)."""
-    order = np.lexsort((-key, query))
+    q_step, k_step = np.diff(query), np.diff(key)
+    if np.all((q_step > 0) | ((q_step == 0) & (k_step <= 0))):
+        order = np.arange(len(query))  # already in order (a run read from a sorted file)
+    else:
+        order = np.lexsort((-key, query))
     q, k = query[order], key[order]
     tied = (q[1:] == q[:-1]) & (k[1:] == k[:-1])
     if not tied.any():
