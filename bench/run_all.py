@@ -34,6 +34,7 @@ SCRIPTS = (
     "bench_lucene_tokenizer.py",
     "bench_ray.py",
     "bench_report.py",
+    "bench_fusion.py",
 )
 
 

@@ -66,6 +66,9 @@ NOT_RUN_IF = {
     "requires the headers and measures the rate",
     r"^export (RAG_API_KEY|HETA_EVAL_KB_TOKEN)=\.\.\.": "placeholders for your secrets, used "
     "only by the --kb-url example below them",
+    r"scifact-train|-both\.trec": "fusion.md's tuning on SciFact's training split: the slice of "
+    "SciFact this test runs on holds only the test split; tests/test_fusion.py tunes on one "
+    "split and reports on another (tune_on_split, heta-eval fuse --optimize)",
     r"bench/gpu_": "needs a CUDA GPU and the model folder it names (no test depends on a GPU; "
     "tests/test_dense_tokenization.py pins the tokenization it measures)",
 }

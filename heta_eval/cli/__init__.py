@@ -16,6 +16,7 @@ __all__ = ["main"]
 _COMMANDS = (
     "run",
     "evaluate",
+    "fuse",
     "trec_eval",
     "datasets",
     "compare",

@@ -48,6 +48,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--data-dir", help="where datasets live (default: $HETA_EVAL_DATA)")
     parser.add_argument("--top-k", type=int, default=100, help="hits per query (default: 100)")
     parser.add_argument("--metric", default="ndcg@10", help="leaderboard metric (ndcg@10)")
+    parser.add_argument(
+        "--fuse",
+        help="comma-separated fusion methods (rrf, mnz, wsum, ...): fuse each dataset x "
+        "recipe's modes and add their scores (wsum's held out by --fuse-folds cross-validation)",
+    )
+    parser.add_argument("--fuse-folds", type=int, default=5, help="wsum's folds (default: 5)")
     add_ray_arguments(parser)
     parser.set_defaults(handler=handle)
 
@@ -113,6 +119,7 @@ def handle(args: argparse.Namespace) -> int:
     from heta_eval.scale.sweep import Sweep, SweepError
 
     datasets = _datasets(_split(args.datasets))
+    _check_fusion(args)
     try:
         sweep = Sweep(datasets, _recipes(args.recipes), modes, args.output,
                       data_dir=args.data_dir, top_k=args.top_k)  # fmt: skip
@@ -123,6 +130,8 @@ def handle(args: argparse.Namespace) -> int:
     except (SweepError, ModelLoadError, RayRunError) as error:
         raise CliError(str(error)) from None
     board = sweep.leaderboard(manifest, args.metric)
+    if args.fuse:
+        board += "\n\n" + _fusion_board(args, sweep, manifest, _split(args.fuse))
     (args.output / "leaderboard.md").write_text(board, encoding="utf-8")
     print(board)
     from heta_eval.report.hook import report_after_sweep
@@ -135,3 +144,40 @@ def handle(args: argparse.Namespace) -> int:
         return 1
     print(f"sweep: {args.output} ({len(sweep.cells)} cells)", file=sys.stderr)
     return 0
+
+
+def _check_fusion(args: argparse.Namespace) -> None:
+    """--fuse's methods and --metric as a measure, before any cell runs."""
+    if not args.fuse:
+        return
+    from heta_eval.cli.fuse import METHODS
+
+    unknown = [m for m in _split(args.fuse) if m not in METHODS]
+    if unknown:
+        raise CliError(f"--fuse: unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")
+    if args.fuse_folds < 2:
+        raise CliError(f"--fuse-folds must be 2 or more, got {args.fuse_folds}")
+    from heta_eval.cli.fuse_tuning import _measure
+
+    _measure(args.metric)
+
+
+def _fusion_board(args: argparse.Namespace, sweep: Any, manifest: Any, methods: list) -> str:
+    from heta_eval.cli.fuse_tuning import _measure
+    from heta_eval.compare.leaderboard import leaderboard
+    from heta_eval.data.beir_loader import load_beir
+    from heta_eval.data.folders import resolve_dataset
+    from heta_eval.fusion import FusionError
+    from heta_eval.scale.sweep_fusion import fused_scores
+
+    def qrels_for(dataset: str) -> Any:
+        found = resolve_dataset(dataset, args.data_dir, None, qrels_only=True)
+        return load_beir(found.folder, found.split).qrels
+
+    try:
+        scores = fused_scores(sweep, manifest, methods, _measure(args.metric), qrels_for,
+                              folds=args.fuse_folds)  # fmt: skip
+    except FusionError as error:
+        raise CliError(f"--fuse: {error}") from None
+    title = "fused modes (strict means; wsum's weights tuned by cross-validation, held out)"
+    return f"{title}\n\n{leaderboard(scores, args.metric).to_markdown()}"

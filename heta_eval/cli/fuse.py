@@ -1,0 +1,147 @@
+"""``heta-eval fuse``: fuse two or more runs into one TREC run, optionally tuning its weights
+(or rrf's k) on queries it does not report on."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from heta_eval.cli import CliError
+
+METHODS = ("rrf", "sum", "mnz", "anz", "max", "min", "med", "wsum", "isr", "log_isr",
+           "bordafuse", "condorcet")  # fmt: skip
+NORMS = ("min-max", "max", "sum", "zmuv", "rank", "borda", "none")
+
+EPILOG = """examples:
+  heta-eval fuse bm25.trec dense.trec --method rrf -o fused.trec
+  heta-eval fuse results/scifact --modes keyword_search,vector_search --method wsum \\
+      --weights 0.3,0.7 -o fused.trec
+  heta-eval fuse bm25.trec dense.trec --method wsum --optimize ndcg@10 \\
+      --dataset scifact --folds 5 -o fused.trec
+  heta-eval fuse bm25.trec dense.trec --method wsum --optimize ndcg@10 \\
+      --dataset scifact --tune-split train -o fused.trec
+
+Methods and normalisations are ranx's (scores equal ranx.fuse's); rank-based methods (rrf,
+isr, log_isr, bordafuse, condorcet) ignore --norm. A results folder stands for its
+runs/<mode>.trec files (--modes picks them). --optimize METRIC picks --weights (wsum) or
+--k (rrf) from ranx's grid on some queries and reports the score on the others: with
+--folds N by N-fold cross-validation over the judged queries, with --tune-split or
+--train-qrels on one split's judgments, reported on --qrels/--dataset's. The written run
+fuses each query with the setting chosen without it. See docs/fusion.md.
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "fuse",
+        help="fuse two or more runs (rrf, wsum, mnz, ...), optionally tuning weights honestly",
+        description="Fuse runs into one TREC run with ranx's fusion methods and normalisations.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("runs", nargs="+", help="TREC runs, BEIR results JSON, results folders")
+    parser.add_argument("--modes", help="with a results folder: comma-separated modes to fuse")
+    parser.add_argument("-o", "--output", required=True, help="the fused TREC run to write")
+    parser.add_argument("--method", choices=METHODS, default="rrf", help="default: rrf")
+    parser.add_argument("--norm", choices=NORMS, default="min-max", help="default: min-max")
+    parser.add_argument("--k", type=float, default=60, help="rrf's k (default: 60)")
+    parser.add_argument("--weights", help="wsum: comma-separated, one per run")
+    parser.add_argument("--depth", type=int, default=1000, help="documents kept per query")
+    parser.add_argument("--tag", default="fused", help="the run tag (6th column)")
+    tuning = parser.add_argument_group("tuning (--optimize)")
+    tuning.add_argument("--optimize", metavar="METRIC", help="tune --weights or --k for METRIC")
+    tuning.add_argument("--qrels", help="judgments the score is reported on")
+    tuning.add_argument("--dataset", metavar="NAME|PATH", help="or a dataset's (its --split)")
+    tuning.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset NAME)")
+    tuning.add_argument("--split", help="the reported split (with --dataset)")
+    tuning.add_argument("--folds", type=int, help="N-fold cross-validation (default: 5)")
+    tuning.add_argument("--tune-split", help="tune on this split of --dataset instead")
+    tuning.add_argument("--train-qrels", help="tune on these judgments instead")
+    tuning.add_argument("--seed", type=int, default=0, help="the folds' shuffle (default: 0)")
+    tuning.add_argument("--step", type=float, default=0.1, help="wsum's weight step (0.1)")
+    parser.set_defaults(handler=run_fuse, duplicates="error")
+
+
+def _inputs(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """(label, source) per run: a file, or a results folder's runs/<mode>.trec."""
+    modes = [m for m in (args.modes or "").split(",") if m]
+    found: list[tuple[str, Any]] = []
+    for name in args.runs:
+        path = Path(name)
+        if not (path.is_dir() and (path / "runs").is_dir()):
+            if path.is_dir():
+                raise CliError(f"{name}: a folder without runs/ (not a results folder)")
+            found.append((name, name))  # a path, or - (standard input)
+            continue
+        available = sorted(p.stem for p in (path / "runs").glob("*.trec"))
+        for mode in modes or available:
+            if mode not in available:
+                raise CliError(f"{name}: no mode {mode!r} (runs/ has {', '.join(available)})")
+            found.append((f"{name}:{mode}", path / "runs" / f"{mode}.trec"))
+    if modes and not any(Path(n).is_dir() for n in args.runs):
+        raise CliError("--modes goes with a results folder")
+    return found
+
+
+def _read(inputs: list[tuple[str, Any]]) -> list[dict]:
+    from heta_eval.io.grammar import TrecFormatError
+    from heta_eval.io.run import read_run
+
+    runs = []
+    for label, source in inputs:
+        try:
+            runs.append(read_run(source))
+        except OSError as error:
+            raise CliError(f"{label}: {error.strerror or error}") from None
+        except (TrecFormatError, ValueError) as error:
+            text = str(error)  # the readers' errors name the file and line already
+            raise CliError(text if str(source) in text else f"{label}: {text}") from None
+    return runs
+
+
+def _params(args: argparse.Namespace, n_runs: int) -> dict[str, Any]:
+    params: dict[str, Any] = {"k": int(args.k) if float(args.k).is_integer() else args.k}
+    if args.weights is not None:
+        if args.method != "wsum":
+            raise CliError("--weights goes with --method wsum")
+        try:
+            params["weights"] = [float(w) for w in args.weights.split(",")]
+        except ValueError:
+            raise CliError(
+                f"--weights must be comma-separated numbers, got {args.weights!r}"
+            ) from None
+    elif args.method == "wsum" and not args.optimize:
+        raise CliError(f"--method wsum needs --weights (one per run: {n_runs}) or --optimize")
+    return params
+
+
+def run_fuse(args: argparse.Namespace) -> int:
+    from heta_eval.fusion import FusionError, fuse
+    from heta_eval.io.write import write_run
+
+    if args.depth < 1:
+        raise CliError(f"--depth must be a positive integer, got {args.depth}")
+    inputs = _inputs(args)
+    runs = _read(inputs)
+    params = _params(args, len(runs))
+    try:
+        if args.optimize:
+            from heta_eval.cli.fuse_tuning import tune
+
+            fused = tune(args, runs, [label for label, _ in inputs])
+        else:
+            fused = fuse(runs, args.method, args.norm, params, depth=args.depth)
+        write_run(fused, args.output, tag=args.tag)
+    except (FusionError, ValueError) as error:
+        raise CliError(str(error)) from None
+    except OSError as error:
+        raise CliError(f"{args.output}: {error.strerror or error}") from None
+    rows = sum(map(len, fused.values()))
+    print(
+        f"fused {len(runs)} runs ({args.method}, norm {args.norm}): {len(fused):,} queries, "
+        f"{rows:,} rows -> {args.output}",
+        file=sys.stderr,
+    )
+    return 0
