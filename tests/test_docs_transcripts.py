@@ -35,6 +35,17 @@ NOT_COMPARED = {
     "$ heta-eval run --dataset scifact --data-dir ./my_dataset": "datasets.md: my_dataset/ is "
     "the reader's own edit of SciFact; tests/test_dataset_identity.py pins that warning on "
     "an edited copy",
+    **dict.fromkeys(
+        (
+            "$ heta-eval fuse results/scifact-1000",
+            "$ heta-eval evaluate --dataset scifact --run results/scifact-1000",
+            "$ heta-eval compare results/rrf.trec",
+            "$ heta-eval fuse results/bm25-both.trec",
+        ),
+        "fusion.md: fusions of the whole SciFact's 1,000-deep dense run, whose numbers depend "
+        "on the encoding route auto takes on the machine (bfloat16 there); "
+        "tests/test_fusion_parity.py and tests/test_fusion.py check what the commands compute",
+    ),
 }
 
 
