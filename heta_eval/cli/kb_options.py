@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.io.ids import mode_name_problem
 
-__all__ = ["add_kb_arguments", "knowledge_base_from_args", "parse_header"]
+__all__ = ["add_kb_arguments", "knowledge_base_from_args", "parse_header", "run_file_modes"]
 
 # RFC 9110 token characters: what a header name may hold.
 _NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -40,6 +42,14 @@ def add_kb_arguments(group: Any) -> None:
         help="with --kb-url: a header sent with every query (repeatable); VALUE may name "
         "environment variables as ${NAME}; results and messages record only the name. "
         "HETA_EVAL_KB_TOKEN, when set, is sent as 'Authorization: Bearer <token>'",
+    )
+    group.add_argument(
+        "--kb-run",
+        action="append",
+        default=[],
+        metavar="MODE=FILE",
+        help="evaluate run files as the system (repeatable): MODE's answer to a case is its "
+        "query's ranking in FILE (a fused run, another toolkit's); the modes are these",
     )
     group.add_argument(
         "--rate",
@@ -72,8 +82,36 @@ def parse_header(text: str) -> tuple[str, str]:
     return name, value
 
 
+def run_file_modes(args: argparse.Namespace) -> dict[str, Path]:
+    """``--kb-run MODE=FILE``s as ``{mode: file}`` (empty without them), checked."""
+    runs: dict[str, Path] = {}
+    for text in args.kb_run:
+        mode, equals, file = text.partition("=")
+        mode, file = mode.strip(), file.strip()
+        if not equals or not mode or not file:
+            raise CliError(f"--kb-run takes MODE=FILE, e.g. rrf=fused.trec; got {text!r}")
+        if problem := mode_name_problem(mode):
+            raise CliError(f"--kb-run: {problem}")
+        if mode in runs:
+            raise CliError(f"--kb-run: mode {mode!r} is given twice")
+        if not Path(file).is_file():
+            raise CliError(f"--kb-run {mode}: {file} is not a file")
+        runs[mode] = Path(file)
+    if runs and args.kb_url:
+        raise CliError("--kb-run and --kb-url are two systems: give one")
+    return runs
+
+
 def knowledge_base_from_args(args: argparse.Namespace, modes: tuple[str, ...]) -> Any:
-    """The :class:`~heta_eval.kb.HttpKnowledgeBase` of ``--kb-url``, else ``None``."""
+    """The :class:`~heta_eval.kb.HttpKnowledgeBase` of ``--kb-url``, the
+    :class:`~heta_eval.kb.run_files.RunFileKnowledgeBase` of ``--kb-run``, else ``None``."""
+    if runs := run_file_modes(args):
+        from heta_eval.kb.run_files import RunFileKnowledgeBase
+
+        try:
+            return RunFileKnowledgeBase(runs)
+        except (ValueError, OSError) as error:  # TrecFormatError names the file and line
+            raise CliError(str(error).splitlines()[0]) from None
     if not args.kb_url:
         for option, value in (("--kb-header", args.kb_header), ("--rate", args.rate)):
             if value:

@@ -165,7 +165,7 @@ def _check_arguments(args: argparse.Namespace) -> list[str]:
 
 def _check_options(args: argparse.Namespace, modes: list[str]) -> tuple[int, ...] | None:
     """The k values asked for, after the checks of the modes and numbers."""
-    if not args.kb_url and not args.recipe:
+    if not args.kb_url and not args.kb_run and not args.recipe:
         unknown = [mode for mode in modes if mode not in ALL_MODES.split(",")]
         if unknown:
             raise CliError(
@@ -263,6 +263,10 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
 def handle(args: argparse.Namespace) -> int:
     modes = _check_arguments(args)
+    if args.kb_run:  # the run files are the modes
+        if args.modes != ALL_MODES:
+            raise CliError("--modes goes without --kb-run: the modes are --kb-run's MODE names")
+        modes = [text.partition("=")[0].strip() for text in args.kb_run]
     knowledge_base = knowledge_base_from_args(args, tuple(modes))
     k_values = _check_options(args, modes)
     from heta_eval.data.beir_loader import DatasetFormatError
@@ -304,6 +308,10 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     if len(all_results) > 1:
         print(macro_table(name, all_results))
+    for mode, count in getattr(knowledge_base, "unanswered", {}).items():
+        if count:  # scored 0, as trec_eval -c counts them: said, never silent
+            print(f"warning: {mode}: {count} cases have no line in its run file and score 0",
+                  file=sys.stderr)  # fmt: skip
     return exit_status(all_results)
 
 

@@ -101,8 +101,10 @@ class QueryLoop:
         started = time.perf_counter()
         resolver = retrieval[0].resolver if retrieval else None
         try:
+            # A knowledge base that answers by id (run files) is given the case's id too.
+            by_id = {"query_id": case.id} if getattr(kb, "takes_query_id", False) else {}
             raw = await asyncio.wait_for(
-                kb.query(case.query, mode=mode, top_k=top_k), self.query_timeout
+                kb.query(case.query, mode=mode, top_k=top_k, **by_id), self.query_timeout
             )
             response = raw if isinstance(raw, QueryResponse) else QueryResponse.model_validate(raw)
             response = name_documents(response, document_ids)
