@@ -37,20 +37,12 @@ def _train_qrels(path: str) -> dict:
 
 def _measure(name: str) -> Any:
     """A measure in any spelling ``evaluate --measures`` or ``compare --metric`` takes."""
-    from heta_eval.measures.measure import (
-        Measure,
-        UnknownMeasureError,
-        legacy_measure,
-        parse_measure,
-    )
+    from heta_eval.measures.measure import Measure, UnknownMeasureError
 
     try:
         return Measure.parse(name)
-    except (UnknownMeasureError, ValueError) as error:
-        try:  # the evaluators' own spellings (ndcg@10, precision@5), as compare takes them
-            return legacy_measure(*parse_measure(name))
-        except ValueError:
-            raise CliError(f"--optimize: {error}") from None
+    except UnknownMeasureError as error:
+        raise CliError(f"--optimize: {error}") from None
 
 
 def _setting(params: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ from heta_eval.cli import CliError
 from heta_eval.cli.judge_options import add_judge_arguments, judge_from_args
 from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
+from heta_eval.cli.run_metrics import Chosen, chosen_measures, evaluators
 from heta_eval.cli.run_report import (
     EXIT_BUSY,
     dry_run_lines,
@@ -21,13 +22,13 @@ from heta_eval.cli.run_report import (
 )
 from heta_eval.config import AUTO_PRECISION
 from heta_eval.io.ids import mode_name_problem
-from heta_eval.measures.params import check_cutoff
 
 EXAMPLE = """\
 examples:
   heta-eval run --dataset scifact --modes keyword_search
   heta-eval run --dataset scifact --modes keyword_search,vector_search,hybrid_search \\
       --output results/scifact --k 1,10,100
+  heta-eval run --dataset scifact --modes keyword_search --measures "nDCG@10 R_cap@100 Hole@10"
   heta-eval run --dataset ./my_dataset --modes keyword_search    # a folder in the BEIR layout
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes hybrid_search
   heta-eval run --dataset scifact --kb-url http://localhost:8000/query --modes hybrid_search \\
@@ -105,7 +106,15 @@ def add_parser(subparsers: Any) -> None:
         help=f"dense encoder precision or int8 route (default: the recipe's); {AUTO_PRECISION}",
     )
     run = parser.add_argument_group("the run")
-    run.add_argument("--k", help="k values of the retrieval metrics, e.g. 1,3,5,10,100")
+    run.add_argument(
+        "--k",
+        help="k values of the retrieval metrics (nDCG, MAP, Recall, P, MRR), e.g. 1,3,5,10,100",
+    )
+    run.add_argument(
+        "--measures",
+        help="the retrieval measures instead (replaces --k), BEIR's families in any spelling, "
+        'e.g. "nDCG@10 R_cap@100 Hole@10 Accuracy@5"',
+    )
     run.add_argument(
         "--top-k",
         type=int,
@@ -128,21 +137,6 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
-def _parse_k(text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    try:
-        values = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise CliError(f"--k must be comma-separated integers, got {text!r}") from None
-    if not values or any(k < 1 for k in values):
-        raise CliError(f"--k must list positive integers, got {text!r}")
-    try:
-        return tuple(check_cutoff(k) for k in values)
-    except ValueError as error:
-        raise CliError(f"--k: {error}") from None
-
-
 def _check_arguments(args: argparse.Namespace) -> list[str]:
     """The modes asked for, after the checks that need no heavy import: a usage error
     answers at once, before pydantic, numpy or the knowledge base load."""
@@ -163,8 +157,8 @@ def _check_arguments(args: argparse.Namespace) -> list[str]:
     return modes
 
 
-def _check_options(args: argparse.Namespace, modes: list[str]) -> tuple[int, ...] | None:
-    """The k values asked for, after the checks of the modes and numbers."""
+def _check_options(args: argparse.Namespace, modes: list[str]) -> Chosen | None:
+    """The retrieval measures asked for, after the checks of the modes and numbers."""
     if not args.kb_url and not args.kb_run and not args.recipe:
         unknown = [mode for mode in modes if mode not in ALL_MODES.split(",")]
         if unknown:
@@ -172,11 +166,11 @@ def _check_options(args: argparse.Namespace, modes: list[str]) -> tuple[int, ...
                 f"unknown mode {unknown[0]!r} in --modes; the reference knowledge base has "
                 f"{ALL_MODES.replace(',', ', ')}"
             )
-    k_values = _parse_k(args.k)
+    chosen = chosen_measures(args.k, args.measures)
     for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
         if value < 1:
             raise CliError(f"{option} must be a positive integer, got {value}")
-    return k_values
+    return chosen
 
 
 def _benchmarks(args: argparse.Namespace) -> list[Any]:
@@ -196,18 +190,6 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
         raise CliError(str(error).strip("'\"")) from None
     subs = benchmark.sub_benchmarks() if hasattr(benchmark, "sub_benchmarks") else []
     return subs or [benchmark]
-
-
-def _evaluators(benchmark: Any, k_values: tuple[int, ...] | None) -> Any:
-    if k_values is None:
-        return None
-    from heta_eval.evaluation import BeirRetrievalMetric, beir_default_metrics
-
-    own = list(benchmark.evaluators())
-    retrieval = [e for e in own if isinstance(e, BeirRetrievalMetric)]
-    policy = retrieval[0].ignore_identical_ids if retrieval else True
-    others = [e for e in own if not isinstance(e, BeirRetrievalMetric)]
-    return [*beir_default_metrics(k_values, ignore_identical_ids=policy), *others]
 
 
 def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
@@ -268,7 +250,7 @@ def handle(args: argparse.Namespace) -> int:
             raise CliError("--modes goes without --kb-run: the modes are --kb-run's MODE names")
         modes = [text.partition("=")[0].strip() for text in args.kb_run]
     knowledge_base = knowledge_base_from_args(args, tuple(modes))
-    k_values = _check_options(args, modes)
+    chosen = _check_options(args, modes)
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
@@ -293,7 +275,7 @@ def handle(args: argparse.Namespace) -> int:
         benchmarks = _benchmarks(args)
         for benchmark in benchmarks:
             folder = output / benchmark.name.split("/")[-1] if len(benchmarks) > 1 else output
-            results = _run_one(args, runner, benchmark, folder, modes, knowledge_base, k_values)
+            results = _run_one(args, runner, benchmark, folder, modes, knowledge_base, chosen)
             if results is not None:
                 all_results.append(results)
     except FolderBusy as error:  # --no-wait: not an input error, a folder in use
@@ -322,18 +304,18 @@ def _run_one(
     folder: Path,
     modes: list[str],
     knowledge_base: Any,
-    k_values: tuple[int, ...] | None,
+    chosen: Chosen | None,
 ) -> Any:
     """One benchmark into its folder, holding the folder's lock from ``--fresh`` to the
     report; the results (``None`` for a dry run)."""
     from heta_eval.runner.folder_lock import empty_folder, folder_lock, status
 
     recipe = None if knowledge_base is not None else _recipe(args, modes, benchmark)
-    evaluators = _evaluators(benchmark, k_values)
+    scoring = evaluators(benchmark, chosen)
     judge = judge_from_args(args)
     if judge is not None:
-        base = evaluators if evaluators is not None else benchmark.evaluators()
-        evaluators = [*base, judge]
+        base = scoring if scoring is not None else benchmark.evaluators()
+        scoring = [*base, judge]
     held = (
         nullcontext() if args.dry_run
         else folder_lock(folder, modes=modes, wait=not args.no_wait)
@@ -345,7 +327,7 @@ def _run_one(
         print(f"== {benchmark.name}: modes {', '.join(modes)} -> {target}", file=sys.stderr)
         results = runner.run(
             benchmark=benchmark, recipe=recipe, knowledge_base_name=args.kb_name,
-            query_modes=tuple(modes), evaluators=evaluators,
+            query_modes=tuple(modes), evaluators=scoring,
             knowledge_base=knowledge_base, output_dir=None if args.dry_run else folder,
             cache_dir=False if args.no_cache else None,
         )  # fmt: skip

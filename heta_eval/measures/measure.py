@@ -233,12 +233,22 @@ class Measure:
         if not isinstance(name, str) or not name.strip():
             raise _unknown(str(name))
         text = name.strip()
-        at = _AT.match(text)
-        if at:
-            return cls._parse_at(at.group(1), at.group(2), name)
-        if text in IR_NAMES and IR_NAMES[text][0] is not None:
-            return cls(IR_NAMES[text][0])  # type: ignore[arg-type]
-        return cls._parse_trec(text, name)
+        try:
+            at = _AT.match(text)
+            if at:
+                return cls._parse_at(at.group(1), at.group(2), name)
+            if text in IR_NAMES and IR_NAMES[text][0] is not None:
+                return cls(IR_NAMES[text][0])  # type: ignore[arg-type]
+            return cls._parse_trec(text, name)
+        except UnknownMeasureError as error:
+            # heta-eval's own names (ndcg@10, precision@5, r_cap.10) and pytrec_eval's keys
+            # (ndcg_cut_10, P_5); a trec_eval family keeps trec_eval's reading (map.10).
+            if text.partition(".")[0] in TREC_FAMILIES:
+                raise
+            try:
+                return legacy_measure(*parse_measure(text))
+            except ValueError:
+                raise error from None
 
     @classmethod
     def _parse_at(cls, head: str, tail: str, name: str) -> Measure:
@@ -367,8 +377,5 @@ def canonical_metric(name: str) -> str:
     try:
         measure = Measure.parse(name)
     except UnknownMeasureError:
-        try:  # the evaluators' own spellings (ndcg@10, precision@5, P_5)
-            measure = legacy_measure(*parse_measure(name))
-        except ValueError:
-            return name.strip().lower()
+        return name.strip().lower()
     return measure.evaluator_name or str(measure).lower()
