@@ -12,7 +12,7 @@ from heta_eval.cli import CliError
 from heta_eval.cli.judge_options import add_judge_arguments, judge_from_args
 from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
-from heta_eval.cli.run_metrics import Chosen, chosen_measures, evaluators
+from heta_eval.cli.run_metrics import Chosen, add_measure_arguments, chosen_measures, evaluators
 from heta_eval.cli.run_report import (
     EXIT_BUSY,
     dry_run_lines,
@@ -106,15 +106,7 @@ def add_parser(subparsers: Any) -> None:
         help=f"dense encoder precision or int8 route (default: the recipe's); {AUTO_PRECISION}",
     )
     run = parser.add_argument_group("the run")
-    run.add_argument(
-        "--k",
-        help="k values of the retrieval metrics (nDCG, MAP, Recall, P, MRR), e.g. 1,3,5,10,100",
-    )
-    run.add_argument(
-        "--measures",
-        help="the retrieval measures instead (replaces --k), BEIR's families in any spelling, "
-        'e.g. "nDCG@10 R_cap@100 Hole@10 Accuracy@5"',
-    )
+    add_measure_arguments(run)
     run.add_argument(
         "--top-k",
         type=int,

@@ -15,6 +15,18 @@ Chosen = tuple[tuple[str, int], ...]
 """``(metric, k)`` pairs, as ``BeirRetrievalMetric`` takes them."""
 
 
+def add_measure_arguments(group: Any) -> None:
+    group.add_argument(
+        "--k",
+        help="k values of the retrieval metrics (nDCG, MAP, Recall, P, MRR), e.g. 1,3,5,10,100",
+    )
+    group.add_argument(
+        "--measures",
+        help="the retrieval measures instead (replaces --k), BEIR's families in any spelling, "
+        'e.g. "nDCG@10 R_cap@100 Hole@10 Accuracy@5"',
+    )
+
+
 def chosen_measures(k_text: str | None, measures_text: str | None) -> Chosen | None:
     """The ``(metric, k)`` pairs asked for; ``None`` keeps the benchmark's own.
 
