@@ -12,6 +12,7 @@ import pytest
 
 from heta_eval.kb import routes
 from heta_eval.kb.dense import DenseEncoder, default_model_path, embedding_identity
+from heta_eval.kb.onnx_int8 import onnxruntime_available
 from heta_eval.kb.openvino_int8 import openvino_available
 from heta_eval.kb.routes import (
     COSINE_BOUND,
@@ -160,7 +161,7 @@ def _scifact(n: int) -> list[str]:
 
 @pytest.mark.skipif(
     not openvino_available(),
-    reason="openvino/nncf not installed (the openvino extra, not part of make install)",
+    reason="openvino/nncf not installed (the kb extra, which make install installs)",
 )
 def test_openvino_int8_keeps_the_cosine_bound_on_scifact() -> None:
     from sentence_transformers import SentenceTransformer
@@ -174,3 +175,18 @@ def test_openvino_int8_keeps_the_cosine_bound_on_scifact() -> None:
     vectors = encoder.encode(texts)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     assert np.sum(vectors * reference, axis=1).min() >= COSINE_BOUND
+
+
+@pytest.mark.skipif(not onnxruntime_available(), reason="onnxruntime/onnx not installed (kb extra)")
+def test_an_onnxruntime_int8_vector_does_not_depend_on_the_texts_batched_with_it() -> None:
+    # Dynamic int8 scales each activation tensor by its maximum: batched, a text's vector
+    # moved with its neighbours (and the embedding cache mixed batchings). Each text runs alone.
+    texts = _scifact(12)
+    encoder = DenseEncoder(precision="onnxruntime-int8", device="cpu", batch_size=4)
+    batched = encoder.encode(texts)
+    alone = encoder.encode_batches(texts, [np.array([row]) for row in range(len(texts))])
+    mixed = encoder.encode_batches(texts, [np.arange(0, 12, 2), np.arange(1, 12, 2)])
+    np.testing.assert_allclose(batched, alone, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(mixed, alone, rtol=0, atol=1e-6)
+    reference = DenseEncoder(precision="float32", device="cpu").encode(texts)
+    assert np.sum(alone * reference, axis=1).min() >= COSINE_BOUND

@@ -107,7 +107,10 @@ def embedding_identity(
     elif precision == "int8":  # the quantization scheme shapes the vectors too
         from heta_eval.kb import onnx_int8
 
-        precision = f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
+        precision = (
+            f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
+            f":scales={onnx_int8.ACTIVATION_SCALES}"
+        )
     return {
         "model": model,
         "precision": precision,
