@@ -100,7 +100,6 @@ def main() -> None:
                 goal="<= 1.0",
                 ours_s=ours_s,
                 peer_s=peer_s,
-                units=queries,
                 ratio=ours_s / peer_s,
                 met=ours_s <= peer_s,
                 identical=same(ours, theirs),
