@@ -23,6 +23,7 @@ import numpy as np
 __all__ = ["Pool", "build_pool", "ordered", "per_query", "ranked_rows"]
 
 RunDict = Mapping[str, Mapping[str, float]]
+_EMPTY: Mapping[str, float] = {}
 
 
 @dataclass
@@ -35,7 +36,8 @@ class Pool:
     scores: np.ndarray  # float64 (rows, runs): NaN where the run does not rank the document
     lengths: np.ndarray  # int64 (queries, runs): documents each run ranks for the query
     entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(repr=False)
-    # per run, in its own order: each entry's row, query and score
+    # per run, query by query (the pool's order), each query's documents in the run's order:
+    # each entry's row, query and score
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -58,40 +60,40 @@ class Pool:
 
 def build_pool(runs: Sequence[RunDict]) -> Pool:
     """The pool of ``runs`` (dicts ``{query id: {doc id: score}}``); a query a run lacks
-    counts as ranking nothing for it. Queries come in first-seen order."""
+    counts as ranking nothing for it. Queries come in first-seen order, and each query's
+    documents in first-seen order across the runs."""
     query_ids = list(dict.fromkeys(chain.from_iterable(runs)))
-    index = {qid: i for i, qid in enumerate(query_ids)}
     n_queries = len(query_ids)
-    queries, scores = [], []
-    for run in runs:
-        lengths = [len(run[qid]) for qid in run]
-        queries.append(np.repeat(np.array([index[q] for q in run], np.int64), lengths))
-        scores.append(np.fromiter(chain.from_iterable(d.values() for d in run.values()), float))
-        if not np.isfinite(scores[-1]).all():
-            _refuse_non_finite(run, len(scores) - 1)
-    every_doc = list(chain.from_iterable(chain.from_iterable(run.values()) for run in runs))
-    # Codes in first-seen order, every loop in C (dict.fromkeys, zip, map): no bytecode per id.
-    distinct = dict.fromkeys(every_doc)
-    codes_of = dict(zip(distinct, range(len(distinct)), strict=True))
-    codes = np.fromiter(map(codes_of.__getitem__, every_doc), np.int64, len(every_doc))
-    vocabulary = np.empty(len(codes_of), dtype=object)
-    vocabulary[:] = list(codes_of)  # the caller's own str objects
-    n_vocabulary = max(len(codes_of), 1)
-    keys = np.concatenate([*queries, np.empty(0, np.int64)]) * n_vocabulary + codes
-    unique, inverse = np.unique(keys, return_inverse=True)
-    row_query, row_code = np.divmod(unique, n_vocabulary)
-    offsets = np.searchsorted(row_query, np.arange(n_queries + 1)).astype(np.int64)
-    matrix = np.full((len(unique), len(runs)), np.nan)
+    rows_of: list[list[np.ndarray]] = [[] for _ in runs]
     lengths = np.zeros((n_queries, len(runs)), np.int64)
+    pools: list[dict[str, int]] = []
+    offset = 0
+    for q, qid in enumerate(query_ids):
+        ranked = [run.get(qid, _EMPTY) for run in runs]
+        # A small table per query stays in the CPU's cache, where one table of every
+        # (query, document) did not: twice as fast on 7,000 x 1,000. Loops are C (zip, map).
+        distinct = dict.fromkeys(chain.from_iterable(ranked))
+        rows = dict(zip(distinct, range(offset, offset + len(distinct)), strict=True))
+        for column, docs in enumerate(ranked):
+            rows_of[column].append(np.fromiter(map(rows.__getitem__, docs), np.int64, len(docs)))
+            lengths[q, column] = len(docs)
+        pools.append(rows)
+        offset += len(rows)
+    doc_ids = np.empty(offset, dtype=object)
+    doc_ids[:] = list(chain.from_iterable(pools))  # the caller's own str objects
+    offsets = np.zeros(n_queries + 1, np.int64)
+    offsets[1:] = np.cumsum(np.fromiter(map(len, pools), np.int64, n_queries))
+    matrix = np.full((offset, len(runs)), np.nan)
     entries = []
-    start = 0
-    for column, (query, score) in enumerate(zip(queries, scores, strict=True)):
-        rows = inverse.ravel()[start : start + len(score)]
-        start += len(score)
+    for column, run in enumerate(runs):
+        values = chain.from_iterable(run.get(qid, _EMPTY).values() for qid in query_ids)
+        score = np.fromiter(values, float, int(lengths[:, column].sum()))
+        if not np.isfinite(score).all():
+            _refuse_non_finite(run, column)
+        rows = np.concatenate([*rows_of[column], np.empty(0, np.int64)])
         matrix[rows, column] = score
-        lengths[:, column] = np.bincount(query, minlength=n_queries)
-        entries.append((rows, query, score))
-    return Pool(query_ids, offsets, vocabulary[row_code], matrix, lengths, entries)
+        entries.append((rows, np.repeat(np.arange(n_queries), lengths[:, column]), score))
+    return Pool(query_ids, offsets, doc_ids, matrix, lengths, entries)
 
 
 def _refuse_non_finite(run: RunDict, number: int) -> None:
