@@ -39,11 +39,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BeirDataset",
     "DatasetFormatError",
+    "QueryRows",
     "count_lines",
     "iter_corpus",
     "load_beir",
     "load_qrels",
     "load_queries",
+    "query_rows",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -135,6 +137,31 @@ def load_queries(path: PathLike, qrels: dict[str, dict[str, int]] | None = None)
             path,
         )
     return {qid: queries[qid] for qid in qrels}
+
+
+@dataclass(frozen=True)
+class QueryRows:
+    """Where each query is in a file of one row per query (vectors given with a run): the
+    row of each query id, the rows expected, and what the rows follow.
+
+    >>> QueryRows({"q1": 0}, 1).source
+    'queries.jsonl'
+    """
+
+    rows: dict[str, int]
+    total: int
+    source: str = "queries.jsonl"
+
+
+def query_rows(path: PathLike) -> QueryRows:
+    """The line (0-based) of each query id in queries.jsonl: where its vector is in a file of
+    one vector per line. An id on several lines is at its last, whose text BEIR keeps."""
+    rows: dict[str, int] = {}
+    total = 0
+    for number, obj in _iter_jsonl(path):
+        rows[str(obj["_id"])] = number - 1
+        total = number
+    return QueryRows(rows, total, Path(path).name)
 
 
 def iter_corpus(path: PathLike, *, keep_metadata: bool = False) -> Iterator[Document]:

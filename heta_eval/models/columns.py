@@ -71,7 +71,12 @@ class ChunkTable:
         if sources is not None and not callable(sources) and len(sources) != n:
             raise ValueError(f"ChunkTable sources: {len(sources)} rows, document_ids has {n}")
         try:
-            ids = pa.array(document_ids, type=pa.large_string())
+            # A column of a corpus store is an Arrow array already: no trip through Python.
+            arrow = getattr(document_ids, "arrow", None)
+            if isinstance(arrow, pa.ChunkedArray):
+                ids = arrow.combine_chunks().cast(pa.large_string())
+            else:
+                ids = pa.array(document_ids, type=pa.large_string())
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             ids = None
         if ids is None or ids.null_count or (n and not pc.min(pc.utf8_length(ids)).as_py()):
@@ -206,6 +211,8 @@ class ResultColumns(Sequence["QueryResult"]):
     def document_ids(self) -> list[str]:
         """The document id of each result, in rank order."""
         ids = self.table.document_ids
+        if getattr(ids, "arrow", None) is not None:  # a corpus store's column: one gather
+            return ids.take(self.rows)
         return [ids[row] for row in self.rows.tolist()]
 
     def to_list(self) -> list[QueryResult]:
