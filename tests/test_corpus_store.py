@@ -16,7 +16,7 @@ from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.runner.checks import scan_documents, scan_store
 
 TRICKY = [
-    {"_id": "d1", "title": "Ärger", "text": "naïve café \u2028 line\tsep \"quoted\" \\ back"},
+    {"_id": "d1", "title": "Ärger", "text": 'naïve café \u2028 line\tsep "quoted" \\ back'},
     {"_id": 7, "title": None, "text": "an integer id, a null title"},
     {"_id": "d3", "text": "no title at all"},
     {"_id": "d4", "title": "no text"},
