@@ -36,11 +36,12 @@ BLOCK_ROWS = 65_536
 #: Queries per matrix product: 256 x 65,536 float32 scores is 64 MB.
 QUERY_BATCH = 256
 
-# BLAS takes other paths for thin products (a matrix-vector product for one query; small-matrix
-# kernels below about 32 rows on OpenBLAS), which round the last bit differently: padding with
-# zeros up to these sizes keeps every score the same whatever the block or batch it is in.
-_MIN_ROWS = 256
-_MIN_QUERIES = 4
+# BLAS takes other paths for thin products (a matrix-vector product for one query; OpenBLAS's
+# small-matrix kernels, measured on products of up to about 1e6 multiply-adds), which round
+# the last bit of a score differently: every product is padded with zero rows up to these
+# sizes, so that a score is the same whatever block or batch its row and query are in.
+_MIN_ROWS = 4096
+_MIN_QUERIES = 8
 
 #: ``on_block(rows_done, rows_total)``: called after each block (progress, interrupts).
 OnBlock = Callable[[int, int], None]
