@@ -198,7 +198,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     from heta_eval.kb import Recipe
 
     overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision,
-                 args.corpus_embeddings, args.score_function)  # fmt: skip
+                 args.corpus_embeddings, args.query_embeddings, args.score_function)  # fmt: skip
     if not args.recipe and all(value is None for value in overrides):
         return None  # the runner takes the benchmark's own (BEIR: whole documents)
     given = given_vectors(args, modes)
