@@ -39,6 +39,7 @@ import numpy as np
 from heta_eval import config
 from heta_eval.data.beir_loader import DatasetFormatError, jsonl_line_problem
 from heta_eval.io.ids import holds_surrogate, id_problem
+from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.records import Document
 
 __all__ = ["STORE_VERSION", "CorpusStore", "DocumentIds", "StringColumn"]
@@ -223,8 +224,6 @@ class CorpusStore:
     def from_documents(cls, documents: Iterable[Document]) -> CorpusStore:
         """A store of documents already in memory (they are kept, spans and all)."""
         import pyarrow as pa
-
-        from heta_eval.models.corpus import corpus_fingerprint
 
         docs = list(documents)
         fingerprint = corpus_fingerprint(docs)

@@ -75,28 +75,32 @@ def exact_search(
     filled = np.zeros(m, dtype=np.int64)
     for start in range(0, n, block_rows):
         stop = min(n, start + block_rows)
-        block = _padded(np.asarray(corpus[start:stop], dtype=np.float32), _MIN_ROWS)
-        scale = None if row_scale is None else row_scale[start:stop].astype(np.float32)
+        rows = stop - start
+        block = _padded(np.asarray(corpus[start:stop], dtype=np.float32), _padded_rows(rows))
+        scale = None if row_scale is None else _padded(row_scale[start:stop], len(block))
         for first in range(0, m, query_batch):
             last = min(m, first + query_batch)
-            scores = (_padded(queries[first:last], _MIN_QUERIES) @ block.T)[
-                : last - first, : stop - start
-            ]
+            scores = _padded(queries[first:last], _MIN_QUERIES) @ block.T
             if scale is not None:
                 scores *= scale
-            _merge(kernel, scores, start, heap_scores[first:last], heap_rows[first:last],
-                   filled[first:last])  # fmt: skip
+            _merge(kernel, scores, start, rows, heap_scores[first:last],
+                   heap_rows[first:last], filled[first:last])  # fmt: skip
         if on_block is not None:
             on_block(stop, n)
     order = np.lexsort((heap_rows, -heap_scores), axis=-1)
     return np.take_along_axis(heap_rows, order, -1), np.take_along_axis(heap_scores, order, -1)
 
 
+def _padded_rows(rows: int) -> int:
+    return max(_MIN_ROWS, rows)
+
+
 def _padded(matrix: np.ndarray, rows: int) -> np.ndarray:
-    """``matrix`` (float32, widened once per block) with zero rows up to ``rows`` rows."""
+    """``matrix`` as float32 with zeros up to ``rows`` rows (scores of padded rows are never
+    kept: the merge stops at the block's real rows)."""
     if len(matrix) >= rows:
-        return matrix
-    padded = np.zeros((rows, matrix.shape[1]), dtype=np.float32)
+        return np.asarray(matrix, dtype=np.float32)
+    padded = np.zeros((rows, *matrix.shape[1:]), dtype=np.float32)
     padded[: len(matrix)] = matrix
     return padded
 
@@ -105,40 +109,49 @@ _KERNEL_LOCK = threading.Lock()
 prange = range  # numba.prange once the kernel is compiled
 
 
-def _merge(kernel: Any, scores: np.ndarray, offset: int, heap_scores: np.ndarray,
+def _merge(kernel: Any, scores: np.ndarray, offset: int, rows: int, heap_scores: np.ndarray,
            heap_rows: np.ndarray, filled: np.ndarray) -> None:  # fmt: skip
     if kernel is None:
-        _merge_block(scores, offset, heap_scores, heap_rows, filled)
+        _merge_block(scores, offset, rows, heap_scores, heap_rows, filled)
         return
     # numba's default threading layer aborts on concurrent parallel launches.
     with _KERNEL_LOCK:
-        kernel(scores, offset, heap_scores, heap_rows, filled)
+        kernel(scores, offset, rows, heap_scores, heap_rows, filled)
 
 
-def _merge_block(scores, offset, heap_scores, heap_rows, filled):  # type: ignore[no-untyped-def]
-    # Per query, a min-heap of its best rows by (score, -row): the root is the worst kept.
-    # Rows arrive in increasing order, so a strict ">" keeps the lower row among equal scores.
+def _merge_block(scores, offset, rows, heap_scores, heap_rows, filled):  # type: ignore[no-untyped-def]
+    # Per query (a row of the heaps; padded query rows past them are never read), a min-heap
+    # of its best corpus rows by (score, -row): the root is the worst kept. Rows arrive in
+    # increasing order, so a strict ">" keeps the lower row among equal scores. Only the
+    # block's first ``rows`` columns are real; the rest are padding.
     k = heap_scores.shape[1]
-    for q in prange(scores.shape[0]):
+    for q in prange(heap_scores.shape[0]):
         hs = heap_scores[q]
         hr = heap_rows[q]
+        row = scores[q]
         size = filled[q]
-        for j in range(scores.shape[1]):
-            s = scores[q, j]
+        j = 0
+        while size < k and j < rows:  # filling: every row enters, sifted up
+            s = row[j]
             r = offset + j
-            if size < k:
-                pos = size  # sift up
-                size += 1
-                while pos > 0:
-                    parent = (pos - 1) >> 1
-                    if hs[parent] > s or (hs[parent] == s and hr[parent] < r):
-                        hs[pos], hr[pos] = hs[parent], hr[parent]
-                        pos = parent
-                    else:
-                        break
-                hs[pos], hr[pos] = s, r
-            elif s > hs[0]:
-                pos = 0  # replace the worst, sift down
+            pos = size
+            size += 1
+            while pos > 0:
+                parent = (pos - 1) >> 1
+                if hs[parent] > s or (hs[parent] == s and hr[parent] < r):
+                    hs[pos], hr[pos] = hs[parent], hr[parent]
+                    pos = parent
+                else:
+                    break
+            hs[pos], hr[pos] = s, r
+            j += 1
+        filled[q] = size
+        worst = hs[0]
+        for t in range(j, rows):  # full: one comparison per row, a sift only for a better one
+            s = row[t]
+            if s > worst:
+                r = offset + t
+                pos = 0
                 while True:
                     child = 2 * pos + 1
                     if child >= k:
@@ -154,7 +167,7 @@ def _merge_block(scores, offset, heap_scores, heap_rows, filled):  # type: ignor
                     else:
                         break
                 hs[pos], hr[pos] = s, r
-        filled[q] = size
+                worst = hs[0]
 
 
 @lru_cache(maxsize=1)

@@ -86,8 +86,9 @@ class ReferenceKnowledgeBase:
     'd2'
     """
 
-    #: Queries the runner hands :meth:`query_batch` at once.
-    batch_size = 256
+    #: Queries the runner hands :meth:`query_batch` at once: dense search reads the corpus
+    #: once per batch (and widens float16 vectors once), so a batch is large.
+    batch_size = 1024
 
     def __init__(
         self,

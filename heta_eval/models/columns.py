@@ -105,6 +105,15 @@ class ChunkTable:
     def __repr__(self) -> str:
         return f"ChunkTable(rows={len(self)}, documents={len(self.documents)})"
 
+    def document_ids_at(self, rows: Sequence[int] | np.ndarray) -> list[str]:
+        """The document id of each of ``rows``, in order (one gather from :attr:`documents`).
+
+        >>> ChunkTable(["d1", "d2", "d1"]).document_ids_at([2, 1])
+        ['d1', 'd2']
+        """
+        codes = self.codes[np.asarray(rows, dtype=np.int64)]
+        return self.documents.take(codes).to_pylist()
+
     def columns(self, rows: Sequence[int] | np.ndarray, scores: Any = None) -> ResultColumns:
         """Results at these rows (best first) with these scores (see :class:`ResultColumns`)."""
         return ResultColumns(self, rows, scores)
@@ -210,10 +219,7 @@ class ResultColumns(Sequence["QueryResult"]):
     @property
     def document_ids(self) -> list[str]:
         """The document id of each result, in rank order."""
-        ids = self.table.document_ids
-        if getattr(ids, "arrow", None) is not None:  # a corpus store's column: one gather
-            return ids.take(self.rows)
-        return [ids[row] for row in self.rows.tolist()]
+        return self.table.document_ids_at(self.rows)
 
     def to_list(self) -> list[QueryResult]:
         """Every result as a ``QueryResult`` (built once, then kept)."""
