@@ -74,7 +74,7 @@ def beir_oracle(folder: Path, score_function: str, queries_file: str = "queries.
         1000,
         score_function,
     )
-    ndcg, _map, recall, precision = EvaluateRetrieval.evaluate(
+    ndcg, _map, recall, _precision = EvaluateRetrieval.evaluate(
         dataset.qrels, json.loads(json.dumps(results)), [1, 3, 5, 10, 100, 1000]
     )
     return results, {**ndcg, **recall}

@@ -15,7 +15,20 @@ from heta_eval.kb.exact_search import exact_search
 from heta_eval.kb.hybrid import reciprocal_rank_fusion
 from heta_eval.runner import BenchmarkRunner
 
-WORDS = "apple pear plum fig kiwi lime date grape melon berry cherry peach".split()
+WORDS = [
+    "apple",
+    "pear",
+    "plum",
+    "fig",
+    "kiwi",
+    "lime",
+    "date",
+    "grape",
+    "melon",
+    "berry",
+    "cherry",
+    "peach",
+]
 
 
 def corpus(count: int = 60, seed: int = 3) -> list[Document]:
@@ -23,7 +36,9 @@ def corpus(count: int = 60, seed: int = 3) -> list[Document]:
     docs = []
     for i in range(count):
         sentences = [" ".join(rng.choice(WORDS, size=4)) + "." for _ in range(rng.integers(1, 5))]
-        docs.append(Document(id=f"d{i:03d}", title=str(rng.choice(WORDS)), text=" ".join(sentences)))
+        docs.append(
+            Document(id=f"d{i:03d}", title=str(rng.choice(WORDS)), text=" ".join(sentences))
+        )
     docs.append(Document(id="twin-a", title="fig", text="fig fig kiwi."))
     docs.append(Document(id="twin-b", title="fig", text="fig fig kiwi."))  # ties everywhere
     return docs
