@@ -180,9 +180,10 @@ def given_vectors(args: argparse.Namespace, modes: list[str]) -> dict[str, Any]:
     from heta_eval.kb.given_vectors import VectorsError, VectorsFile
 
     try:
-        given = {"corpus_vectors": VectorsFile.describe(args.corpus_embeddings)}
+        progress = not args.quiet
+        given = {"corpus_vectors": VectorsFile.describe(args.corpus_embeddings, progress=progress)}
         if args.query_embeddings is not None:
-            given["query_vectors"] = VectorsFile.describe(args.query_embeddings)
+            given["query_vectors"] = VectorsFile.describe(args.query_embeddings, progress=progress)
     except VectorsError as error:
         raise CliError(str(error)) from None
     return given

@@ -67,15 +67,24 @@ class VectorsFile(BaseModel):
         return Path(self.path).name
 
     @classmethod
-    def describe(cls, path: str | os.PathLike[str]) -> VectorsFile:
-        """Read ``path``'s header and hash its content; a file that is not a 2-D float16 or
-        float32 ``.npy`` in row order is a :class:`VectorsError`."""
+    def describe(cls, path: str | os.PathLike[str], *, progress: bool = False) -> VectorsFile:
+        """Read ``path``'s header and hash its content (``progress``: a bar with rate and ETA
+        on stderr; 8.8M x 768 float16 vectors are 13.5 GB); a file that is not a 2-D float16
+        or float32 ``.npy`` in row order is a :class:`VectorsError`."""
+        from tqdm.auto import tqdm
+
         source = Path(path)
         matrix = _mapped(source)
         digest = hashlib.sha256()
-        with open(source, "rb") as handle:
+        size = source.stat().st_size
+        with (
+            open(source, "rb") as handle,
+            tqdm(total=size, desc=f"hashing {source.name}", unit="B", unit_scale=True,
+                 disable=not progress or size < 1 << 30, dynamic_ncols=True) as bar,
+        ):  # fmt: skip
             for block in iter(lambda: handle.read(1 << 24), b""):
                 digest.update(block)
+                bar.update(len(block))
         return cls(
             path=str(source.resolve()), bytes=source.stat().st_size, sha256=digest.hexdigest(),
             rows=int(matrix.shape[0]), dimension=int(matrix.shape[1]),
