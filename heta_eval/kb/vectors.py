@@ -98,9 +98,10 @@ def _encoded(
     # encoder's identity: model, resolved precision, device kind ("auto" shares entries with
     # what it resolves to; vectors of one precision or device kind are never served for
     # another). Local and Ray encodes share entries; only texts no entry holds are encoded.
-    # An executor serves the vectors from its own shards: mapped, never loaded.
+    # Mapped, never loaded: a search reads them a block at a time (an executor serves them
+    # from its own shards).
     embeddings, info["embeddings"], path = cached_embeddings(
-        cache, encoder.identity(), texts, encode_texts, mapped=executor is not None
+        cache, encoder.identity(), texts, encode_texts, mapped=True
     )
     info["embeddings_path"] = str(path)
     return embeddings
