@@ -201,3 +201,52 @@ def test_queries_encoded_by_the_model_must_match_the_corpus_vectors(tmp_path):
     last = done.stderr.strip().splitlines()[-1]
     assert "corpus.npy: 24-dimensional vectors, but the query encoder" in last
     assert "384-dimensional" in last and "Traceback" not in done.stderr
+
+
+@pytest.mark.system
+def test_ctrl_c_mid_search_keeps_the_finished_batches_and_the_rerun_completes_them(tmp_path):
+    # 400,000 x 256 vectors and 3,000 queries: three batches of 1,024 queries, each seconds of
+    # search, so the signal lands between two of them (the first is journaled).
+    import signal
+    import time
+
+    rng = np.random.default_rng(1)
+    docs, queries = 400_000, 3_000
+    folder = tmp_path / "big"
+    (folder / "qrels").mkdir(parents=True)
+    with (folder / "corpus.jsonl").open("w") as out:
+        out.writelines(f'{{"_id": "d{i}", "text": "t"}}\n' for i in range(docs))
+    with (folder / "queries.jsonl").open("w") as out:
+        out.writelines(f'{{"_id": "q{q}", "text": "q"}}\n' for q in range(queries))
+    with (folder / "qrels" / "test.tsv").open("w") as out:
+        out.write("query-id\tcorpus-id\tscore\n")
+        out.writelines(f"q{q}\td{rng.integers(docs)}\t1\n" for q in range(queries))
+    np.save(folder / "c.npy", rng.normal(size=(docs, 256)).astype(np.float16))
+    np.save(folder / "q.npy", rng.normal(size=(queries, 256)).astype(np.float16))
+    args = ["run", "--dataset", str(folder), "--modes", "vector_search", "--corpus-embeddings",
+            str(folder / "c.npy"), "--query-embeddings", str(folder / "q.npy"), "--quiet"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "heta_eval", *args, "--output", str(out)],
+                               env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    journal = out / "per_query.jsonl"
+    deadline = time.monotonic() + 900
+    while not (journal.exists() and journal.read_text().count("\n") >= 1024):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    signalled = time.monotonic()
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert time.monotonic() - signalled < 30  # generous: the machine may be loaded
+    assert "interrupted (Ctrl-C) while running the vector_search queries" in stderr
+    kept = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert 1024 <= len({r["case_id"] for r in kept}) < queries
+    assert all(len(r["documents"]) == 1001 for r in kept)  # each kept case is whole
+    again = heta(*args, "--output", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    whole = heta(*args, "--output", str(tmp_path / "whole"), cwd=tmp_path)
+    assert whole.returncode == 0
+    resumed = read_run(out / "runs" / "vector_search.trec")
+    assert resumed == read_run(tmp_path / "whole" / "runs" / "vector_search.trec")
+    assert len(resumed) == queries
