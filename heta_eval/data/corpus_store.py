@@ -160,9 +160,11 @@ class DocumentIds:
         return iter(self._ids)
 
 
-class CorpusStore:
+class CorpusStore(Sequence[Document]):
     """A corpus as three string columns (:attr:`ids`, :attr:`titles`, :attr:`texts`), row
-    ``i`` being the corpus's ``i``-th document, and its :attr:`fingerprint`.
+    ``i`` being the corpus's ``i``-th document, and its :attr:`fingerprint`. It is also a
+    ``Sequence[Document]`` (each built when read), so code written for a list of documents
+    takes a store unchanged.
 
     Build one with :meth:`from_jsonl` (a BEIR ``corpus.jsonl``: streamed once, cached) or
     :meth:`from_documents` (documents already in memory; their sentence and page spans are
@@ -192,6 +194,21 @@ class CorpusStore:
     def id_index(self) -> DocumentIds:
         """The document ids as a set (:class:`DocumentIds`), built on first use."""
         return DocumentIds(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Document]: ...
+    def __getitem__(self, index: int | slice) -> Document | list[Document]:
+        if isinstance(index, slice):
+            return [self.document(i) for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"document {index} out of range ({n} documents)")
+        return self.document(index % n)
+
+    def __iter__(self) -> Iterator[Document]:
+        return self.documents()
 
     def document(self, row: int) -> Document:
         """Row ``row`` as a :class:`Document`."""
