@@ -47,7 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_source_arguments(parser)
     add_different_data_argument(parser)
-    parser.add_argument("--format", choices=("markdown", "latex", "json"), default="markdown")
+    parser.add_argument(
+        "--format", choices=("markdown", "latex", "html", "json"), default="markdown"
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
         "--resamples",
@@ -275,13 +277,25 @@ def run_compare(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     if args.format == "latex":
         text = result.to_latex()
+    elif args.format == "html":
+        text = result.to_html()
     elif args.format == "json":
         text = result.to_json()
     else:
         text = result.to_markdown(deltas=args.top)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     return 0
+
+
+def write_output(text: str, output: str | None) -> None:
+    """``text`` to ``output``, whole (:func:`~heta_eval.io.write.write_whole`), or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    from heta_eval.io.write import write_whole
+
+    try:
+        write_whole(output, text)
+    except OSError as error:
+        raise CliError(f"{output}: {error.strerror or error}") from None
+    print(f"wrote {output}", file=sys.stderr)

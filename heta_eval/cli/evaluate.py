@@ -246,13 +246,14 @@ def _counts_line(counts: dict[str, int]) -> str:
 
 def _runs_table(results: list[tuple[str, Any]], attribute: str, title: str) -> str:
     """One row per measure, one column per run."""
-    names = list(results[0][1].aggregates)
-    header = "| " + title + " | " + " | ".join(f"run {i}" for i in range(1, len(results) + 1))
-    lines = [header + " |", "|---|" + "---:|" * len(results)]
-    for name in names:
+    from heta_eval.io.tables import Table
+
+    rows = []
+    for name in results[0][1].aggregates:
         cells = []
         for _, result in results:
             value = getattr(result.aggregates[name], attribute)
             cells.append("–" if value is None else f"{value:.5f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append([name, *cells])
+    header = [title, *(f"run {i}" for i in range(1, len(results) + 1))]
+    return Table(header, rows, align="l" + "r" * len(results)).markdown().rstrip("\n")

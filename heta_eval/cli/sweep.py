@@ -132,7 +132,9 @@ def handle(args: argparse.Namespace) -> int:
     board = sweep.leaderboard(manifest, args.metric)
     if args.fuse:
         board += "\n\n" + _fusion_board(args, sweep, manifest, _split(args.fuse))
-    (args.output / "leaderboard.md").write_text(board, encoding="utf-8")
+    from heta_eval.io.write import write_whole
+
+    write_whole(args.output / "leaderboard.md", board)
     print(board)
     from heta_eval.report.hook import report_after_sweep
 

@@ -6,7 +6,6 @@ folder may take the run (the same run resumes, a new mode extends it, another ru
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections import Counter
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Any
 
 from heta_eval.io import json_text
 from heta_eval.io.ids import mode_name_problem
+from heta_eval.io.write import write_whole
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
@@ -173,9 +173,7 @@ class FolderClaim:
             shutil.rmtree(self.path.parent / "runs", ignore_errors=True)
             self.replaces = ""
         if self.pending:
-            temporary = self.path.with_name(self.path.name + ".tmp")
-            temporary.write_text(json.dumps(self.record, indent=2) + "\n", encoding="utf-8")
-            os.replace(temporary, self.path)
+            write_whole(self.path, json.dumps(self.record, indent=2) + "\n")
             self.pending = False
 
 
