@@ -103,8 +103,11 @@ class RequestRate:
     _turns: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.per_second > 0:
-            raise ValueError(f"a request rate must be positive, got {self.per_second}")
+        # From one a day to a million a second: a slower one would wait past any timeout.
+        if not 1 / 86_400 <= self.per_second <= 1_000_000:
+            raise ValueError(
+                f"a request rate must be from 1/day to 1,000,000/s, got {self.per_second:g}/s"
+            )
 
     @classmethod
     def parse(cls, text: str) -> RequestRate:

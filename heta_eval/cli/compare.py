@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import COUNT, PROBABILITY, RESAMPLES, SEED, add_number
 
 EPILOG = """examples:
   heta-eval compare results/scifact-bm25 results/scifact-dense
@@ -50,28 +51,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--format", choices=("markdown", "latex", "html", "json"), default="markdown"
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument(
-        "--resamples",
-        type=int,
-        default=10_000,
-        help="permutation and bootstrap resamples (default 10000)",
-    )
-    parser.add_argument(
-        "--confidence", type=float, default=0.95, help="confidence level of the CI (default 0.95)"
-    )
-    parser.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="significance level for the * marker (default 0.05)",
-    )
-    parser.add_argument(
-        "--top",
-        type=int,
-        default=5,
-        help="queries with the largest gains and losses to list (default 5)",
-    )
+    add_number(parser, "--seed", rule=SEED, default=0, help="random seed (default 0)")
+    add_number(parser, "--resamples", rule=RESAMPLES, default=10_000,
+               help="permutation and bootstrap resamples (default 10000)")  # fmt: skip
+    add_number(parser, "--confidence", rule=PROBABILITY, default=0.95,
+               help="confidence level of the CI, in (0, 1) (default 0.95)")  # fmt: skip
+    add_number(parser, "--alpha", rule=PROBABILITY, default=0.05,
+               help="significance level for the * marker, in (0, 1) (default 0.05)")  # fmt: skip
+    add_number(parser, "--top", rule=COUNT, default=5,
+               help="queries with the largest gains and losses to list (default 5)")  # fmt: skip
     parser.add_argument(
         "--missing",
         choices=("intersect", "zero"),
@@ -245,8 +233,6 @@ def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> l
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    if args.resamples < 1 or args.top < 0 or not 0 < args.confidence < 1:
-        raise CliError("--resamples must be >= 1, --top >= 0 and --confidence in (0, 1)")
     from heta_eval.compare import compare
     from heta_eval.measures.measure import canonical_metric
 

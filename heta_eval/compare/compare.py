@@ -260,6 +260,8 @@ def compare_many(
     """
     if missing not in ("intersect", "zero"):
         raise ValueError(f"missing must be 'intersect' or 'zero', got {missing!r}")
+    if not 0 < alpha < 1:  # NaN too: a star on any difference, or on none, means nothing
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     prepared = [_prepare(systems, base, metrics, missing) for systems, base, metrics in families]
     arrays = [(a, b) for *_, paired in prepared for *_, a, b, _ in paired]
     permutations = iter(stats.permutation_tests(arrays, n_resamples=n_resamples, seed=seed))
