@@ -184,8 +184,14 @@ class Comparison:
         )
 
     def to_json(self, indent: int | None = 2) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + "\n"
+        """:meth:`to_dict` as JSON text (non-ASCII as it is, unless a name holds a lone
+        surrogate, a file name that is not UTF-8: then every non-ASCII character escaped)."""
+        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(self.to_dict(), indent=indent)
+        return text + "\n"
 
 
 def _common_metrics(systems: SystemsInput) -> list[str]:

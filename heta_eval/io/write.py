@@ -18,6 +18,7 @@ q1 Q0 d1 3 0.5 demo
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import threading
@@ -145,6 +146,20 @@ def _refuse_bad_ids(table: Mapping[str, Mapping[str, object]], what: str) -> Non
                 raise ValueError(f"{what}: {name} {value!r} {why}; it cannot be written")
 
 
+def _refuse_non_finite(run: Mapping[str, Mapping[str, float]]) -> None:
+    """ValueError naming the first score that is NaN or infinite: no reader takes it back
+    (trec_eval ranks it nowhere), so it is not written."""
+    for qid, docs in run.items():
+        if all(map(math.isfinite, docs.values())):
+            continue
+        for doc, score in docs.items():
+            if not math.isfinite(score):
+                raise ValueError(
+                    f"write_run: query {qid!r}, doc {doc!r}: score {score!r} is not a finite "
+                    "number; it cannot be written"
+                )
+
+
 def write_run(
     run: Mapping[str, Mapping[str, float]],
     path: PathLike,
@@ -159,12 +174,14 @@ def write_run(
     ``sort=False`` keeps each query's documents in the given order (a system's own ranking,
     as the benchmark runner writes it), so tied scores keep the system's order when read back.
     An id that breaks the id rule (:func:`~heta_eval.io.ids.id_problem`: whitespace, a
-    control character, a lone surrogate, empty) is refused with a ``ValueError`` naming it,
-    and nothing is written. The file is written whole (:func:`whole_file`).
+    control character, a lone surrogate, empty), or a score that is NaN or infinite, is
+    refused with a ``ValueError`` naming it, and nothing is written. The file is written
+    whole (:func:`whole_file`).
     """
     if fields(tag) != [tag]:  # one field, by the readers' grammar
         raise ValueError(f"tag must be a non-empty word without whitespace, got {tag!r}")
     _refuse_bad_ids(run, "write_run")
+    _refuse_non_finite(run)
     with open_whole(path) as handle:
         for qid, docs in run.items():
             rows = ranked(docs) if sort else list(docs.items())
