@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.sizes import MAX_HITS, MAX_RESAMPLES, MAX_RRF_K, MAX_VALUES
 
 __all__ = [
     "CHUNK",
@@ -53,6 +54,7 @@ __all__ = [
     "STEP",
     "Number",
     "add_number",
+    "at_most_values",
     "numbers",
 ]
 
@@ -100,6 +102,24 @@ class Number:
         return value
 
 
+def at_most_values(option: str, measures: int, queries: int = 1) -> None:
+    """A :class:`~heta_eval.cli.CliError` when ``measures`` × ``queries`` values, each
+    scored and kept, pass :data:`~heta_eval.sizes.MAX_VALUES` (checked on the option alone
+    before anything is read, then with the queries read).
+
+    >>> at_most_values("--k", 20_000, 300)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    heta_eval.cli.CliError: --k asks for 20,000 measures of 300 queries, 6,000,000 values; ...
+    """
+    if measures * queries > MAX_VALUES:
+        of = f" of {queries:,} queries, {measures * queries:,} values" if queries > 1 else ""
+        raise CliError(
+            f"{option} asks for {measures:,} measures{of}; at most {MAX_VALUES:,} values, each "
+            "scored and kept for every query: fewer cutoffs or measures"
+        )
+
+
 def _shown(bound: float) -> str:
     return f"{int(bound):,}" if bound == int(bound) and abs(bound) < 1e15 else f"{bound:g}"
 
@@ -142,7 +162,7 @@ PROBABILITY = Number(float, 0, 1, low_open=True, high_open=True)
 #: A random seed (numpy's generators take 64 bits).
 SEED = Number(int, 0, 2**64 - 1)
 #: Resamples of a paired test or a bootstrap.
-RESAMPLES = Number(int, 1, 10_000_000, why="more resamples resolve p-values no finer than "
+RESAMPLES = Number(int, 1, MAX_RESAMPLES, why="more resamples resolve p-values no finer than "
                    "1e-7 does, at the cost of time and memory")  # fmt: skip
 #: A count of things to list or retry (0 allowed).
 COUNT = Number(int, 0, 1_000_000)
@@ -151,12 +171,12 @@ CUTOFF = Number(int, 1, _INT64)
 #: Documents a fused run keeps per query.
 DEPTH = CUTOFF
 #: The hits a run asks per query.
-HITS = Number(int, 1, 1_000_000, why="the hits a run asks of the knowledge base per query, "
+HITS = Number(int, 1, MAX_HITS, why="the hits a run asks of the knowledge base per query, "
               "kept for every query")  # fmt: skip
 #: Cross-validation folds.
 FOLDS = Number(int, 2, 1_000_000)
 #: rrf's k.
-RRF_K = Number(float, 0, 1_000_000, why="beyond it 1 / (k + rank) no longer tells ranks "
+RRF_K = Number(float, 0, MAX_RRF_K, why="beyond it 1 / (k + rank) no longer tells ranks "
                "apart in the float32 scores trec_eval ranks by")  # fmt: skip
 #: wsum's weight step when tuning (the grid it makes is checked by the fusion's own rule).
 STEP = Number(float, 0, 1, low_open=True)

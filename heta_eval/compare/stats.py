@@ -35,6 +35,7 @@ from itertools import product
 import numpy as np
 
 from heta_eval.extras import require
+from heta_eval.sizes import MAX_RESAMPLES
 
 # The 'compare' extra; without it, importing this module is one line naming the extra.
 _scipy_stats = require("scipy.stats")
@@ -56,9 +57,6 @@ ArrayLike = Sequence[float] | np.ndarray
 
 #: Default number of random resamples (permutation and bootstrap).
 N_RESAMPLES = 10_000
-#: The most resamples: p-values resolved to 1e-7; a bootstrap keeps one mean per resample
-#: (the command line's rule, heta_eval/cli/numbers.py's RESAMPLES, is the same).
-MAX_RESAMPLES = 10_000_000
 #: Default seed: results are reproducible unless a caller asks otherwise.
 SEED = 0
 # Keep each random block at about this many elements (8 bytes each) to bound memory.

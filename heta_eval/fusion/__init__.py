@@ -24,6 +24,7 @@ from heta_eval.fusion.methods import METHODS, RANK_METHODS, combine
 from heta_eval.fusion.normalize import NORMS, normalize
 from heta_eval.fusion.pool import Pool, build_pool, ranked_rows
 from heta_eval.io.run import read_run
+from heta_eval.sizes import MAX_RRF_K
 
 __all__ = [
     "DEFAULT_DEPTH",
@@ -37,9 +38,6 @@ __all__ = [
 ]
 
 DEFAULT_DEPTH = 1000
-#: The largest k of rrf: beyond it 1 / (k + rank) no longer tells ranks apart in the float32
-#: scores trec_eval ranks by (the command line's rule: heta_eval/cli/numbers.py, RRF_K).
-MAX_RRF_K = 1_000_000
 RunDict = dict[str, dict[str, float]]
 
 

@@ -39,11 +39,9 @@ from heta_eval.fusion import (
 )
 from heta_eval.fusion.pool import Pool, build_pool
 from heta_eval.retrieval.run import evaluate_run
+from heta_eval.sizes import MAX_GRID
 
 __all__ = ["MAX_GRID", "Tuned", "cross_validate", "grid", "grid_size", "tune_on_split"]
-
-#: The most settings a grid may hold: each fuses and scores every query once.
-MAX_GRID = 10_000
 
 Qrels = Mapping[str, Mapping[str, int]]
 
