@@ -331,3 +331,11 @@ def test_a_results_folders_table_keeps_its_shape_on_a_hostile_dataset_folder(hos
     rows = markdown_rows(table)
     widths = {len(row) for row in rows}
     assert rows[0][:2] == ["mode", "metric"] and len(widths) == 1
+
+
+def test_the_csv_rule_is_the_report_downloads():
+    from heta_eval.io import tables
+
+    script = (REPO / "heta_eval" / "report" / "assets" / "report.js").read_text()
+    assert '/^[=+\\-@\\t\\r]/.test(t) && typeof v === "string"' in script
+    assert tables._FORMULA.pattern == "[=+\\-@\t\r]"

@@ -155,3 +155,12 @@ def test_a_link_is_written_through_and_the_mode_is_kept(tmp_path):
 def test_a_device_is_written_in_place():
     write_whole("/dev/null", "anything")  # no temporary beside it in /dev, no rename onto it
     assert Path("/dev/null").exists() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_standard_output_as_the_file_is_written_in_place(runs, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "heta_eval", "fuse", *map(str, runs), "-o",
+                           "/dev/stdout"], env=env, capture_output=True, text=True,
+                          timeout=PATIENCE)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("q0 Q0 ") and done.stdout.count("\n") > QUERIES * DEPTH

@@ -59,14 +59,14 @@ def whole_file(path: PathLike) -> Iterator[Path]:
     ('whole', ['out.txt'])
     """
     shown = os.fspath(path)
-    target = Path(os.path.realpath(shown))
     try:
-        before: os.stat_result | None = target.stat()
+        before: os.stat_result | None = os.stat(shown)  # through links: /dev/stdout's pipe too
     except FileNotFoundError:
         before = None
     if before is not None and not stat.S_ISREG(before.st_mode):
         yield Path(shown)
         return
+    target = Path(os.path.realpath(shown))
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     done = False
 
