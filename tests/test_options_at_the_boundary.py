@@ -179,15 +179,15 @@ def test_the_allowed_edges_fuse_as_ranx_does(method, params):
 
 
 def test_measures_times_queries_past_the_bound_is_refused_before_the_run_is_read(tmp_path):
-    # 600 cutoffs x 5 families x 2,000 judged queries: 6,000,000 values, past 5,000,000.
-    (tmp_path / "qrels.txt").write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(2000)))
+    # 600 cutoffs x 5 families x 12,000 judged queries: 36,000,000 values, past 30,000,000.
+    (tmp_path / "qrels.txt").write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(12000)))
     (tmp_path / "run.trec").write_text("q1 Q0 d1 1 1.0 t\n")
     ks = ",".join(map(str, range(1, 601)))
     done = heta("evaluate", "--run", "run.trec", "--qrels", "qrels.txt", "--k", ks, cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.strip() == (
-        "heta-eval evaluate: error: --k asks for 3,000 measures of 2,000 queries, 6,000,000 "
-        "values; at most 5,000,000 values, each scored and kept for every query: fewer "
+        "heta-eval evaluate: error: --k asks for 3,000 measures of 12,000 queries, 36,000,000 "
+        "values; at most 30,000,000 values, each scored and kept for every query: fewer "
         "cutoffs or measures"
     )
     # The same cutoffs over fewer queries are scored.
@@ -211,6 +211,6 @@ def test_the_runner_refuses_a_run_past_the_sizes(tmp_path):
     with pytest.raises(RunConfigurationError, match="1,000,002 hits per query"):
         plan_run(benchmark, None, None, "kb", ["keyword_search"], None, top_k=1_000_001)
     plan_run(benchmark, None, None, "kb", ["keyword_search"], None, top_k=1_000_000)  # the edge
-    many = [BeirRetrievalMetric("ndcg", k) for k in range(1, 2000)]
-    with pytest.raises(RunConfigurationError, match="5,997,000 scores per mode"):
+    many = [BeirRetrievalMetric("ndcg", k) for k in range(1, 10_002)]
+    with pytest.raises(RunConfigurationError, match="30,003,000 scores per mode; at most 30,000,000"):
         plan_run(benchmark, None, None, "kb", ["keyword_search"], many, top_k=10)
