@@ -212,5 +212,7 @@ def test_the_runner_refuses_a_run_past_the_sizes(tmp_path):
         plan_run(benchmark, None, None, "kb", ["keyword_search"], None, top_k=1_000_001)
     plan_run(benchmark, None, None, "kb", ["keyword_search"], None, top_k=1_000_000)  # the edge
     many = [BeirRetrievalMetric("ndcg", k) for k in range(1, 10_002)]
-    with pytest.raises(RunConfigurationError, match="30,003,000 scores per mode; at most 30,000,000"):
+    with pytest.raises(
+        RunConfigurationError, match="30,003,000 scores per mode; at most 30,000,000"
+    ):
         plan_run(benchmark, None, None, "kb", ["keyword_search"], many, top_k=10)
