@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import COUNT, PROBABILITY, RESAMPLES, SEED, add_number
 
 EPILOG = """examples:
   heta-eval compare results/scifact-bm25 results/scifact-dense
@@ -47,29 +48,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_source_arguments(parser)
     add_different_data_argument(parser)
-    parser.add_argument("--format", choices=("markdown", "latex", "json"), default="markdown")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
-        "--resamples",
-        type=int,
-        default=10_000,
-        help="permutation and bootstrap resamples (default 10000)",
+        "--format", choices=("markdown", "latex", "html", "json"), default="markdown"
     )
-    parser.add_argument(
-        "--confidence", type=float, default=0.95, help="confidence level of the CI (default 0.95)"
-    )
-    parser.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="significance level for the * marker (default 0.05)",
-    )
-    parser.add_argument(
-        "--top",
-        type=int,
-        default=5,
-        help="queries with the largest gains and losses to list (default 5)",
-    )
+    add_number(parser, "--seed", rule=SEED, default=0, help="random seed (default 0)")
+    add_number(parser, "--resamples", rule=RESAMPLES, default=10_000,
+               help="permutation and bootstrap resamples (default 10000)")  # fmt: skip
+    add_number(parser, "--confidence", rule=PROBABILITY, default=0.95,
+               help="confidence level of the CI, in (0, 1) (default 0.95)")  # fmt: skip
+    add_number(parser, "--alpha", rule=PROBABILITY, default=0.05,
+               help="significance level for the * marker, in (0, 1) (default 0.05)")  # fmt: skip
+    add_number(parser, "--top", rule=COUNT, default=5,
+               help="queries with the largest gains and losses to list (default 5)")  # fmt: skip
     parser.add_argument(
         "--missing",
         choices=("intersect", "zero"),
@@ -243,8 +233,6 @@ def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> l
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    if args.resamples < 1 or args.top < 0 or not 0 < args.confidence < 1:
-        raise CliError("--resamples must be >= 1, --top >= 0 and --confidence in (0, 1)")
     from heta_eval.compare import compare
     from heta_eval.measures.measure import canonical_metric
 
@@ -275,13 +263,25 @@ def run_compare(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     if args.format == "latex":
         text = result.to_latex()
+    elif args.format == "html":
+        text = result.to_html()
     elif args.format == "json":
         text = result.to_json()
     else:
         text = result.to_markdown(deltas=args.top)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     return 0
+
+
+def write_output(text: str, output: str | None) -> None:
+    """``text`` to ``output``, whole (:func:`~heta_eval.io.write.write_whole`), or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    from heta_eval.io.write import write_whole
+
+    try:
+        write_whole(output, text)
+    except OSError as error:
+        raise CliError(f"{output}: {error.strerror or error}") from None
+    print(f"wrote {output}", file=sys.stderr)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from heta_eval import interrupts
+from heta_eval.io.write import write_whole
 from heta_eval.kb.answerers import make_answerer
 from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
@@ -130,7 +131,7 @@ class Recipe(_Spec):
 
     def to_file(self, path: str | Path) -> None:
         """Write the recipe as JSON."""
-        Path(path).write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        write_whole(path, self.model_dump_json(indent=2) + "\n")
 
     def build(
         self,

@@ -22,6 +22,7 @@ from typing import Any
 
 from heta_eval import __version__
 from heta_eval.compare.loading import IncomparableFoldersError, comparable_folders
+from heta_eval.io.write import write_whole
 from heta_eval.report.charts import (
     distributions,
     evidence_by_chunking,
@@ -135,8 +136,6 @@ def write_report(
     html = build_report(folders, **options)
     path = Path(output) if output is not None else Path(folders[0]) / REPORT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
     # A lone surrogate in some text cannot be UTF-8: it is shown as a replacement character.
-    temporary.write_text(html, encoding="utf-8", errors="replace")
-    os.replace(temporary, path)
+    write_whole(path, html.encode("utf-8", errors="replace"))
     return path
