@@ -20,10 +20,24 @@ os.environ["HETA_EVAL_CACHE_DIR"] = str(REPO / ".test-cache")
 SUITE_HOME = REPO / ".test-cache" / "home"
 SUITE_HOME.mkdir(parents=True, exist_ok=True)
 os.environ["HOME"] = str(SUITE_HOME)
-# The encoder's automatic route is measured once per machine (heta_eval.kb.routes); the suite
-# takes the CPU-flag rule instead, so its results do not depend on a timing. The measurement
-# itself is tested with injected timings (tests/test_encode_routes.py).
-os.environ.setdefault("HETA_EVAL_ENCODE_ROUTE", "static")  # never measure routes in the suite
+# The encoder's automatic route is its kind of CPU's default (heta_eval.kb.route_defaults),
+# never a timing; a route forced or measured by the developer's environment does not leak in.
+# What depends on the kind of CPU is tested on every kind by describing it
+# (tests/cpu_kinds.py); the measurement itself with injected timings (test_encode_routes.py).
+os.environ.pop("HETA_EVAL_ENCODE_ROUTE", None)
+
+
+def pytest_report_header(config) -> list[str]:
+    """The CPU the suite runs on: the tests that assert what depends on the kind of CPU
+    describe every kind themselves; what runs for real (encoding) runs this one's route."""
+    from heta_eval.kb.cpu import KINDS, this_cpu
+    from heta_eval.kb.route_defaults import default_route
+
+    cpu = this_cpu()
+    return [
+        f"cpu: {cpu.describe()}: {KINDS[cpu.kind]}; auto's encoding route here: "
+        f"{default_route(cpu).route} (every kind is simulated where it matters: tests/cpu_kinds.py)"
+    ]
 
 
 def shared_path(*parts: str) -> Path:

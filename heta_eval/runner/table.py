@@ -1,10 +1,10 @@
 """The results table: ``table.md`` in a results folder, and what ``heta-eval run`` prints.
 
 It says what was run (the dataset, its split and folder; the system; the dense encoder's
-precision and device), the retrieval metrics as a grid (mode and metric × k; BEIR values,
-``*`` when partial), other evaluators one row each, the published reference numbers beside
-ours (where the data is the registered dataset and the system is the reference knowledge
-base), per-mode counts, and every warning of the run.
+precision, device and encoding route with its reason), the retrieval metrics as a grid (mode
+and metric × k; BEIR values, ``*`` when partial), other evaluators one row each, the
+published reference numbers beside ours (where the data is the registered dataset and the
+system is the reference knowledge base), per-mode counts, and every warning of the run.
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ def _about(summary: RunSummary) -> str:
             f"- dense encoder: {dense.get('model', '?')}, {build['precision']} on "
             f"{build.get('device', '?')}{chosen}"
         )
+    if build.get("route"):
+        why = f": {build['route_reason']}" if build.get("route_reason") else ""
+        lines.append(f"- encoding route: {build['route']}{why}")
     return "\n".join(lines)
 
 
