@@ -87,6 +87,8 @@ class Comparison:
     metrics: list[str]
     rows: list[MetricComparison]
     settings: dict[str, Any]
+    #: Lines printed under the table (e.g. what a comparison of different data paired).
+    notes: list[str] = field(default_factory=list)
 
     def row(self, system: str, metric: str) -> MetricComparison:
         """The comparison of ``system`` with the baseline on ``metric``."""
@@ -135,7 +137,7 @@ class Comparison:
                 f"| {pval(r.p_ttest)} | {pval(r.p_permutation)} | {pval(r.p_ttest_holm)} "
                 f"| {pval(r.p_permutation_holm)} | {r.wins}/{r.ties}/{r.losses} |"
             )
-        lines += ["", self.caption()]
+        lines += ["", self.caption(), *(f"\nNote: {note}" for note in self.notes)]
         if deltas > 0:
             for r in self.rows:
                 lines += ["", f"**{r.metric}, {r.system} vs {r.baseline}**: largest changes", ""]
@@ -177,7 +179,7 @@ class Comparison:
         lines += [
             r"\bottomrule",
             r"\end{tabular}",
-            f"\\caption{{{tex(self.caption())}}}",
+            f"\\caption{{{tex(' '.join([self.caption(), *self.notes]))}}}",
             r"\end{table}",
         ]
         return "\n".join(lines) + "\n"
@@ -191,6 +193,7 @@ class Comparison:
                 "metrics": self.metrics,
                 "settings": self.settings,
                 "comparisons": [asdict(row) for row in self.rows],
+                "notes": self.notes,
             }
         )
 
