@@ -194,7 +194,7 @@ def route_choice(
     if precision != "auto":
         return RouteChoice(_PRECISION_ROUTE[resolved], f"asked for: {precision}")
     if device_kind(device) != "cpu":
-        return RouteChoice(_PRECISION_ROUTE[resolved], f"auto on {device_kind(device)}")
+        return RouteChoice(_PRECISION_ROUTE[resolved], f"the default on {device_kind(device)}")
     forced = config.encode_route()
     if forced is None or forced == "static":
         return default_route()
