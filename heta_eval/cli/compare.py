@@ -97,28 +97,35 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = T
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
 
 
-def add_different_data_argument(parser: argparse.ArgumentParser) -> None:
-    """``--allow-different-data``, for the commands that put results folders side by side."""
+def add_different_data_argument(parser: argparse.ArgumentParser, *, across: bool = False) -> None:
+    """``--allow-different-data``, for the commands that put results folders side by side
+    (``across``: a table whose columns are datasets, where only one name's data must agree)."""
+    what = (
+        "results folders of one dataset name whose corpus or cases differ"
+        if across
+        else "results folders of different datasets, corpora or cases"
+    )
     parser.add_argument(
         "--allow-different-data",
         action="store_true",
-        help="put side by side results folders of one dataset name whose corpus or cases "
-        "differ (refused otherwise); a warning says what differs",
+        help=f"put side by side {what} (refused otherwise); a warning says what differs"
+        + ("" if across else ", and the output over which queries it paired"),
     )
 
 
-def comparable_or_refuse(folders: Sequence[Any], allow_different_data: bool) -> None:
-    """Refuse (CliError) results folders of one dataset name but different data, or print
-    the warnings of :func:`heta_eval.compare.loading.comparable_folders`."""
-    from heta_eval.compare.loading import (
-        IncomparableFoldersError,
-        comparable_folders,
-        is_result_folder,
-    )
+def comparable_or_refuse(
+    folders: Sequence[Any], allow_different_data: bool, *, across_datasets: bool = False
+) -> None:
+    """Refuse (CliError) results folders of different data, or print the warnings of
+    :func:`heta_eval.compare.comparability.comparable_folders`."""
+    from heta_eval.compare.comparability import IncomparableFoldersError, comparable_folders
+    from heta_eval.compare.loading import is_result_folder
 
     chosen = [folder for folder in folders if is_result_folder(folder)]
     try:
-        warnings = comparable_folders(chosen, allow_different_data=allow_different_data)
+        warnings = comparable_folders(
+            chosen, allow_different_data=allow_different_data, across_datasets=across_datasets
+        )
     except IncomparableFoldersError as error:
         raise CliError(str(error)) from None
     for line in warnings:
@@ -126,16 +133,23 @@ def comparable_or_refuse(folders: Sequence[Any], allow_different_data: bool) -> 
 
 
 def load_from_args(
-    args: argparse.Namespace, metrics: Sequence[str], *, side_by_side: bool = True
+    args: argparse.Namespace,
+    metrics: Sequence[str],
+    *,
+    side_by_side: bool = True,
+    across_datasets: bool = False,
 ) -> list[Any]:
     """The systems named on the command line, as ``SystemScores``; errors become CliError.
     ``side_by_side``: the results folders are compared with each other (compare,
-    leaderboard), so they must hold the same data (``--allow-different-data``)."""
+    leaderboard), so they must hold the same data (``--allow-different-data``);
+    ``across_datasets``: only within one dataset name (a leaderboard's column)."""
     from heta_eval.compare.loading import is_result_folder, load_systems, unverified_reason
     from heta_eval.data.folders import dataset_label
 
     if side_by_side:
-        comparable_or_refuse(args.results, args.allow_different_data)
+        comparable_or_refuse(
+            args.results, args.allow_different_data, across_datasets=across_datasets
+        )
 
     needs_qrels = [p for p in args.results if not is_result_folder(p) and Path(p).is_file()]
     qrels = queries = unverified = None
@@ -232,6 +246,29 @@ def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> l
     return chosen
 
 
+def pairing_notes(result: Any, systems: Sequence[Any]) -> list[str]:
+    """For each comparison of two results folders of different data: over which queries it
+    paired and each folder's own mean (:func:`heta_eval.compare.comparability.pairing_note`)."""
+    from heta_eval.compare.comparability import check_comparable, pairing_note
+
+    def own(system: Any, metric: str) -> tuple[str, float | None, int]:
+        scored = sum(metric in values for values in system.per_query.values())
+        return system.name, system.aggregate(metric), scored
+
+    by_name = {system.name: system for system in systems}
+    checked = check_comparable([s.source for s in systems if s.source is not None])
+    notes = []
+    for row in result.rows:
+        base, other = by_name[row.baseline], by_name[row.system]
+        if None in (base.source, other.source) or checked.same_data(base.source, other.source):
+            continue
+        notes.append(pairing_note(
+            row.metric, own(base, row.metric), own(other, row.metric), paired=row.n,
+            unpaired=row.unpaired, missing=result.settings["missing"],
+        ))  # fmt: skip
+    return notes
+
+
 def run_compare(args: argparse.Namespace) -> int:
     from heta_eval.compare import compare
     from heta_eval.measures.measure import canonical_metric
@@ -261,6 +298,8 @@ def run_compare(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ValueError as error:
         raise CliError(str(error)) from None
+    if args.allow_different_data:
+        result.notes += pairing_notes(result, systems)
     if args.format == "latex":
         text = result.to_latex()
     elif args.format == "html":

@@ -55,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="name result-folder systems after their mode (default) or folder",
     )
     add_source_arguments(parser, exclusive=False)
-    add_different_data_argument(parser)
+    add_different_data_argument(parser, across=True)
     parser.add_argument(
         "--format", choices=("markdown", "latex", "csv", "html"), default="markdown"
     )
@@ -71,7 +71,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     from heta_eval.measures.measure import canonical_metric
 
     metric = canonical_metric(args.metric)
-    systems = load_from_args(args, [metric])
+    systems = load_from_args(args, [metric], across_datasets=True)
     scores: dict[str, dict[str, float | None]] = {}
     for system in systems:
         dataset = args.dataset or system.dataset

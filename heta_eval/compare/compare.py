@@ -88,6 +88,8 @@ class Comparison:
     metrics: list[str]
     rows: list[MetricComparison]
     settings: dict[str, Any]
+    #: Lines printed under the table (e.g. what a comparison of different data paired).
+    notes: list[str] = field(default_factory=list)
 
     def row(self, system: str, metric: str) -> MetricComparison:
         """The comparison of ``system`` with the baseline on ``metric``."""
@@ -147,6 +149,7 @@ class Comparison:
         """A markdown table, then (``deltas > 0``) the queries that changed most per row."""
         table = self.table()
         lines = [Table(table.header, table.rows).markdown(), markdown_text(self.caption())]
+        lines += [f"\nNote: {markdown_text(note)}" for note in self.notes]
         if deltas > 0:
             for r in self.rows:
                 title = markdown_text(f"{r.metric}, {r.system} vs {r.baseline}")
@@ -165,11 +168,12 @@ class Comparison:
 
     def to_latex(self) -> str:
         """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
-        return self.table().latex(spec="llrrrcrrrrc", caption=self.caption())
+        caption = " ".join([self.caption(), *self.notes])
+        return self.table().latex(spec="llrrrcrrrrc", caption=caption)
 
     def to_html(self) -> str:
-        """An HTML ``<table>`` with the caption."""
-        return self.table().html(caption=self.caption())
+        """An HTML ``<table>`` with the caption (and the notes on what was paired)."""
+        return self.table().html(caption=" ".join([self.caption(), *self.notes]))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (NaN and infinities become ``None``), ready for ``json.dumps``."""
@@ -180,6 +184,7 @@ class Comparison:
                 "metrics": self.metrics,
                 "settings": self.settings,
                 "comparisons": [asdict(row) for row in self.rows],
+                "notes": self.notes,
             }
         )
 

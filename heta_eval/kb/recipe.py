@@ -16,10 +16,11 @@ from heta_eval.kb.answerers import make_answerer
 from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
 from heta_eval.kb.chunking import chunk_documents
+from heta_eval.kb.cpu import this_cpu
 from heta_eval.kb.dense import DEFAULT_MODEL, DenseEncoder
 from heta_eval.kb.embedding_cache import cached_embeddings
 from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
-from heta_eval.kb.precision import Precision
+from heta_eval.kb.precision import Precision, device_kind
 from heta_eval.kb.reference import ReferenceKnowledgeBase
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.records import Document
@@ -68,8 +69,8 @@ class BM25Spec(_Spec):
 class DenseSpec(_Spec):
     """Embedding model (a name or local path), the precision and device it runs on.
 
-    ``precision="auto"``: float16 on CUDA, bfloat16 with AMX, on other x86 CPUs the route
-    measured once per machine, else float32 (``heta_eval.config.AUTO_PRECISION``).
+    ``precision="auto"``: float16 on CUDA; on the CPU the default route of its kind of CPU,
+    chosen from ``make bench``'s measurements there (``heta_eval.config.AUTO_PRECISION``).
     ``device="auto"``: CUDA when visible, else the CPU. ``batch_size=None``: 16 on the CPU,
     512 on CUDA."""
 
@@ -279,7 +280,12 @@ class Recipe(_Spec):
         info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
         info["precision"] = encoder.precision
         info["route"] = encoder.route
+        info["route_reason"] = encoder.route_choice.reason
+        if encoder.route_choice.evidence:
+            info["route_evidence"] = encoder.route_choice.evidence
         info["device"] = encoder.device
+        if device_kind(encoder.device) == "cpu":
+            info["cpu"] = this_cpu().describe()
         return encoder, embeddings
 
 

@@ -1,12 +1,13 @@
 """The results table: ``table.md`` in a results folder, and what ``heta-eval run`` prints.
 
 It says what was run (the dataset, its split and folder; the system; the dense encoder's
-precision and device), the retrieval metrics as a grid (mode and metric × k; BEIR values,
-``*`` when partial), other evaluators one row each, the published reference numbers beside
-ours (where the data is the registered dataset and the system is the reference knowledge
-base), per-mode counts, and every warning of the run. Its tables are
-:class:`~heta_eval.io.tables.Table`'s; every other text it did not write (a folder, a URL, a
-failure reason, a warning) stays on its line (:func:`~heta_eval.io.tables.markdown_text`).
+precision, device and encoding route with its reason), the retrieval metrics as a grid (mode
+and metric × k; BEIR values, ``*`` when partial), other evaluators one row each, the
+published reference numbers beside ours (where the data is the registered dataset and the
+system is the reference knowledge base), per-mode counts, and every warning of the run. Its
+tables are :class:`~heta_eval.io.tables.Table`'s; every other text it did not write (a
+folder, a URL, a failure reason, a warning) stays on its line
+(:func:`~heta_eval.io.tables.markdown_text`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def _about(summary: RunSummary) -> str:
             _md(f"- dense encoder: {dense.get('model', '?')}, {build['precision']} on "
                 f"{build.get('device', '?')}{chosen}")
         )  # fmt: skip
+    if build.get("route"):
+        why = f": {build['route_reason']}" if build.get("route_reason") else ""
+        lines.append(_md(f"- encoding route: {build['route']}{why}"))
     return "\n".join(lines)
 
 
