@@ -4,7 +4,10 @@ sentence-transformers float32 (the peer), for ``bench_kb.py``.
 One row per route available here (``heta_eval.kb.routes.candidate_routes``: torch float32 and
 bfloat16, ONNX Runtime int8, OpenVINO int8), each encoding the same SciFact abstracts in the
 same rotation as the peer (the order rotates every round, so load from other jobs hits all
-alike); the route ``precision="auto"`` picks is marked. Beside the speed: the least and mean
+alike); the route ``precision="auto"`` takes here (its kind's default,
+``heta_eval.kb.route_defaults.DEFAULT_ROUTES``) is marked with its reason, and a route more
+than ``MARGIN`` (10%) faster than it, within the cosine bound, says so: the evidence for
+changing that kind's default. Beside the speed: the least and mean
 cosine of the route's vectors to the peer's, and (full run) SciFact nDCG@10 of the route minus
 float32's through ``heta-eval run``. The notes name the CPU, its flags, the load average and
 ``ONEDNN_MAX_CPU_ISA`` when set (an emulated CPU kind).
@@ -55,16 +58,15 @@ def encoding_goal() -> str:
 def cpu_label() -> str:
     """The CPU model and kind, the flags that decide the routes, the load and any oneDNN ISA
     cap."""
-    from heta_eval.kb.precision import _cpuinfo_field, cpu_flags
-    from heta_eval.kb.routes import cpu_kind
+    from heta_eval.kb.cpu import this_cpu
 
+    cpu = this_cpu()
     keys = {"avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8"}
-    flags = ",".join(sorted(cpu_flags() & keys))
+    flags = ",".join(sorted(cpu.flags & keys))
     cap = os.environ.get("ONEDNN_MAX_CPU_ISA")
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     emulated = f"; EMULATED: ONEDNN_MAX_CPU_ISA={cap}" if cap else ""
-    model = _cpuinfo_field("model name")
-    return f"{model} (kind {cpu_kind()}) [{flags}], {os.cpu_count()} CPUs, load {load}{emulated}"
+    return f"{cpu.model} (kind {cpu.kind}) [{flags}], {os.cpu_count()} CPUs, load {load}{emulated}"
 
 
 def encoding_rows(texts: list[str], what: str, repeats: int) -> tuple[list[dict], list[str]]:
@@ -72,13 +74,15 @@ def encoding_rows(texts: list[str], what: str, repeats: int) -> tuple[list[dict]
     import torch
     from sentence_transformers import SentenceTransformer
 
+    from heta_eval.kb.cpu import this_cpu
     from heta_eval.kb.dense import DenseEncoder, default_model_path
-    from heta_eval.kb.precision import cpu_flags
-    from heta_eval.kb.routes import _available, candidate_routes
+    from heta_eval.kb.routes import COSINE_BOUND, MARGIN, candidate_routes
 
-    auto = DenseEncoder(device="cpu")  # measures the routes once per machine
-    onnxruntime, openvino = _available()
-    names = candidate_routes(cpu_flags(), onnxruntime=onnxruntime, openvino=openvino)
+    auto = DenseEncoder(device="cpu")  # the kind's default route (HETA_EVAL_ENCODE_ROUTE aside)
+    cpu = this_cpu()
+    names = candidate_routes(
+        cpu.flags, onnxruntime=cpu.has_onnxruntime(), openvino=cpu.has_openvino()
+    )
     encoders = {name: DenseEncoder(device="cpu", precision=name) for name in names}  # type: ignore[arg-type]
     batch = 64  # the peer's batch (BEIR's path); ours run in their own default batches
     peer = SentenceTransformer(default_model_path(), device="cpu")
@@ -107,6 +111,10 @@ def encoding_rows(texts: list[str], what: str, repeats: int) -> tuple[list[dict]
     for name in names:
         cosines = np.sum(results[name] * theirs, axis=1)
         marker = " (auto)" if name == auto.route else ""
+        if name != auto.route and auto.route in seconds and cosines.min() >= COSINE_BOUND:
+            ahead = seconds[auto.route] / seconds[name] - 1
+            if ahead > MARGIN:  # the kind's default may be due for a change (DEFAULT_ROUTES)
+                marker = f" ({ahead:.0%} faster than auto's {auto.route})"
         rows.append(
             row(
                 f"vector_search encoding {name}{marker}",
@@ -117,7 +125,8 @@ def encoding_rows(texts: list[str], what: str, repeats: int) -> tuple[list[dict]
                 goal=encoding_goal() if name == auto.route else "route",
                 identical=None,
                 notes=(
-                    f"texts/s, {what}, all-MiniLM-L6-v2, ours in batches of {auto.batch_size}, "
+                    (f"auto: {auto.route_choice.reason}; " if name == auto.route else "")
+                    + f"texts/s, {what}, all-MiniLM-L6-v2, ours in batches of {auto.batch_size}, "
                     f"the peer in {batch}, "
                     f"{torch.get_num_threads()} threads; CPU {label}; cosine to float32 "
                     f"min {cosines.min():.4f} mean {cosines.mean():.5f}"

@@ -25,7 +25,8 @@ variable                               what it sets
 ``HETA_EVAL_RAY_LOST_AFTER``           seconds a Ray head may stay silent before a run stops
 ``HETA_EVAL_ANSERINI_CACHE``           the Anserini oracle's folder (else ``anserini/`` above)
 ``HETA_EVAL_ENCODE_ROUTE``             the CPU encoding route ``precision="auto"`` takes
-                                       (a route name, or ``measure``; default: the CPU-flag rule)
+                                       (a route name, or ``measure``; default: the kind of
+                                       CPU's default route)
 ``HETA_EVAL_ENCODE_BATCH_PAUSE``       seconds to pause after each encoded batch (tests and
                                        demonstrations of an interrupted encode; default 0)
 ``NUMBA_CACHE_DIR``                    numba's own: where compiled kernels are cached
@@ -155,24 +156,23 @@ def ray_lost_after() -> float:
 
 #: What ``precision="auto"`` does, in one sentence: the help of ``heta-eval run --precision``
 #: prints it, and README.md, docs/encoding.md and docs/knowledge-bases.md repeat it word for
-#: word (tests/test_auto_statement.py). The rule itself: :mod:`heta_eval.kb.precision`
-#: (``choose_precision``) and :mod:`heta_eval.kb.routes` (``resolve_route``).
+#: word (tests/test_auto_statement.py). The rule itself: :mod:`heta_eval.kb.route_defaults`
+#: (``DEFAULT_ROUTES``, per kind of CPU) and :mod:`heta_eval.kb.routes` (``route_choice``).
 AUTO_PRECISION = (
-    "auto is float16 on a CUDA GPU; on the CPU it is bfloat16 with AMX (measured fastest "
-    "there), float32 without AVX2 (ARM), and on other x86 CPUs the encoding route measured "
-    "once per machine (torch float32 and bfloat16, int8 through ONNX Runtime and OpenVINO; "
-    "the fastest whose vectors keep cosine >= 0.99 to float32); HETA_EVAL_ENCODE_ROUTE=static "
-    "skips the measuring (bfloat16 with AMD's AVX512-BF16, else int8 through ONNX Runtime)."
+    "auto is float16 on a CUDA GPU; on the CPU it is the default route of its kind of CPU, "
+    "chosen from make bench's measurements on that kind (bfloat16 with AMX or AMD's "
+    "AVX512-BF16, int8 through ONNX Runtime on other x86 CPUs, float32 without AVX2 or ONNX "
+    "Runtime), never a timing on your machine unless HETA_EVAL_ENCODE_ROUTE=measure asks for one."
 )
 
 
 def encode_route() -> str | None:
     """``$HETA_EVAL_ENCODE_ROUTE``: the route the dense encoder's ``precision="auto"`` takes on
     the CPU: a route name (``torch-float32``, ``torch-bfloat16``, ``onnxruntime-int8``,
-    ``openvino-int8``), ``measure`` (time every available route once per machine and take the
-    fastest that keeps the quality bound: :mod:`heta_eval.kb.routes`), or ``static`` (the
-    CPU-flag rule); None (unset) is the rule on the CPU kinds where it was measured right
-    (``heta_eval.kb.routes.RULE_MEASURED``) and measuring elsewhere.
+    ``openvino-int8``), ``measure`` (time every available route once per machine; one clearly
+    faster than the kind's default within the quality bound displaces it:
+    :mod:`heta_eval.kb.routes`), or ``static``; None (unset) and ``static`` take the default
+    route of the kind of CPU (``heta_eval.kb.route_defaults.DEFAULT_ROUTES``).
 
     >>> encode_route() in (None, "static", "measure", "torch-float32", "torch-bfloat16")
     True

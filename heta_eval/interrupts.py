@@ -44,6 +44,7 @@ __all__ = [
     "phase",
     "reclaim",
     "report",
+    "unfinished",
 ]
 
 #: Seconds between the first signal and the watchdog ending the process (the promise is 2 s;
@@ -76,7 +77,8 @@ class _State:
         self.deferring = 0
         self.phases: list[str] = []
         self.doing: str | None = None  # the phase running when the signal came
-        self.kept: dict[str, Callable[[], str | None]] = {}
+        self.kept: dict[str, tuple[Callable[[], str | None], bool]] = {}
+        self.unfinished: set[str] = set()  # files half-written: removed at any exit
         self.reported = False
         self.handler: Callable[[int, Any], None] | None = None
         self.watching = False  # the watchdog runs
@@ -96,15 +98,30 @@ def phase(doing: str) -> Iterator[None]:
             _STATE.phases.remove(doing)
 
 
-def keep(key: str, note: Callable[[], str | None] | None) -> None:
+def keep(key: str, note: Callable[[], str | None] | None, *, resumes: bool = True) -> None:
     """Register (or with ``None`` drop) what a phase keeps: ``note()`` is asked only when the
     program is interrupted, and says in a few words what finished work is on disk and where
-    (or returns None when there is nothing)."""
+    (or returns None when there is nothing). ``resumes=False``: a rerun starts that work
+    again rather than continuing it (an output file kept as it was)."""
     with _STATE.lock:
         if note is None:
             _STATE.kept.pop(key, None)
         else:
-            _STATE.kept[key] = note
+            _STATE.kept[key] = (note, resumes)
+
+
+@contextmanager
+def unfinished(path: str) -> Iterator[None]:
+    """A file being written that must not outlive the process if a signal ends it inside
+    the block: removed on the way out, by the watchdog and a second signal too (which end
+    the process without unwinding the block)."""
+    with _STATE.lock:
+        _STATE.unfinished.add(path)
+    try:
+        yield
+    finally:
+        with _STATE.lock:
+            _STATE.unfinished.discard(path)
 
 
 def check() -> None:
@@ -135,18 +152,20 @@ def message(error: BaseException | None = None) -> str:
     doing = _STATE.doing or (_STATE.phases[-1] if _STATE.phases else None)
     head = f"interrupted ({_NAMES.get(signum, f'signal {signum}')})"
     lines = [f"{head} while {doing}" if doing else head]
-    notes = []
+    notes, resumes = [], False
     with _STATE.lock:
-        for note in list(_STATE.kept.values()):
+        for note, resumable in list(_STATE.kept.values()):
             try:
                 text = note()
             except Exception:  # a note must never stand between the user and the exit
                 text = None
             if text:
                 notes.append(text)
+                resumes = resumes or resumable
     if notes:
         lines.append("kept: " + "; ".join(notes))
-        lines.append("to resume: run the same command again; it continues from what is kept")
+        if resumes:
+            lines.append("to resume: run the same command again; it continues from what is kept")
     else:
         lines.append("nothing had finished yet")
     return "\n".join(lines)
@@ -284,6 +303,10 @@ def _exit(error: Interrupted, program: str, *, hooks: bool = True) -> None:
     """Report, run the exit hooks (Ray stops the cluster it started), end: no waiting for
     worker threads, no garbage collection of the interpreter's modules (seconds for torch)."""
     status = report(error, program)
+    with _STATE.lock:
+        for path in list(_STATE.unfinished):
+            with suppress(OSError):
+                os.unlink(path)
     if hooks and threading.current_thread() is threading.main_thread():
         with suppress(Exception):
             atexit._run_exitfuncs()

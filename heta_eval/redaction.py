@@ -15,13 +15,18 @@ each value, once, into the forms it may take:
   base64-encoded (standard and URL-safe alphabet, with and without padding, and the
   characters that stay the same wherever the value sits inside a longer encoded text);
 * each of those JSON-escaped once more (a JSON text inside a JSON string, as an LLM's verdict
-  is inside its reply).
+  is inside its reply);
+* inside base64 broken into lines (MIME's 76 columns, PEM's and ``openssl base64``'s 64, any
+  width; the breaks raw or JSON-escaped): each run of such lines is read without its
+  breaks, and what a form covers is replaced, breaks included.
 
 A form shorter than :data:`MIN_LENGTH` characters is not redacted: it would blank ordinary
 words; nor is a base64 fragment shorter than :data:`MIN_FRAGMENT`. Every character covered
 by any form is replaced, overlapping forms become one ``***``.
 
-Replies are redacted where they enter (:func:`heta_eval.remote.post_json`), so nothing after
+Replies are redacted where they enter (:func:`heta_eval.remote.post_json`), every scalar of
+the JSON: strings (keys and values), and numbers and ``true``/``false``/``null`` by their
+JSON text (a numeric token echoed as a number becomes the text ``***``), so nothing after
 that point (failure reasons, answers, chunk texts, ids, the results folder, the report, the
 console) can hold a secret.
 
@@ -30,6 +35,10 @@ console) can hold a secret.
 'token *** expired; *** is its base64'
 >>> secrets.scrub({"answer": "tok%2D1234", "ids": ["a", "tok-1234"]})
 {'answer': 'tok%2D1234', 'ids': ['a', '***']}
+>>> long = Secrets(["Bearer tok-" + "x7" * 30])
+>>> mime = base64.encodebytes(b"note: Bearer tok-" + b"x7" * 30 + b" expired").decode()
+>>> mime.count("\\n"), long.redact(mime)  # lines of 76 columns: the secret spans two
+(2, 'bm90ZTog***gZXhwaXJlZA==\\n')
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, urlsplit
+
+from heta_eval.base64_lines import BREAK, unwrapped, wrapped_runs
 
 __all__ = [
     "MARK",
@@ -218,6 +229,10 @@ class Secrets:
         self.forms = frozenset(forms)
         self._ordered = sorted(self.forms, key=lambda form: (-len(form), form))
         self._patterns: dict[tuple[str, ...], re.Pattern[str]] = {}
+        # Whether a form could be inside a number's JSON text, or inside true/false/null:
+        # only then are numbers and words checked (a token of letters never is).
+        self._numeric = any(set(form) <= _NUMERIC for form in self.forms)
+        self._words = any(form in word for form in self.forms for word in _WORDS)
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -240,63 +255,123 @@ class Secrets:
             self._patterns[present] = re.compile(f"(?=({'|'.join(map(re.escape, present))}))")
         return self._patterns[present], present
 
+    def _holds(self, text: str) -> bool:
+        """Whether ``text`` holds a form, as it is or in a base64 run broken into lines."""
+        if any(form in text for form in self._ordered):
+            return True
+        unwrapped = "\0".join(BREAK.sub("", run.group()) for run in wrapped_runs(text))
+        return bool(unwrapped) and any(form in unwrapped for form in self._ordered)
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Where ``text`` holds a form: as it is, and inside each base64 run broken into
+        lines (MIME's 76 columns, PEM's 64, any width), mapped back over the breaks."""
+        found = self._present(text)
+        spans = _match_spans(found[0], text) if found else []
+        for run in wrapped_runs(text):
+            joined, where = unwrapped(run.group(), run.start())
+            inside = self._present(joined)
+            if inside:
+                spans += [(where[s], where[e - 1] + 1) for s, e in _match_spans(inside[0], joined)]
+        return spans
+
     def redact(self, text: str) -> str:
         """``text`` with every character that belongs to a secret's form replaced; each run
         of such characters becomes one ``***``."""
-        found = self._present(text) if self._ordered and text else None
-        return text if found is None else _replace(found[0], text)
+        if not self._ordered or not text or not self._holds(text):
+            return text
+        return _marked(text, self._spans(text))
 
     def scrub(self, data: Any) -> Any:
-        """``data`` (decoded JSON) with every string in it, keys and values, redacted."""
+        """``data`` (decoded JSON) with every scalar in it checked: each string, keys and
+        values, redacted; a number, ``true``, ``false`` or ``null`` whose JSON text holds a
+        form (a numeric token echoed as a number) becomes that text, redacted."""
         if not self._ordered:
             return data
-        strings: list[str] = []
-        _strings(data, strings)
+        texts: list[str] = []
+        _scalars(data, texts, numbers=self._numeric, words=self._words)
         # One scan of all the reply's text; only a reply that holds a form is rebuilt.
-        found = self._present("\0".join(strings))
-        return data if found is None else _rebuild(data, *found)
+        if not self._holds("\0".join(texts)):
+            return data
+        return _rebuild(data, self, numbers=self._numeric, words=self._words)
+
+    def loads(self, raw: str | bytes) -> Any:
+        """A reply's JSON, decoded, then :meth:`scrub`-bed; a number is checked as it was
+        written (``1.50E+7`` as those characters), not only as Python prints it.
+
+        >>> Secrets(["X-Key 86753090"]).loads(b'{"id": 86753090, "score": 0.5}')
+        {'id': '***', 'score': 0.5}
+        """
+        if not self._numeric:
+            return self.scrub(json.loads(raw))
+
+        def number(convert: Any) -> Any:
+            return lambda text: self.redact(text) if self._holds(text) else convert(text)
+
+        decoded = json.loads(raw, parse_int=number(int), parse_float=number(float))
+        return self.scrub(decoded)
 
 
-def _strings(data: Any, into: list[str]) -> None:
+# What a number's JSON text may hold, and the texts of JSON's three words.
+_NUMERIC = frozenset("0123456789+-.eE")
+_WORDS = ("true", "false", "null")
+
+
+def _scalar_text(value: Any, numbers: bool, words: bool) -> str | None:
+    """A number's or a word's JSON text, where a form could be in it (else None)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value) if words else None
+    if isinstance(value, int | float):
+        return json.dumps(value) if numbers else None
+    return None
+
+
+def _scalars(data: Any, into: list[str], *, numbers: bool, words: bool) -> None:
     if isinstance(data, str):
         into.append(data)
     elif isinstance(data, dict):
         into += [key for key in data if isinstance(key, str)]
         for value in data.values():
-            _strings(value, into)
+            _scalars(value, into, numbers=numbers, words=words)
     elif isinstance(data, list):
         for item in data:
-            _strings(item, into)
+            _scalars(item, into, numbers=numbers, words=words)
+    elif (text := _scalar_text(data, numbers, words)) is not None:
+        into.append(text)
 
 
-def _rebuild(data: Any, pattern: re.Pattern[str], forms: tuple[str, ...]) -> Any:
+def _rebuild(data: Any, secrets: Secrets, *, numbers: bool, words: bool) -> Any:
     if isinstance(data, str):
-        return _replace(pattern, data) if any(form in data for form in forms) else data
+        return secrets.redact(data)
     if isinstance(data, dict):
         return {
-            _rebuild(key, pattern, forms): _rebuild(value, pattern, forms)
+            _rebuild(key, secrets, numbers=numbers, words=words):
+            _rebuild(value, secrets, numbers=numbers, words=words)
             for key, value in data.items()
-        }
+        }  # fmt: skip
     if isinstance(data, list):
-        return [_rebuild(item, pattern, forms) for item in data]
+        return [_rebuild(item, secrets, numbers=numbers, words=words) for item in data]
+    text = _scalar_text(data, numbers, words)
+    if text is not None and secrets._holds(text):
+        return secrets.redact(text)
     return data
 
 
-def _replace(pattern: re.Pattern[str], text: str) -> str:
-    """``text`` with each run of characters covered by a match of ``pattern`` as ``***``."""
-    if not text:
-        return text
-    spans: list[list[int]] = []
-    for match in pattern.finditer(text):
-        start, end = match.start(), match.start() + len(match.group(1))
-        if spans and start <= spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], end)
+def _match_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.start() + len(m.group(1))) for m in pattern.finditer(text)]
+
+
+def _marked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each run of characters covered by ``spans`` as one ``***``."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
         else:
-            spans.append([start, end])
-    if not spans:
+            merged.append([start, end])
+    if not merged:
         return text
     parts, last = [], 0
-    for start, end in spans:
+    for start, end in merged:
         parts += [text[last:start], MARK]
         last = end
     return "".join(parts) + text[last:]

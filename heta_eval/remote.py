@@ -103,8 +103,11 @@ class RequestRate:
     _turns: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.per_second > 0:
-            raise ValueError(f"a request rate must be positive, got {self.per_second}")
+        # From one a day to a million a second: a slower one would wait past any timeout.
+        if not 1 / 86_400 <= self.per_second <= 1_000_000:
+            raise ValueError(
+                f"a request rate must be from 1/day to 1,000,000/s, got {self.per_second:g}/s"
+            )
 
     @classmethod
     def parse(cls, text: str) -> RequestRate:
@@ -205,8 +208,9 @@ async def post_json(
     the status is a non-retryable error, or every attempt failed.
 
     This is where a service's reply enters, so secrets are redacted here, once: ``secrets``
-    (default: the header values) and every form of them, in every string of the decoded
-    reply (keys and values) and in every error message (the body echoed, the URL, a
+    (default: the header values) and every form of them, in every scalar of the decoded
+    reply (strings, keys, numbers as written; :meth:`~heta_eval.redaction.Secrets.loads`)
+    and in every error message (the body echoed, the URL, a
     transport error's text). What the caller receives holds none of them.
     """
     if secrets is None:
@@ -237,7 +241,7 @@ async def post_json(
 
         if reply.status_code < 400:
             try:
-                return secrets.scrub(reply.json())
+                return secrets.loads(reply.content)  # every scalar checked, numbers too
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 why = f"reply is not valid JSON ({exc}); body starts {body()!r}"
                 raise failure(why, attempts) from None

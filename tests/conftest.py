@@ -1,8 +1,10 @@
-"""Shared fixtures: the real data under ../shared/datasets."""
+"""Shared fixtures: the real data under ../shared/datasets; the suite's header (the CPU it
+runs on) and its count of the live comparisons with trec_eval's binary."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,10 +22,24 @@ os.environ["HETA_EVAL_CACHE_DIR"] = str(REPO / ".test-cache")
 SUITE_HOME = REPO / ".test-cache" / "home"
 SUITE_HOME.mkdir(parents=True, exist_ok=True)
 os.environ["HOME"] = str(SUITE_HOME)
-# The encoder's automatic route is measured once per machine (heta_eval.kb.routes); the suite
-# takes the CPU-flag rule instead, so its results do not depend on a timing. The measurement
-# itself is tested with injected timings (tests/test_encode_routes.py).
-os.environ.setdefault("HETA_EVAL_ENCODE_ROUTE", "static")  # never measure routes in the suite
+# The encoder's automatic route is its kind of CPU's default (heta_eval.kb.route_defaults),
+# never a timing; a route forced or measured by the developer's environment does not leak in.
+# What depends on the kind of CPU is tested on every kind by describing it
+# (tests/cpu_kinds.py); the measurement itself with injected timings (test_encode_routes.py).
+os.environ.pop("HETA_EVAL_ENCODE_ROUTE", None)
+
+
+def pytest_report_header(config) -> list[str]:
+    """The CPU the suite runs on: the tests that assert what depends on the kind of CPU
+    describe every kind themselves; what runs for real (encoding) runs this one's route."""
+    from heta_eval.kb.cpu import KINDS, this_cpu
+    from heta_eval.kb.route_defaults import default_route
+
+    cpu = this_cpu()
+    return [
+        f"cpu: {cpu.describe()}: {KINDS[cpu.kind]}; auto's encoding route here: "
+        f"{default_route(cpu).route} (every kind is simulated where it matters: tests/cpu_kinds.py)"
+    ]
 
 
 def shared_path(*parts: str) -> Path:
@@ -60,3 +76,53 @@ def chat_servers():
     yield keep
     for server in servers:
         server.close()
+
+
+#: The marker of a live comparison with trec_eval 9.0.8's binary (``trec_eval_pinned.BINARY``:
+#: ``$TREC_EVAL``, which ``.ci/run`` sets when it builds one). Without a binary such a test is
+#: skipped, saying why; where ``$TREC_EVAL`` names one that does not run, it fails (the oracle
+#: was asked for). The terminal summary says how many ran, and against what.
+LIVE = "live_trec_eval"
+_LIVE: dict[str, int] = {"collected": 0, "passed": 0, "failed": 0}
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", f"{LIVE}: compares with trec_eval 9.0.8's C binary")
+
+
+def pytest_collection_finish(session) -> None:
+    _LIVE["collected"] = sum(item.get_closest_marker(LIVE) is not None for item in session.items)
+
+
+def _binary() -> str:
+    from trec_eval_pinned import BINARY
+
+    return BINARY
+
+
+def pytest_runtest_setup(item) -> None:
+    if item.get_closest_marker(LIVE) is None or shutil.which(_binary()):
+        return
+    if os.environ.get("TREC_EVAL"):
+        pytest.fail(f"TREC_EVAL={_binary()} is not an executable trec_eval", pytrace=False)
+    pytest.skip(
+        f"trec_eval 9.0.8's binary is not at {_binary()} (set TREC_EVAL; .ci/run builds it "
+        "where its source is in ../shared/reference/trec_eval-9.0.8): live comparison "
+        "skipped, the pinned outputs still run"
+    )
+
+
+def pytest_runtest_logreport(report) -> None:
+    if report.when == "call" and LIVE in report.keywords:
+        _LIVE["passed" if report.passed else "failed"] += 1
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    if not _LIVE["collected"] or config.option.collectonly:
+        return
+    ran = _LIVE["passed"] + _LIVE["failed"]
+    where = f"against {_binary()}" if ran else f"(no binary at {_binary()}: set TREC_EVAL)"
+    terminalreporter.write_line(
+        f"live trec_eval comparisons: {ran} of {_LIVE['collected']} ran {where}"
+        + (f", {_LIVE['failed']} failed" if _LIVE["failed"] else "")
+    )

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from heta_eval.config import AUTO_PRECISION
+from heta_eval.kb.cpu import simulated_cpu
 from heta_eval.kb.precision import choose_precision, resolve_precision
 from heta_eval.kb.routes import resolve_route
+from tests.cpu_kinds import KIND_IDS, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["README.md", "docs/encoding.md", "docs/knowledge-bases.md"]
@@ -42,18 +45,24 @@ def test_no_page_says_auto_measures_by_default(page):
         assert claim not in text, (page, claim)
 
 
-def test_the_statement_is_what_the_code_does_by_default(monkeypatch, tmp_path):
+@pytest.mark.parametrize("kind", KINDS, ids=KIND_IDS)
+def test_the_statement_is_what_the_code_does_by_default(kind, monkeypatch, tmp_path):
     monkeypatch.delenv("HETA_EVAL_ENCODE_ROUTE", raising=False)
     monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path))
-    amd, intel = "AuthenticAMD", "GenuineIntel"
     assert choose_precision("cuda") == "float16"
-    assert choose_precision("cpu", {"amx_bf16", "avx512_bf16", "avx2"}, intel) == "bfloat16"
-    assert choose_precision("cpu", {"avx512_bf16", "avx512f", "avx2"}, amd) == "bfloat16"
-    assert choose_precision("cpu", {"avx512_bf16", "avx512f", "avx2"}, intel) == "int8"
-    assert choose_precision("cpu", {"avx2"}, amd) == "int8"
-    assert choose_precision("cpu", set(), "ARM") == "float32"
-    # Unset, auto on this CPU takes the flag rule's route: nothing is timed or written.
-    route = resolve_route("auto", "cpu", "all-MiniLM-L6-v2", encoder=None)
-    routes = {"float32": "torch-float32", "bfloat16": "torch-bfloat16", "int8": "onnxruntime-int8"}
-    assert route == routes[resolve_precision("auto", "cpu")]
+    assert resolve_route("auto", "cuda", "all-MiniLM-L6-v2") == "torch-float16"
+    # Unset, auto on each kind of CPU takes its default route: nothing is timed (no encoder
+    # is given to time with) or written.
+    with simulated_cpu(kind.cpu):
+        assert resolve_route("auto", "cpu", "all-MiniLM-L6-v2", encoder=None) == kind.route
+        assert resolve_precision("auto", "cpu") == kind.precision
     assert list(tmp_path.rglob("routes-*.json")) == []
+    # Named in the statement: bfloat16 with AMX or AMD's AVX512-BF16, int8 through ONNX
+    # Runtime on other x86 CPUs, float32 without AVX2 or ONNX Runtime.
+    named = {"amx": "torch-bfloat16", "avx512-bf16-amd": "torch-bfloat16", "other": "torch-float32"}
+    assert kind.route == named.get(kind.kind, "onnxruntime-int8")
+    without = replace(kind.cpu, onnxruntime=False)
+    with simulated_cpu(without):
+        assert resolve_route("auto", "cpu", "all-MiniLM-L6-v2") == (
+            "torch-float32" if kind.route == "onnxruntime-int8" else kind.route
+        )

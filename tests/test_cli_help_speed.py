@@ -77,7 +77,7 @@ USAGE_ERRORS = [
     (["run", "--dataset", "scifact", "--modes", ","], "--modes is empty"),
     (["run", "--dataset", "scifact", "--modes", "bogus"], "unknown mode 'bogus'"),
     (["run", "--dataset", "scifact", "--k", "x"], "--k must be"),
-    (["run", "--dataset", "scifact", "--top-k", "0"], "--top-k must be a positive"),
+    (["run", "--dataset", "scifact", "--top-k", "0"], "--top-k must be an integer from 1"),
     (["run", "--benchmark", "cases.jsonl"], "--benchmark needs --documents"),
     (
         ["run", "--dataset", "scifact", "--kb-url", "http://127.0.0.1:9/q", "--kb-header", "x"],
@@ -87,7 +87,7 @@ USAGE_ERRORS = [
         ["sweep", "--datasets", "scifact", "--modes", "bogus", "--output", "out"],
         "unknown mode 'bogus'",
     ),
-    (["compare", "--resamples", "0", "a", "b"], "--resamples must be >= 1"),
+    (["compare", "--resamples", "0", "a", "b"], "--resamples must be an integer from 1"),
     (["evaluate", "--run", "r", "--qrels", "q", "--per-query"], "--per-query goes with --json"),
 ]
 

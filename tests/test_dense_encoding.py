@@ -1,5 +1,5 @@
-"""The dense encoder: the automatic precision for each kind of machine (CPU flags injected,
-not read from this CPU), the cache never serving one precision's vectors for another, the
+"""The dense encoder: the automatic precision for each kind of machine (the CPU described,
+not read from this one), the cache never serving one precision's vectors for another, the
 int8 and float32 paths against sentence-transformers, tokenizer workers, the progress bar,
 and the CLI's --device/--precision."""
 
@@ -16,10 +16,13 @@ import pytest
 from heta_eval.cli import main
 from heta_eval.kb import Recipe
 from heta_eval.kb import precision as precision_module
+from heta_eval.kb.cpu import CpuInfo, simulated_cpu
 from heta_eval.kb.dense import DenseEncoder, default_model_path, embedding_identity
 from heta_eval.kb.onnx_int8 import onnxruntime_available
 from heta_eval.kb.precision import choose_precision, resolve_precision
+from heta_eval.kb.route_defaults import DEFAULT_ROUTES
 from heta_eval.models.records import Document
+from tests.cpu_kinds import KINDS
 
 TEXTS = [
     "Cats purr when they are content.",
@@ -55,15 +58,14 @@ BF16_AVX512 = {"avx2", "avx512f", "avx512_bf16", "avx512_vnni"}
         (set(), "", "float32"),  # flags unreadable
     ],
 )
-def test_auto_precision_for_each_cpu(
-    flags: set[str], vendor: str, expected: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_auto_precision_for_each_cpu(flags: set[str], vendor: str, expected: str) -> None:
     assert choose_precision("cpu", flags, vendor) == expected
-    # resolve_precision("auto") reads the machine's flags and vendor: inject them.
-    monkeypatch.setattr(precision_module, "cpu_flags", lambda: frozenset(flags))
-    monkeypatch.setattr(precision_module, "cpu_vendor", lambda: vendor)
-    resolved = resolve_precision("auto", "cpu")
-    assert resolved == (expected if expected != "int8" or onnxruntime_available() else "float32")
+    # resolve_precision("auto") reads the CPU the encoder decides by: describe this one.
+    for onnxruntime in (True, False):
+        cpu = CpuInfo(vendor, "", frozenset(flags), 2, onnxruntime=onnxruntime)
+        with simulated_cpu(cpu):
+            resolved = resolve_precision("auto", "cpu")
+        assert resolved == (expected if expected != "int8" or onnxruntime else "float32")
 
 
 def test_auto_is_float16_on_cuda_and_float32_on_other_devices() -> None:
@@ -72,14 +74,13 @@ def test_auto_is_float16_on_cuda_and_float32_on_other_devices() -> None:
     assert resolve_precision("auto", "cuda:1") == "float16"
 
 
-def test_auto_falls_back_to_float32_without_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
-    from heta_eval.kb import onnx_int8
-
-    monkeypatch.setattr(precision_module, "cpu_flags", lambda: frozenset({"avx2"}))
-    monkeypatch.setattr(onnx_int8, "onnxruntime_available", lambda: False)
-    assert resolve_precision("auto", "cpu") == "float32"
-    with pytest.raises(ValueError, match="onnxruntime"):
-        resolve_precision("int8", "cpu")
+def test_auto_falls_back_to_float32_without_onnxruntime() -> None:
+    with simulated_cpu(CpuInfo("AuthenticAMD", "", frozenset({"avx2"}), 2, False, False)):
+        assert resolve_precision("auto", "cpu") == "float32"
+        with pytest.raises(ValueError, match="onnxruntime"):
+            resolve_precision("int8", "cpu")
+        with pytest.raises(ValueError, match="openvino"):
+            resolve_precision("openvino-int8", "cpu")
 
 
 def test_bad_precision_and_device_are_refused() -> None:
@@ -136,13 +137,20 @@ def test_cached_embeddings_of_one_precision_are_never_served_for_another(tmp_pat
     again = build("int8")
     assert again.build_info["embeddings"] == "cache" and again.encoder.calls == 0
     assert np.array_equal(again.embeddings, int8.embeddings)
-    # "auto" shares the entry of what it resolves to on this machine.
-    auto = build("auto")
-    resolved = auto.build_info["precision"]
-    assert auto.build_info["embeddings"] == "cache"
-    expected = {"float32": f32, "int8": int8, "bfloat16": bf16}[resolved]
-    assert np.array_equal(auto.embeddings, expected.embeddings)
-    assert auto.build_info["device"] == "cpu"
+    # "auto" shares the entry of what it resolves to, on every kind of CPU (one of each
+    # route; the vectors are this machine's, what is checked is which entry serves them).
+    for kind in {kind.route: kind for kind in KINDS}.values():
+        with simulated_cpu(kind.cpu):
+            auto = build("auto")
+        info = auto.build_info
+        assert (info["route"], info["precision"], info["embeddings"]) == (
+            kind.route, kind.precision, "cache"
+        )  # fmt: skip
+        expected = {"float32": f32, "int8": int8, "bfloat16": bf16}[kind.precision]
+        assert np.array_equal(auto.embeddings, expected.embeddings)
+        assert info["device"] == "cpu" and info["cpu"] == kind.cpu.describe()
+        assert info["route_reason"] == f"the default for {kind.kind} CPUs ({kind.cpu.model})"
+        assert info["route_evidence"] == DEFAULT_ROUTES[kind.kind].evidence
 
 
 @pytest.fixture(scope="module")

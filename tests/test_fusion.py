@@ -135,7 +135,7 @@ def test_cli_fuses_files_and_tunes_by_cross_validation(tmp_path, capsys) -> None
     [
         (["--method", "wsum"], "--method wsum needs --weights"),
         (["--weights", "1,2"], "--weights goes with --method wsum"),
-        (["--method", "wsum", "--weights", "1,x"], "--weights must be comma-separated"),
+        (["--method", "wsum", "--weights", "1,x"], "--weights must be a finite number, got x"),
         (["--optimize", "nDCG@10"], "--optimize needs the judgments"),
         (["--method", "wsum", "--weights", "1"], "wsum needs one weight per run (2)"),
     ],

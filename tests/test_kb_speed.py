@@ -13,7 +13,9 @@ import pytest
 from heta_eval.kb import Recipe
 from heta_eval.kb import bm25 as bm25_module
 from heta_eval.kb.bm25 import BM25Index, top_indices
+from heta_eval.kb.cpu import simulated_cpu
 from heta_eval.kb.dense import DenseEncoder, native_bfloat16, resolve_precision
+from tests.cpu_kinds import KIND_IDS, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,10 +71,14 @@ def test_scores_and_tokens_match_bm25s(index: BM25Index) -> None:
             assert np.array_equal(index.scores(q), index.retriever.get_scores_from_ids(ids))
 
 
-def test_auto_precision_resolves_and_keys_the_cache(tmp_path: Path) -> None:
-    if native_bfloat16():
-        assert resolve_precision("auto") == "bfloat16"
-    assert DenseEncoder(device="cpu").precision == resolve_precision("auto", "cpu")
+@pytest.mark.parametrize("kind", KINDS, ids=KIND_IDS)
+def test_auto_precision_resolves_and_keys_the_cache(kind) -> None:
+    with simulated_cpu(kind.cpu):
+        assert native_bfloat16() is (kind.precision == "bfloat16")
+        assert resolve_precision("auto") == kind.precision
+        encoder = DenseEncoder(device="cpu")  # resolves the route; loads nothing yet
+        assert (encoder.route, encoder.precision) == (kind.route, kind.precision)
+        assert encoder.identity() == DenseEncoder(device="cpu", precision=kind.route).identity()
     assert Recipe().dense.precision == "auto"
     with pytest.raises(ValueError, match="precision"):
         resolve_precision("float8")

@@ -166,4 +166,8 @@ def test_the_table_says_which_precision_and_device_encoded(forty, tmp_path) -> N
     assert build["precision"] in ("bfloat16", "int8", "float32") and build["device"] == "cpu"
     # What auto chose on this CPU, and that it was auto's choice.
     line = f"- dense encoder: all-MiniLM-L6-v2, {build['precision']} on cpu (precision auto)"
-    assert line in (folder / "table.md").read_text().splitlines()
+    table = (folder / "table.md").read_text().splitlines()
+    assert line in table
+    # The route, and why it ran (the default of this kind of CPU: nothing was timed).
+    assert f"- encoding route: {build['route']}: {build['route_reason']}" in table
+    assert build["route_reason"].startswith("the default for ")

@@ -267,3 +267,7 @@ def test_provenance_names_the_precision_device_and_route_that_ran(run_folder):
     assert build["precision"] != "auto" and f"<th>precision</th><td>{build['precision']}" in key
     assert f"<th>device</th><td>{build['device']}</td>" in key
     assert f"<th>route</th><td>{build['route']}</td>" in key
+    # Why that route, and on which CPU (summary.json's build, as the run recorded it).
+    assert build["route_reason"] and build["cpu"]
+    assert f"<th>route chosen</th><td>{build['route_reason']}</td>" in unescape(key)
+    assert f"<th>CPU</th><td>{build['cpu']}</td>" in unescape(key)

@@ -320,7 +320,7 @@ async def test_the_circuit_breaker_stops_trying_after_consecutive_connection_fai
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--top-k", "0"], "--top-k must be a positive integer, got 0"),
+        (["--top-k", "0"], "--top-k must be an integer from 1 to 1,000,000"),
         (["--modes", "foo"], "unknown mode 'foo' in --modes"),
         (["--recipe", "recipe.json"], "recipe.json: invalid recipe: field chunking.size"),
         (["--recipe", "broken.json"], "broken.json: invalid recipe:"),

@@ -33,6 +33,8 @@ TOKEN = "Zx9/+Tq=k\"v\\m&p<1'%e~Ab?>"
 USER, PASSWORD = "svc-user", 'pw/+"Secret&42?~>'
 BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 API_KEY = "sk-judge~/+key=\"7\\x&y<z'9?>"
+# A header value of digits only: a service may echo it as a JSON number.
+ACCOUNT = 86753091234
 
 
 def forms_of(value: str) -> set[str]:
@@ -52,8 +54,26 @@ def forms_of(value: str) -> set[str]:
 
 def every_form() -> set[str]:
     values = [f"Bearer {TOKEN}", TOKEN, f"Basic {BASIC}", BASIC, f"{USER}:{PASSWORD}", PASSWORD,
-              f"Bearer {API_KEY}", API_KEY]  # fmt: skip
+              f"Bearer {API_KEY}", API_KEY, str(ACCOUNT)]  # fmt: skip
     return {form for value in values for form in forms_of(value)}
+
+
+def wrapped_forms(value: str) -> list[str]:
+    """``value`` inside a longer text, base64-encoded and broken into lines as MIME
+    (``base64.encodebytes``: 76 columns), ``openssl base64`` (64) and others write it, in
+    both alphabets, with LF, CRLF or a JSON-escaped ``\\n``: each break falls inside the
+    secret's own characters."""
+    out = []
+    for pad in (40, 41, 42):  # every alignment of the value in base64's 3-byte groups
+        raw = b"x" * pad + value.encode() + b" expired"
+        mime = base64.encodebytes(raw).decode()
+        plain = base64.b64encode(raw).decode()
+        safe = base64.urlsafe_b64encode(raw).decode()
+        for width, text in ((76, mime.replace("\n", "")), (64, plain), (64, safe), (76, safe)):
+            lines = [text[i : i + width] for i in range(0, len(text), width)]
+            out += ["\n".join(lines), "\r\n".join(lines), "\\n".join(lines)]
+        out.append(mime)
+    return out
 
 
 def test_the_standard_encoders_really_change_the_test_secrets() -> None:
@@ -114,6 +134,37 @@ def test_overlapping_forms_become_one_mark_and_short_forms_are_left_alone() -> N
     assert min(map(len, forms)) >= MIN_LENGTH and {"YWJjZA==", "YWJjZA", "61626364"} <= forms
     # Base64 fragments this short would match ordinary encoded text by chance: left out.
     assert Secrets(["abcd"]).redact("JhYmNk SmFiY2Q") == "JhYmNk SmFiY2Q"
+
+
+@pytest.mark.parametrize("value", [f"Bearer {TOKEN}", TOKEN, API_KEY])
+def test_base64_broken_into_lines_is_redacted_at_76_and_64_columns_in_both_alphabets(value):
+    secrets = Secrets([f"Bearer {TOKEN}", API_KEY])
+    for text in wrapped_forms(value):
+        assert any(brk in text for brk in ("\n", "\\n"))
+        redacted = secrets.redact(f"echo: {text} end")
+        assert "***" in redacted and redacted.startswith("echo: ") and redacted.endswith(" end")
+        # What is left of the encoded text decodes to no more than the padding around it.
+        rest = re.sub(r"\r|\n|\\n", "", redacted[6:-4]).split("***")
+        assert sum(map(len, rest)) <= len(base64.b64encode(b"x" * 42 + b" expired")) + 8
+
+
+def test_a_secret_echoed_as_a_number_is_redacted_as_its_json_text() -> None:
+    secrets = Secrets([str(ACCOUNT), f"Bearer {TOKEN}"])
+    reply = {"results": [{"source": {"document_id": ACCOUNT}, "score": 1.5, "ok": True},
+                         {"id": ACCOUNT * 10 + 7, "n": None, "f": float(ACCOUNT)}]}  # fmt: skip
+    assert secrets.scrub(reply) == {
+        "results": [{"source": {"document_id": "***"}, "score": 1.5, "ok": True},
+                    {"id": "***7", "n": None, "f": "***.0"}]
+    }  # fmt: skip
+    raw = json.dumps({"id": ACCOUNT, "score": 2.5e-3, "big": 1.0e300}).replace("2.5e-03", "2.5E-3")
+    assert secrets.loads(raw.encode()) == {"id": "***", "score": 0.0025, "big": 1e300}
+    # As written, not as Python prints it: a float literal holding the digits.
+    assert secrets.loads(f"[{ACCOUNT}.000, {ACCOUNT}E0]") == ["***.000", "***E0"]
+    # A secret of letters never touches a number or a word; a reply without one is kept.
+    letters = Secrets(["Bearer abcdefgh"])
+    clean = {"a": 12345678, "b": True, "c": None}
+    assert letters.scrub(clean) is clean and letters.loads(json.dumps(clean)) == clean
+    assert Secrets(["false"]).scrub([False, True]) == ["***", True]  # a word, as its text
 
 
 def test_ordinary_text_is_left_as_it_is() -> None:
@@ -178,8 +229,14 @@ def kb_reply(raw: bytes, got: dict[str, str]) -> tuple[int, bytes, dict[str, str
         {"text": basic, "score": 1.0, "source": {"document_id": f"doc-{BASIC}"}},
         {"text": "x", "score": 0.5, "source": {"document_id": f"doc-{base64.urlsafe_b64encode(TOKEN.encode()).decode()}"}},
     ]  # fmt: skip
+    wrapped = " ".join(wrapped_forms(got.get("authorization", "")))
+    results += [
+        {"text": wrapped, "score": 0.4, "source": {"document_id": int(got["x-account"])},
+         "metadata": {"wrapped": wrapped, "account": int(got["x-account"])}},
+    ]  # fmt: skip
     answer = f"{doc.title()}; your token {TOKEN} and {said}"
-    return 200, json.dumps({"query": query, "results": results, "answer": answer}).encode(), {}
+    body = json.dumps({"query": query, "results": results, "answer": answer})
+    return 200, body.encode(), {}
 
 
 def judge_reply(index: int, body: dict, headers: dict) -> tuple[int, bytes, float]:
@@ -198,7 +255,9 @@ def readable(text: str, depth: int = 2) -> list[str]:
     """``text`` as written and as read back: HTML unescaped, and every JSON string in it
     decoded (a JSON text inside a JSON string too), so that a writer's own escaping cannot
     hide a secret from the search."""
-    views = [text, html.unescape(text)]
+    # Line breaks out, raw and JSON-escaped: base64 broken into lines reads whole.
+    joined = re.sub(r"\r|\n|\\r|\\n", "", text)
+    views = [text, html.unescape(text), joined, html.unescape(joined)]
     if depth:
         for view in views[:2]:
             strings = []
@@ -247,7 +306,8 @@ def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path)
     write_benchmark(tmp_path)
     run = cli(["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--modes", "m",
                "--output", "out", "--kb-url", kb.url, "--kb-header", f"Authorization: Bearer {TOKEN}",
-               "--kb-header", "X-Upstream-Auth: ${UPSTREAM}", "--judge", "--no-cache"],
+               "--kb-header", "X-Upstream-Auth: ${UPSTREAM}", "--kb-header", f"X-Account: {ACCOUNT}",
+               "--judge", "--no-cache"],
               tmp_path, UPSTREAM=f"Basic {BASIC}", HETA_EVAL_LLM_API_KEY=API_KEY,
               HETA_EVAL_LLM_BASE_URL=judge.base_url, HETA_EVAL_LLM_MODEL="judge-1",
               HETA_EVAL_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
@@ -272,6 +332,8 @@ def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path)
     assert "not valid JSON" in by_case["garbled"] and "***" in by_case["garbled"]
     assert "not a valid QueryResponse" in by_case["invalid"] and "***" in by_case["invalid"]
     assert "your token *** and" in by_case["ok1"] and "doc-***" in by_case["ok1"]
+    # The account number echoed as a JSON number is an id no more: "***" in its place.
+    assert '["***", 0.4]' in by_case["ok1"] and "Q0 *** " in (out / "runs" / "m.trec").read_text()
     assert "***" in written[out / "report.html"] and "HTTP 401" in run.stderr + run.stdout
 
 

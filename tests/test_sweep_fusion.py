@@ -57,7 +57,7 @@ def test_sweep_fusion_skips_a_dataset_with_one_mode_done(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [(["--fuse", "combsum"], "--fuse: unknown method 'combsum'"),
-     (["--fuse", "rrf", "--fuse-folds", "1"], "--fuse-folds must be 2 or more")],
+     (["--fuse", "rrf", "--fuse-folds", "1"], "--fuse-folds must be an integer from 2")],
 )  # fmt: skip
 def test_sweep_refuses_bad_fusion_options_before_running(tmp_path, capsys, extra, message):
     args = ["sweep", "--datasets", "scifact", "--modes", ",".join(MODES),

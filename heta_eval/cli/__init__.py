@@ -104,7 +104,11 @@ def _discard_stdout() -> None:
 def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except CliError as error:  # a number outside its option's rule (heta_eval.cli.numbers)
+        print(f"heta-eval {argv[0]}: error: {error}", file=sys.stderr)
+        return 2
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

@@ -103,14 +103,17 @@ def _print(results: list[tuple[str, Any]], form: str) -> None:
         rows = [{"system": name, **vars(item)} for name, item in results]
         print(json.dumps(rows, indent=2))
     elif form == "markdown":
-        print("| system | dataset | metric | score | reference | Δ | status | source |")
-        print("|---|---|---|---|---|---|---|---|")
-        for name, r in results:
-            print(
-                f"| {name} | {r.dataset} | {r.metric} | {r.observed:.4f} ({r.aggregate}) "
-                f"| {r.expected:.4f} ({r.system}) | {r.delta:+.4f} | {r.status} "
-                f"| {r.source} |"
-            )
+        from heta_eval.io.tables import Table
+
+        header = ["system", "dataset", "metric", "score", "reference", "Δ", "status", "source"]
+        rows = [
+            [name, r.dataset, r.metric, f"{r.observed:.4f} ({r.aggregate})",
+             f"{r.expected:.4f} ({r.system})", f"{r.delta:+.4f}", r.status, r.source]
+            for name, r in results
+        ]  # fmt: skip
+        print(Table(header, rows).markdown(), end="")
     else:
+        from heta_eval.io.tables import markdown_text
+
         for name, r in results:
-            print(f"{name}: {r.line()}")
+            print(markdown_text(f"{name}: {r.line()}"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import COUNT, PROBABILITY, RESAMPLES, SEED, add_number
 
 EPILOG = """examples:
   heta-eval compare results/scifact-bm25 results/scifact-dense
@@ -47,29 +48,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_source_arguments(parser)
     add_different_data_argument(parser)
-    parser.add_argument("--format", choices=("markdown", "latex", "json"), default="markdown")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
-        "--resamples",
-        type=int,
-        default=10_000,
-        help="permutation and bootstrap resamples (default 10000)",
+        "--format", choices=("markdown", "latex", "html", "json"), default="markdown"
     )
-    parser.add_argument(
-        "--confidence", type=float, default=0.95, help="confidence level of the CI (default 0.95)"
-    )
-    parser.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="significance level for the * marker (default 0.05)",
-    )
-    parser.add_argument(
-        "--top",
-        type=int,
-        default=5,
-        help="queries with the largest gains and losses to list (default 5)",
-    )
+    add_number(parser, "--seed", rule=SEED, default=0, help="random seed (default 0)")
+    add_number(parser, "--resamples", rule=RESAMPLES, default=10_000,
+               help="permutation and bootstrap resamples (default 10000)")  # fmt: skip
+    add_number(parser, "--confidence", rule=PROBABILITY, default=0.95,
+               help="confidence level of the CI, in (0, 1) (default 0.95)")  # fmt: skip
+    add_number(parser, "--alpha", rule=PROBABILITY, default=0.05,
+               help="significance level for the * marker, in (0, 1) (default 0.05)")  # fmt: skip
+    add_number(parser, "--top", rule=COUNT, default=5,
+               help="queries with the largest gains and losses to list (default 5)")  # fmt: skip
     parser.add_argument(
         "--missing",
         choices=("intersect", "zero"),
@@ -107,28 +97,35 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = T
     parser.add_argument("--split", help="qrels split (with --dataset; default: the registry's)")
 
 
-def add_different_data_argument(parser: argparse.ArgumentParser) -> None:
-    """``--allow-different-data``, for the commands that put results folders side by side."""
+def add_different_data_argument(parser: argparse.ArgumentParser, *, across: bool = False) -> None:
+    """``--allow-different-data``, for the commands that put results folders side by side
+    (``across``: a table whose columns are datasets, where only one name's data must agree)."""
+    what = (
+        "results folders of one dataset name whose corpus or cases differ"
+        if across
+        else "results folders of different datasets, corpora or cases"
+    )
     parser.add_argument(
         "--allow-different-data",
         action="store_true",
-        help="put side by side results folders of one dataset name whose corpus or cases "
-        "differ (refused otherwise); a warning says what differs",
+        help=f"put side by side {what} (refused otherwise); a warning says what differs"
+        + ("" if across else ", and the output over which queries it paired"),
     )
 
 
-def comparable_or_refuse(folders: Sequence[Any], allow_different_data: bool) -> None:
-    """Refuse (CliError) results folders of one dataset name but different data, or print
-    the warnings of :func:`heta_eval.compare.loading.comparable_folders`."""
-    from heta_eval.compare.loading import (
-        IncomparableFoldersError,
-        comparable_folders,
-        is_result_folder,
-    )
+def comparable_or_refuse(
+    folders: Sequence[Any], allow_different_data: bool, *, across_datasets: bool = False
+) -> None:
+    """Refuse (CliError) results folders of different data, or print the warnings of
+    :func:`heta_eval.compare.comparability.comparable_folders`."""
+    from heta_eval.compare.comparability import IncomparableFoldersError, comparable_folders
+    from heta_eval.compare.loading import is_result_folder
 
     chosen = [folder for folder in folders if is_result_folder(folder)]
     try:
-        warnings = comparable_folders(chosen, allow_different_data=allow_different_data)
+        warnings = comparable_folders(
+            chosen, allow_different_data=allow_different_data, across_datasets=across_datasets
+        )
     except IncomparableFoldersError as error:
         raise CliError(str(error)) from None
     for line in warnings:
@@ -136,16 +133,23 @@ def comparable_or_refuse(folders: Sequence[Any], allow_different_data: bool) -> 
 
 
 def load_from_args(
-    args: argparse.Namespace, metrics: Sequence[str], *, side_by_side: bool = True
+    args: argparse.Namespace,
+    metrics: Sequence[str],
+    *,
+    side_by_side: bool = True,
+    across_datasets: bool = False,
 ) -> list[Any]:
     """The systems named on the command line, as ``SystemScores``; errors become CliError.
     ``side_by_side``: the results folders are compared with each other (compare,
-    leaderboard), so they must hold the same data (``--allow-different-data``)."""
+    leaderboard), so they must hold the same data (``--allow-different-data``);
+    ``across_datasets``: only within one dataset name (a leaderboard's column)."""
     from heta_eval.compare.loading import is_result_folder, load_systems, unverified_reason
     from heta_eval.data.folders import dataset_label
 
     if side_by_side:
-        comparable_or_refuse(args.results, args.allow_different_data)
+        comparable_or_refuse(
+            args.results, args.allow_different_data, across_datasets=across_datasets
+        )
 
     needs_qrels = [p for p in args.results if not is_result_folder(p) and Path(p).is_file()]
     qrels = queries = unverified = None
@@ -242,9 +246,30 @@ def choose_metrics(requested: Sequence[str] | None, systems: Sequence[Any]) -> l
     return chosen
 
 
+def pairing_notes(result: Any, systems: Sequence[Any]) -> list[str]:
+    """For each comparison of two results folders of different data: over which queries it
+    paired and each folder's own mean (:func:`heta_eval.compare.comparability.pairing_note`)."""
+    from heta_eval.compare.comparability import check_comparable, pairing_note
+
+    def own(system: Any, metric: str) -> tuple[str, float | None, int]:
+        scored = sum(metric in values for values in system.per_query.values())
+        return system.name, system.aggregate(metric), scored
+
+    by_name = {system.name: system for system in systems}
+    checked = check_comparable([s.source for s in systems if s.source is not None])
+    notes = []
+    for row in result.rows:
+        base, other = by_name[row.baseline], by_name[row.system]
+        if None in (base.source, other.source) or checked.same_data(base.source, other.source):
+            continue
+        notes.append(pairing_note(
+            row.metric, own(base, row.metric), own(other, row.metric), paired=row.n,
+            unpaired=row.unpaired, missing=result.settings["missing"],
+        ))  # fmt: skip
+    return notes
+
+
 def run_compare(args: argparse.Namespace) -> int:
-    if args.resamples < 1 or args.top < 0 or not 0 < args.confidence < 1:
-        raise CliError("--resamples must be >= 1, --top >= 0 and --confidence in (0, 1)")
     from heta_eval.compare import compare
     from heta_eval.measures.measure import canonical_metric
 
@@ -273,15 +298,29 @@ def run_compare(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ValueError as error:
         raise CliError(str(error)) from None
+    if args.allow_different_data:
+        result.notes += pairing_notes(result, systems)
     if args.format == "latex":
         text = result.to_latex()
+    elif args.format == "html":
+        text = result.to_html()
     elif args.format == "json":
         text = result.to_json()
     else:
         text = result.to_markdown(deltas=args.top)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     return 0
+
+
+def write_output(text: str, output: str | None) -> None:
+    """``text`` to ``output``, whole (:func:`~heta_eval.io.write.write_whole`), or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    from heta_eval.io.write import write_whole
+
+    try:
+        write_whole(output, text)
+    except OSError as error:
+        raise CliError(f"{output}: {error.strerror or error}") from None
+    print(f"wrote {output}", file=sys.stderr)

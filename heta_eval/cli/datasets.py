@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import RETRIES, add_number
 
 if TYPE_CHECKING:
     from heta_eval.data.registry import DatasetInfo
@@ -63,7 +64,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     download.add_argument("--url", help="download from this URL instead (a mirror)")
     download.add_argument("--md5", help="expected md5 of the archive (with --url)")
-    download.add_argument("--retries", type=int, default=2)
+    add_number(download, "--retries", rule=RETRIES, default=2,
+               help="attempts after the first (default: 2)")  # fmt: skip
     download.set_defaults(handler=run_download)
 
     validate = actions.add_parser(

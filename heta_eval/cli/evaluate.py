@@ -10,6 +10,7 @@ from typing import Any
 
 from heta_eval._runtime import paused_gc, single_threaded_blas, start_numba_without_blas
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import at_most_values
 from heta_eval.measures.params import check_cutoff
 
 EPILOG = """examples:
@@ -86,6 +87,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_evaluate)
 
 
+#: BEIR's families scored at each --k: nDCG, MAP, recall, P, MRR (measure.METRICS; its
+#: import is kept out of a usage error's path).
+_FAMILIES = 5
+
+
 def _k_values(text: str) -> tuple[int, ...]:
     try:
         ks = tuple(int(part) for part in text.split(",") if part.strip())
@@ -93,6 +99,7 @@ def _k_values(text: str) -> tuple[int, ...]:
         raise CliError(f"--k must be comma-separated positive integers, got {text!r}") from None
     if not ks or any(k <= 0 for k in ks) or len(set(ks)) != len(ks):
         raise CliError(f"--k must be distinct positive integers, got {text!r}")
+    at_most_values("--k", _FAMILIES * len(ks))
     try:
         return tuple(check_cutoff(k) for k in ks)
     except ValueError as error:
@@ -164,6 +171,21 @@ def _evaluate(args: argparse.Namespace, path: Any, qrels: dict, ignore_ids: bool
         raise CliError(str(error)) from None
 
 
+def _check_measures(args: argparse.Namespace) -> tuple[str, int]:
+    """``--k`` or ``--measures``, read: the option and how many measures it asks for (its
+    errors are one line)."""
+    if args.measures is None:
+        return "--k", _FAMILIES * len(_k_values(args.k))
+    from heta_eval.measures.measure import UnknownMeasureError, parse_measures
+
+    try:
+        count = len(parse_measures(args.measures))
+    except UnknownMeasureError as error:
+        raise CliError(str(error)) from None
+    at_most_values("--measures", count)
+    return "--measures", count
+
+
 def _payload(args: argparse.Namespace, path: str, label: str, result: Any) -> dict:
     payload: dict[str, Any] = {}
     if args.measures is None:
@@ -206,7 +228,9 @@ def _run_evaluate(args: argparse.Namespace, stack: ExitStack) -> int:
         raise CliError("give --measures or --k, not both")
     if args.run.count("-") + (args.qrels == "-") > 1:
         raise CliError("standard input (-) can be read once: give it to one --run or --qrels")
+    option, measures = _check_measures(args)  # before anything is read
     qrels, label, ignore_identical_ids = _load_qrels(args)
+    at_most_values(option, measures, sum(1 for docs in qrels.values() if docs))
     runs = [_open(path) for path in args.run]
     _one_shot_start(runs, stack)
     if args.keep_self_hits:
@@ -246,13 +270,14 @@ def _counts_line(counts: dict[str, int]) -> str:
 
 def _runs_table(results: list[tuple[str, Any]], attribute: str, title: str) -> str:
     """One row per measure, one column per run."""
-    names = list(results[0][1].aggregates)
-    header = "| " + title + " | " + " | ".join(f"run {i}" for i in range(1, len(results) + 1))
-    lines = [header + " |", "|---|" + "---:|" * len(results)]
-    for name in names:
+    from heta_eval.io.tables import Table
+
+    rows = []
+    for name in results[0][1].aggregates:
         cells = []
         for _, result in results:
             value = getattr(result.aggregates[name], attribute)
             cells.append("–" if value is None else f"{value:.5f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append([name, *cells])
+    header = [title, *(f"run {i}" for i in range(1, len(results) + 1))]
+    return Table(header, rows, align="l" + "r" * len(results)).markdown().rstrip("\n")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import DEPTH, FINITE, FOLDS, RRF_K, SEED, STEP, add_number, numbers
 
 METHODS = ("rrf", "sum", "mnz", "anz", "max", "min", "med", "wsum", "isr", "log_isr",
            "bordafuse", "condorcet")  # fmt: skip
@@ -46,9 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", required=True, help="the fused TREC run to write")
     parser.add_argument("--method", choices=METHODS, default="rrf", help="default: rrf")
     parser.add_argument("--norm", choices=NORMS, default="min-max", help="default: min-max")
-    parser.add_argument("--k", type=float, default=60, help="rrf's k (default: 60)")
+    add_number(parser, "--k", rule=RRF_K, default=60, help="rrf's k (default: 60)")
     parser.add_argument("--weights", help="wsum: comma-separated, one per run")
-    parser.add_argument("--depth", type=int, default=1000, help="documents kept per query")
+    add_number(parser, "--depth", rule=DEPTH, default=1000, help="documents kept per query")
     parser.add_argument("--tag", default="fused", help="the run tag (6th column)")
     tuning = parser.add_argument_group("tuning (--optimize)")
     tuning.add_argument("--optimize", metavar="METRIC", help="tune --weights or --k for METRIC")
@@ -56,11 +57,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     tuning.add_argument("--dataset", metavar="NAME|PATH", help="or a dataset's (its --split)")
     tuning.add_argument("--data-dir", help="folder holding <dataset>/ (with --dataset NAME)")
     tuning.add_argument("--split", help="the reported split (with --dataset)")
-    tuning.add_argument("--folds", type=int, help="N-fold cross-validation (default: 5)")
+    add_number(tuning, "--folds", rule=FOLDS, help="N-fold cross-validation (default: 5)")
     tuning.add_argument("--tune-split", help="tune on this split of --dataset instead")
     tuning.add_argument("--train-qrels", help="tune on these judgments instead")
-    tuning.add_argument("--seed", type=int, default=0, help="the folds' shuffle (default: 0)")
-    tuning.add_argument("--step", type=float, default=0.1, help="wsum's weight step (0.1)")
+    add_number(tuning, "--seed", rule=SEED, default=0, help="the folds' shuffle (default: 0)")
+    add_number(tuning, "--step", rule=STEP, default=0.1,
+               help="wsum's weight step, dividing 1 (0.1)")  # fmt: skip
     parser.set_defaults(handler=run_fuse, duplicates="error")
 
 
@@ -106,12 +108,7 @@ def _params(args: argparse.Namespace, n_runs: int) -> dict[str, Any]:
     if args.weights is not None:
         if args.method != "wsum":
             raise CliError("--weights goes with --method wsum")
-        try:
-            params["weights"] = [float(w) for w in args.weights.split(",")]
-        except ValueError:
-            raise CliError(
-                f"--weights must be comma-separated numbers, got {args.weights!r}"
-            ) from None
+        params["weights"] = numbers("--weights", args.weights, FINITE)
     elif args.method == "wsum" and not args.optimize:
         raise CliError(f"--method wsum needs --weights (one per run: {n_runs}) or --optimize")
     return params
@@ -121,11 +118,16 @@ def run_fuse(args: argparse.Namespace) -> int:
     from heta_eval.fusion import FusionError, fuse
     from heta_eval.io.write import write_run
 
-    if args.depth < 1:
-        raise CliError(f"--depth must be a positive integer, got {args.depth}")
     inputs = _inputs(args)
+    params = _params(args, len(inputs))
+    if args.optimize:  # the grid it implies, before any run is read
+        from heta_eval.fusion.optimize import grid_size
+
+        try:
+            grid_size(args.method, len(inputs), args.step)
+        except FusionError as error:
+            raise CliError(f"--step {args.step:g}: {error}") from None
     runs = _read(inputs)
-    params = _params(args, len(runs))
     try:
         if args.optimize:
             from heta_eval.cli.fuse_tuning import tune

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import REPEATS, SECONDS, add_number
 
 __all__ = ["add_judge_arguments", "judge_from_args"]
 
@@ -17,18 +18,17 @@ def add_judge_arguments(parser: Any) -> None:
         "the LLM judge (model from HETA_EVAL_LLM_MODEL / _BASE_URL / _API_KEY)"
     )
     judge.add_argument("--judge", action="store_true", help="also grade answers with LLMJudge")
-    judge.add_argument(
-        "--judge-repeats", type=int, default=1, metavar="N", help="judgments per case"
-    )
+    add_number(judge, "--judge-repeats", rule=REPEATS, default=1, help="judgments per case")
     judge.add_argument(
         "--judge-prices", type=Path, metavar="FILE", help="JSON: model -> USD per 1M tokens"
     )
     judge.add_argument(
         "--judge-cache", type=Path, metavar="PATH", help="SQLite cache of judge calls"
     )
-    judge.add_argument(
+    add_number(
+        judge,
         "--judge-timeout",
-        type=float,
+        rule=SECONDS,
         default=30.0,
         metavar="SECONDS",
         help="seconds per judge call (default: 30)",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from heta_eval.cli import CliError
 from heta_eval.cli.compare import (
     add_different_data_argument,
     add_source_arguments,
     load_from_args,
+    write_output,
 )
 
 EPILOG = """examples:
@@ -28,7 +28,7 @@ with a score on every dataset, as in the BEIR paper); the best score per column 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "leaderboard",
-        help="one table of a metric across datasets and systems (markdown, LaTeX, CSV, PNG)",
+        help="one table of a metric across datasets and systems (markdown, LaTeX, CSV, HTML, PNG)",
         description="Tabulate one metric across datasets × systems, BEIR-style with an "
         "average column, and optionally plot it.",
         epilog=EPILOG,
@@ -55,8 +55,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="name result-folder systems after their mode (default) or folder",
     )
     add_source_arguments(parser, exclusive=False)
-    add_different_data_argument(parser)
-    parser.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
+    add_different_data_argument(parser, across=True)
+    parser.add_argument(
+        "--format", choices=("markdown", "latex", "csv", "html"), default="markdown"
+    )
     parser.add_argument("--plot", metavar="PNG", help="also write a bar chart to this PNG file")
     parser.add_argument("--output", "-o", help="write the table to this file instead of stdout")
     parser.set_defaults(handler=run_leaderboard)
@@ -69,7 +71,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     from heta_eval.measures.measure import canonical_metric
 
     metric = canonical_metric(args.metric)
-    systems = load_from_args(args, [metric])
+    systems = load_from_args(args, [metric], across_datasets=True)
     scores: dict[str, dict[str, float | None]] = {}
     for system in systems:
         dataset = args.dataset or system.dataset
@@ -105,14 +107,10 @@ def run_leaderboard(args: argparse.Namespace) -> int:
             if ref.system == reference and ref.metric == metric and ref.dataset in datasets
         }
     board = leaderboard(scores, metric)
-    text = {"markdown": board.to_markdown, "latex": board.to_latex, "csv": board.to_csv}[
-        args.format
-    ]()
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_output(board.render(args.format), args.output)
     if args.plot:
-        print(f"wrote {board.plot(args.plot)}", file=sys.stderr)
+        try:
+            print(f"wrote {board.plot(args.plot)}", file=sys.stderr)
+        except OSError as error:
+            raise CliError(f"{args.plot}: {error.strerror or error}") from None
     return 0

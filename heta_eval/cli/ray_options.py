@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import SHARD, add_number
 
 __all__ = ["add_ray_arguments", "executor_from_args"]
 
@@ -20,9 +21,10 @@ def add_ray_arguments(group: Any) -> None:
         help="run on Ray: 'local' starts a Ray cluster of its own in this process, 'auto' or "
         "HOST:PORT joins a running cluster (needs pip install 'heta-eval[ray]')",
     )
-    group.add_argument(
+    add_number(
+        group,
         "--ray-shard-size",
-        type=int,
+        rule=SHARD,
         default=4096,
         metavar="N",
         help="with --ray: chunks per embedding shard, the unit of resumption (default: 4096)",
@@ -35,8 +37,6 @@ def executor_from_args(args: argparse.Namespace) -> Any:
         return None
     if getattr(args, "kb_url", None):
         raise CliError("--ray builds the recipe's knowledge base on a cluster; drop --kb-url")
-    if args.ray_shard_size <= 0:
-        raise CliError(f"--ray-shard-size must be positive, got {args.ray_shard_size}")
     from heta_eval.scale.cluster import RayUnavailableError, parse_address
     from heta_eval.scale.executor import RayExecutor
 

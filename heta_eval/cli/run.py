@@ -16,6 +16,7 @@ from heta_eval.cli.kb_options import (
     given_vectors,
     knowledge_base_from_args,
 )
+from heta_eval.cli.numbers import CHUNK, CHUNK_OVERLAP, CONCURRENCY, HITS, SECONDS, add_number
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 from heta_eval.cli.run_metrics import Chosen, add_measure_arguments, chosen_measures, evaluators
 from heta_eval.cli.run_report import (
@@ -93,8 +94,9 @@ def add_parser(subparsers: Any) -> None:
     system.add_argument(
         "--modes", default=ALL_MODES, help=f"comma-separated (default: {ALL_MODES})"
     )
-    system.add_argument("--chunk-size", type=int, help="override the recipe's chunk size")
-    system.add_argument("--chunk-overlap", type=int, help="override the recipe's chunk overlap")
+    add_number(system, "--chunk-size", rule=CHUNK, help="override the recipe's chunk size")
+    add_number(system, "--chunk-overlap", rule=CHUNK_OVERLAP,
+               help="override the recipe's chunk overlap")  # fmt: skip
     system.add_argument("--no-cache", action="store_true", help="rebuild indexes, cache nothing")
     system.add_argument(
         "--device", help="where the dense encoder runs: auto (default: CUDA if visible), cpu, cuda"
@@ -115,16 +117,18 @@ def add_parser(subparsers: Any) -> None:
     add_vector_arguments(parser)
     run = parser.add_argument_group("the run")
     add_measure_arguments(run)
-    run.add_argument(
+    add_number(
+        run,
         "--top-k",
-        type=int,
+        rule=HITS,
         default=100,
         help="hits per query (default: 100); raised to the largest k + 1 so every metric@k "
         "sees k documents after a self-hit is removed (the summary records both)",
     )
     run.add_argument("--output", type=Path, help="results folder (default: results/<name>)")
-    run.add_argument("--concurrency", type=int, default=8, help="queries in flight (default: 8)")
-    run.add_argument("--timeout", type=float, default=120.0, help="seconds per query")
+    add_number(run, "--concurrency", rule=CONCURRENCY, default=8,
+               help="queries in flight (default: 8)")  # fmt: skip
+    add_number(run, "--timeout", rule=SECONDS, default=120.0, help="seconds per query")
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
     run.add_argument(
         "--no-wait", action="store_true",
@@ -167,9 +171,14 @@ def _check_options(args: argparse.Namespace, modes: list[str]) -> Chosen | None:
                 f"{ALL_MODES.replace(',', ', ')}"
             )
     chosen = chosen_measures(args.k, args.measures)
-    for option, value in (("--top-k", args.top_k), ("--concurrency", args.concurrency)):
-        if value < 1:
-            raise CliError(f"{option} must be a positive integer, got {value}")
+    deepest = max((k for _, k in chosen or ()), default=0)
+    if not HITS.holds(deepest + 1):  # a run asks the largest k + 1 hits per query
+        option = "--measures" if args.measures else "--k"
+        raise CliError(
+            f"{option}: k = {deepest} asks the knowledge base for {deepest + 1:,} hits per "
+            f"query; a run asks at most {int(HITS.high):,} (score a deeper run file with "
+            "heta-eval evaluate)"
+        )
     return chosen
 
 

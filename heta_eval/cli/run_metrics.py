@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import at_most_values
 from heta_eval.measures.params import check_cutoff
 
 Chosen = tuple[tuple[str, int], ...]
@@ -38,13 +39,16 @@ def chosen_measures(k_text: str | None, measures_text: str | None) -> Chosen | N
     if k_text is not None and measures_text is not None:
         raise CliError("give --measures or --k, not both")
     if measures_text is not None:
-        return _measures(measures_text)
-    if k_text is None:
+        chosen = _measures(measures_text)
+    elif k_text is None:
         return None
-    from heta_eval.measures.measure import METRICS
+    else:
+        from heta_eval.measures.measure import METRICS
 
-    ks = _parse_k(k_text)
-    return tuple((metric, k) for metric in METRICS for k in ks)
+        ks = _parse_k(k_text)
+        chosen = tuple((metric, k) for metric in METRICS for k in ks)
+    at_most_values("--measures" if measures_text is not None else "--k", len(chosen))
+    return chosen
 
 
 def evaluators(benchmark: Any, chosen: Chosen | None) -> list[Any] | None:

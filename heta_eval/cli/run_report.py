@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from heta_eval.io.tables import Table, markdown_text
+
 __all__ = [
     "EXIT_BUSY",
     "EXIT_NOTHING_ANSWERED",
@@ -60,12 +62,7 @@ def macro_table(name: str, all_results: list[Any]) -> str:
     """The unweighted mean over sub-benchmarks (how CQADupStack is reported)."""
     first = all_results[0].summary
     modes = list(first.modes)
-    lines = [
-        f"## {name}: unweighted mean of {len(all_results)} sub-benchmarks",
-        "",
-        "| evaluator | " + " | ".join(modes) + " |",
-        "|---|" + "---:|" * len(modes),
-    ]
+    rows = []
     for evaluator in first.evaluators:
         cells = []
         for mode in modes:
@@ -74,8 +71,10 @@ def macro_table(name: str, all_results: list[Any]) -> str:
             cells.append(
                 f"{sum(numeric) / len(numeric):.5f}" if len(numeric) == len(values) else "–"
             )
-        lines.append(f"| {evaluator} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append([evaluator, *cells])
+    table = Table(["evaluator", *modes], rows, align="l" + "r" * len(modes))
+    title = markdown_text(f"## {name}: unweighted mean of {len(all_results)} sub-benchmarks")
+    return f"{title}\n\n{table.markdown().rstrip()}"
 
 
 #: Exit statuses of `heta-eval run` (2 is a usage or input error, as for every command).

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.numbers import FOLDS, HITS, add_number
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 
 EXAMPLE = """\
@@ -46,14 +47,14 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--output", type=Path, required=True, help="the sweep's folder")
     parser.add_argument("--data-dir", help="where datasets live (default: $HETA_EVAL_DATA)")
-    parser.add_argument("--top-k", type=int, default=100, help="hits per query (default: 100)")
+    add_number(parser, "--top-k", rule=HITS, default=100, help="hits per query (default: 100)")
     parser.add_argument("--metric", default="ndcg@10", help="leaderboard metric (ndcg@10)")
     parser.add_argument(
         "--fuse",
         help="comma-separated fusion methods (rrf, mnz, wsum, ...): fuse each dataset x "
         "recipe's modes and add their scores (wsum's held out by --fuse-folds cross-validation)",
     )
-    parser.add_argument("--fuse-folds", type=int, default=5, help="wsum's folds (default: 5)")
+    add_number(parser, "--fuse-folds", rule=FOLDS, default=5, help="wsum's folds (default: 5)")
     add_ray_arguments(parser)
     parser.set_defaults(handler=handle)
 
@@ -132,7 +133,9 @@ def handle(args: argparse.Namespace) -> int:
     board = sweep.leaderboard(manifest, args.metric)
     if args.fuse:
         board += "\n\n" + _fusion_board(args, sweep, manifest, _split(args.fuse))
-    (args.output / "leaderboard.md").write_text(board, encoding="utf-8")
+    from heta_eval.io.write import write_whole
+
+    write_whole(args.output / "leaderboard.md", board)
     print(board)
     from heta_eval.report.hook import report_after_sweep
 
@@ -155,8 +158,6 @@ def _check_fusion(args: argparse.Namespace) -> None:
     unknown = [m for m in _split(args.fuse) if m not in METHODS]
     if unknown:
         raise CliError(f"--fuse: unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")
-    if args.fuse_folds < 2:
-        raise CliError(f"--fuse-folds must be 2 or more, got {args.fuse_folds}")
     from heta_eval.cli.fuse_tuning import _measure
 
     _measure(args.metric)

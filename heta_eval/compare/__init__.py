@@ -8,6 +8,11 @@ leaderboards.
 0.1
 """
 
+from heta_eval.compare.comparability import (
+    IncomparableFoldersError,
+    check_comparable,
+    comparable_folders,
+)
 from heta_eval.compare.compare import (
     Comparison,
     MetricComparison,
@@ -49,6 +54,7 @@ __all__ = [
     "BootstrapResult",
     "CheckResult",
     "Comparison",
+    "IncomparableFoldersError",
     "Leaderboard",
     "MetricComparison",
     "PermutationResult",
@@ -60,7 +66,9 @@ __all__ = [
     "bootstrap_cis",
     "canonical_metric",
     "check",
+    "check_comparable",
     "classify",
+    "comparable_folders",
     "compare",
     "compare_many",
     "dataset_key",

@@ -29,7 +29,8 @@ from typing import Any, Literal
 import numpy as np
 
 from heta_eval.compare import stats
-from heta_eval.compare.formats import fixed, plain_data, pval, shorten, signed, tex
+from heta_eval.compare.formats import fixed, plain_data, pval, shorten, signed
+from heta_eval.io.tables import Cell, CellValue, Table, latex_text, markdown_text
 from heta_eval.measures.measure import canonical_metric
 
 __all__ = ["Comparison", "MetricComparison", "QueryDelta", "compare", "compare_many"]
@@ -87,6 +88,8 @@ class Comparison:
     metrics: list[str]
     rows: list[MetricComparison]
     settings: dict[str, Any]
+    #: Lines printed under the table (e.g. what a comparison of different data paired).
+    notes: list[str] = field(default_factory=list)
 
     def row(self, system: str, metric: str) -> MetricComparison:
         """The comparison of ``system`` with the baseline on ``metric``."""
@@ -118,69 +121,59 @@ class Comparison:
             f"{s['alpha']:g}."
         )
 
+    def table(self) -> Table:
+        """The comparison table (markdown's words; LaTeX's own in each cell's ``latex``)."""
+        level = round(100 * self.settings["confidence"])
+        header: list[CellValue] = [
+            Cell("metric", latex="Metric"), Cell("system", latex="System"),
+            Cell("baseline", latex="Baseline"), Cell("system mean", latex="System"),
+            Cell("Δ", latex=r"$\Delta$"), Cell(f"{level}% CI", latex=f"{level}\\% CI"),
+            Cell("p (t)", latex="$p_t$"), Cell("p (perm)", latex="$p_{perm}$"),
+            Cell("p Holm (t)", latex="$p_t^{Holm}$"),
+            Cell("p Holm (perm)", latex="$p_{perm}^{Holm}$"), "W/T/L",
+        ]  # fmt: skip
+        rows = []
+        for r in self.rows:
+            star = r.significant(self.settings["alpha"])
+            diff = Cell(signed(r.diff) + ("*" if star else ""),
+                        latex=latex_text(signed(r.diff)) + ("$^*$" if star else ""))  # fmt: skip
+            rows.append([
+                r.metric, r.system, fixed(r.mean_baseline), fixed(r.mean_system), diff,
+                f"[{signed(r.ci_low)}, {signed(r.ci_high)}]", pval(r.p_ttest),
+                pval(r.p_permutation), pval(r.p_ttest_holm), pval(r.p_permutation_holm),
+                f"{r.wins}/{r.ties}/{r.losses}",
+            ])  # fmt: skip
+        return Table(header, rows, align="llrrrcrrrrc")
+
     def to_markdown(self, deltas: int = 5) -> str:
         """A markdown table, then (``deltas > 0``) the queries that changed most per row."""
-        header = (
-            "| metric | system | baseline | system mean | Δ | 95% CI | p (t) | p (perm) "
-            "| p Holm (t) | p Holm (perm) | W/T/L |"
-        )
-        if round(100 * self.settings["confidence"]) != 95:
-            header = header.replace("95%", f"{round(100 * self.settings['confidence'])}%")
-        lines = [header, "|" + "---|" * 11]
-        for r in self.rows:
-            mark = "*" if r.significant(self.settings["alpha"]) else ""
-            lines.append(
-                f"| {r.metric} | {r.system} | {fixed(r.mean_baseline)} | {fixed(r.mean_system)} "
-                f"| {signed(r.diff)}{mark} | [{signed(r.ci_low)}, {signed(r.ci_high)}] "
-                f"| {pval(r.p_ttest)} | {pval(r.p_permutation)} | {pval(r.p_ttest_holm)} "
-                f"| {pval(r.p_permutation_holm)} | {r.wins}/{r.ties}/{r.losses} |"
-            )
-        lines += ["", self.caption()]
+        table = self.table()
+        lines = [Table(table.header, table.rows).markdown(), markdown_text(self.caption())]
+        lines += [f"\nNote: {markdown_text(note)}" for note in self.notes]
         if deltas > 0:
             for r in self.rows:
-                lines += ["", f"**{r.metric}, {r.system} vs {r.baseline}**: largest changes", ""]
+                title = markdown_text(f"{r.metric}, {r.system} vs {r.baseline}")
+                lines += ["", f"**{title}**: largest changes", ""]
                 if not (r.top_gains or r.top_losses):
                     lines.append("No query changed.")
                     continue
-                lines += ["| query id | Δ | baseline | system | query |", "|---|---|---|---|---|"]
-                for d in [*r.top_gains[:deltas], *r.top_losses[:deltas]]:
-                    text = (d.query or "").replace("|", "\\|").replace("\n", " ")
-                    lines.append(
-                        f"| {d.qid} | {signed(d.delta)} | {fixed(d.baseline)} | {fixed(d.system)} "
-                        f"| {shorten(text, 90)} |"
-                    )
+                rows = [
+                    [d.qid, signed(d.delta), fixed(d.baseline), fixed(d.system),
+                     shorten(markdown_text(d.query or ""), 90)]
+                    for d in [*r.top_gains[:deltas], *r.top_losses[:deltas]]
+                ]  # fmt: skip
+                header = ["query id", "Δ", "baseline", "system", "query"]
+                lines.append(Table(header, rows).markdown().rstrip("\n"))
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
         """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
-        level = round(100 * self.settings["confidence"])
-        lines = [
-            r"\begin{table}[t]",
-            r"\centering",
-            r"\begin{tabular}{llrrrcrrrrc}",
-            r"\toprule",
-            "Metric & System & Baseline & System & $\\Delta$ & "
-            f"{level}\\% CI & $p_t$ & $p_{{perm}}$ & $p_t^{{Holm}}$ & $p_{{perm}}^{{Holm}}$ "
-            r"& W/T/L \\",
-            r"\midrule",
-        ]
-        for r in self.rows:
-            mark = "$^*$" if r.significant(self.settings["alpha"]) else ""
-            lines.append(
-                f"{tex(r.metric)} & {tex(r.system)} & {fixed(r.mean_baseline)} & "
-                f"{fixed(r.mean_system)} & {signed(r.diff)}{mark} & "
-                f"[{signed(r.ci_low)}, {signed(r.ci_high)}] & {pval(r.p_ttest)} & "
-                f"{pval(r.p_permutation)} & {pval(r.p_ttest_holm)} & "
-                f"{pval(r.p_permutation_holm)} & "
-                f"{r.wins}/{r.ties}/{r.losses} \\\\"
-            )
-        lines += [
-            r"\bottomrule",
-            r"\end{tabular}",
-            f"\\caption{{{tex(self.caption())}}}",
-            r"\end{table}",
-        ]
-        return "\n".join(lines) + "\n"
+        caption = " ".join([self.caption(), *self.notes])
+        return self.table().latex(spec="llrrrcrrrrc", caption=caption)
+
+    def to_html(self) -> str:
+        """An HTML ``<table>`` with the caption (and the notes on what was paired)."""
+        return self.table().html(caption=" ".join([self.caption(), *self.notes]))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (NaN and infinities become ``None``), ready for ``json.dumps``."""
@@ -191,12 +184,19 @@ class Comparison:
                 "metrics": self.metrics,
                 "settings": self.settings,
                 "comparisons": [asdict(row) for row in self.rows],
+                "notes": self.notes,
             }
         )
 
     def to_json(self, indent: int | None = 2) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + "\n"
+        """:meth:`to_dict` as JSON text (non-ASCII as it is, unless a name holds a lone
+        surrogate, a file name that is not UTF-8: then every non-ASCII character escaped)."""
+        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(self.to_dict(), indent=indent)
+        return text + "\n"
 
 
 def _common_metrics(systems: SystemsInput) -> list[str]:
@@ -271,6 +271,8 @@ def compare_many(
     """
     if missing not in ("intersect", "zero"):
         raise ValueError(f"missing must be 'intersect' or 'zero', got {missing!r}")
+    if not 0 < alpha < 1:  # NaN too: a star on any difference, or on none, means nothing
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     prepared = [_prepare(systems, base, metrics, missing) for systems, base, metrics in families]
     arrays = [(a, b) for *_, paired in prepared for *_, a, b, _ in paired]
     permutations = iter(stats.permutation_tests(arrays, n_resamples=n_resamples, seed=seed))

@@ -1,9 +1,8 @@
-"""How comparison tables write their numbers and texts (markdown and LaTeX).
+"""How comparison tables write their numbers (each format's escaping of text is
+:mod:`heta_eval.io.tables`'s).
 
 >>> signed(0.1), pval(0.00001)
 ('+0.1000', '<0.0001')
->>> print(tex("a_b & 5%"))
-a\\_b \\& 5\\%
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["TEX_ESCAPES", "fixed", "plain_data", "pval", "shorten", "signed", "tex"]
+__all__ = ["fixed", "plain_data", "pval", "shorten", "signed"]
 
 
 def fixed(value: float) -> str:
@@ -30,17 +29,6 @@ def pval(value: float) -> str:
 
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-TEX_ESCAPES = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "Δ": r"$\Delta$", "−": "-", "<": r"$<$",
-}  # fmt: skip
-
-
-def tex(text: str) -> str:
-    return "".join(TEX_ESCAPES.get(char, char) for char in text)
 
 
 def plain_data(value: Any) -> Any:

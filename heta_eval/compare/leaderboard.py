@@ -20,8 +20,6 @@ dense,0.316,0.645,0.4805
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
 from collections.abc import Mapping
@@ -30,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.extras import require
+from heta_eval.io.tables import Cell, CellValue, Table, markdown_text
+from heta_eval.io.write import whole_file
 
 __all__ = ["Leaderboard", "leaderboard"]
 
@@ -58,57 +58,58 @@ class Leaderboard:
         columns.append(("Avg.", {s: self.average(s) for s in self.systems}))
         return columns
 
-    def _cells(self, bold: str) -> list[list[str]]:
-        # bold: a format string with {} for the best value of each column.
-        rows = [[system] for system in self.systems]
+    def table(self) -> Table:
+        """The table markdown, LaTeX and HTML show: four decimals, ``–`` for a missing
+        score, the best of each column in bold."""
+        rows: list[list[CellValue]] = [[system] for system in self.systems]
         for _, values in self._columns():
             present = [v for v in values.values() if v is not None]
             best = max(present) if present else None
             for row, system in zip(rows, self.systems, strict=True):
                 value = values[system]
                 text = "–" if value is None else f"{value:.4f}"
-                row.append(bold.format(text) if value is not None and value == best else text)
-        return rows
+                row.append(Cell(text, bold=value is not None and value == best))
+        header = [self.metric, *self.datasets, "Avg."]
+        return Table(header, rows, align="l" + "r" * (len(header) - 1))
 
     def to_markdown(self) -> str:
         """A markdown table; the best score of each column in bold."""
-        header = [self.metric, *self.datasets, "Avg."]
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in self._cells("**{}**")]
-        return "\n".join(lines) + "\n"
+        table = self.table()
+        return Table(table.header, table.rows).markdown()  # columns unaligned, as always
 
     def to_latex(self) -> str:
         """A booktabs ``table`` (needs ``\\usepackage{booktabs}``); best per column in bold."""
-        header = [self.metric, *self.datasets, "Avg."]
-        lines = [
-            r"\begin{table}[t]",
-            r"\centering",
-            r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
-            r"\toprule",
-            " & ".join(_tex(h) for h in header) + r" \\",
-            r"\midrule",
-        ]
-        for row in self._cells(r"\textbf{{{}}}"):
-            lines.append(" & ".join([_tex(row[0]), *row[1:]]) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-        return "\n".join(lines).replace("–", "--") + "\n"
+        return self.table().latex()
+
+    def to_html(self) -> str:
+        """An HTML ``<table>``; best per column in bold."""
+        return self.table().html()
 
     def to_csv(self) -> str:
-        """CSV with full-precision numbers; empty cells for missing scores."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["system", *self.datasets, "average"])
+        """CSV with full-precision numbers; empty cells for missing scores; names a
+        spreadsheet would run as a formula start with ``'``."""
+        rows: list[list[CellValue]] = []
         for system in self.systems:
             values = [self.scores[system].get(dataset) for dataset in self.datasets]
             values.append(self.average(system))
-            writer.writerow([system, *("" if v is None else _num(v) for v in values)])
-        return buffer.getvalue()
+            rows.append([system, *(None if v is None else round(v, 10) for v in values)])
+        return Table(["system", *self.datasets, "average"], rows).csv()
+
+    def render(self, format: str) -> str:
+        """The table as ``markdown``, ``latex``, ``csv`` or ``html``."""
+        renderers = {"markdown": self.to_markdown, "latex": self.to_latex, "csv": self.to_csv,
+                     "html": self.to_html}  # fmt: skip
+        if format not in renderers:
+            raise ValueError(f"unknown format {format!r}; choose from {', '.join(renderers)}")
+        return renderers[format]()
 
     def plot(self, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
-        """Write :meth:`figure` as a PNG."""
+        """Write :meth:`figure` as a PNG, whole (:func:`~heta_eval.io.write.whole_file`)."""
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
-        self.figure(title=title).savefig(out, format="png")
+        figure = self.figure(title=title)
+        with whole_file(out) as temporary:
+            figure.savefig(temporary, format="png")
         return out
 
     def figure(self, *, title: str | None = None) -> Any:
@@ -138,7 +139,7 @@ class Leaderboard:
             style: dict = {"color": color}
             if system.endswith(REFERENCE_SUFFIX):  # published, not measured: outlined, hatched
                 style = {"facecolor": "none", "edgecolor": color, "hatch": "///", "linewidth": 1}
-            bars = axes.bar(xs, heights, width=width, label=system, **style)
+            bars = axes.bar(xs, heights, width=width, label=_plain(system), **style)
             for bar, y in zip(bars, ys, strict=True):
                 if y is not None:
                     axes.annotate(
@@ -146,29 +147,27 @@ class Leaderboard:
                         ha="center", va="bottom", fontsize=7, rotation=90,
                         xytext=(0, 2), textcoords="offset points",
                     )  # fmt: skip
-        axes.set_xticks(range(groups), [name for name, _ in columns], rotation=30, ha="right")
-        axes.set_ylabel(self.metric)
+        axes.set_xticks(range(groups), [_plain(name) for name, _ in columns], rotation=30,
+                        ha="right")  # fmt: skip
+        axes.set_ylabel(_plain(self.metric))
         top = max([v for _, values in columns for v in values.values() if v is not None] or [1])
         axes.set_ylim(0, min(1.05, top * 1.2) if top <= 1 else top * 1.2)
-        axes.set_title(title or f"{self.metric} per dataset")
+        axes.set_title(_plain(title or f"{self.metric} per dataset"))
         axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         axes.grid(axis="y", alpha=0.3)
         figure.tight_layout()
         return figure
 
 
+def _plain(text: str) -> str:
+    """A name as a chart shows it: on one line, its characters visible
+    (:func:`heta_eval.io.tables.markdown_text`) and its ``$`` escaped, so matplotlib reads
+    no mathtext in it (an unbalanced ``$\\frac`` would stop the plot)."""
+    return markdown_text(text).replace("\t", " ").replace("$", r"\$")
+
+
 #: How the CLI names a published reference system among the measured ones.
 REFERENCE_SUFFIX = " (ref.)"
-
-
-def _num(value: float) -> str:
-    return repr(round(value, 10))
-
-
-def _tex(text: str) -> str:
-    for char in "\\&%$#_{}":
-        text = text.replace(char, "\\" + char)
-    return text
 
 
 def leaderboard(scores: Mapping[str, Mapping[str, float | None]], metric: str) -> Leaderboard:

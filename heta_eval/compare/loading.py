@@ -15,13 +15,17 @@ Metric names are compared as :func:`heta_eval.measures.measure.canonical_metric`
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from heta_eval.compare.comparability import (
+    ALLOW_DIFFERENT_DATA,
+    IncomparableFoldersError,
+    comparable_folders,
+)
 from heta_eval.evaluation import evaluate_run
 from heta_eval.io.trec import read_run
 from heta_eval.measures.measure import (
@@ -48,12 +52,6 @@ __all__ = [
 PathLike = str | os.PathLike[str]
 #: How :attr:`SystemScores.unverified` ends for a dataset that is not registered at all.
 OWN_DATA = "a dataset of your own"
-#: The command-line flag that compares folders of different data anyway.
-ALLOW_DIFFERENT_DATA = "--allow-different-data"
-
-
-class IncomparableFoldersError(ValueError):
-    """Results folders of one dataset name whose corpus or cases differ; one line."""
 
 
 @dataclass
@@ -195,83 +193,6 @@ def unverified_reason(data: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _recorded_data(folder: Path) -> tuple[str, str | None, str | None]:
-    # (dataset name, corpus fingerprint, cases fingerprint): summary.json names the dataset
-    # and its documents, run.json the cases (queries and judgments); None where not recorded.
-    def read(name: str) -> dict[str, Any]:
-        try:
-            value = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return value if isinstance(value, dict) else {}
-
-    summary, run = read("summary.json"), read("run.json")
-    name = str(summary.get("benchmark") or summary.get("dataset") or run.get("benchmark") or "")
-    return name, summary.get("documents") or run.get("documents"), run.get("cases")
-
-
-def _difference(kind: str, noun: str, first: str, other: str) -> str:
-    """What differs, by the counts the fingerprints hold (``count:sha256-prefix``).
-
-    >>> _difference("corpus", "documents", "3000:ab", "5183:cd")
-    'corpus (3000 vs 5183 documents)'
-    >>> _difference("cases", "cases", "300:ab", "300:cd")
-    'cases (300 cases each, fingerprints 300:ab vs 300:cd)'
-    """
-    a, b = first.partition(":")[0], other.partition(":")[0]
-    if not (a.isdigit() and b.isdigit()):
-        return f"{kind} (fingerprints {first} vs {other})"
-    if a != b:
-        return f"{kind} ({a} vs {b} {noun})"
-    return f"{kind} ({a} {noun} each, fingerprints {first} vs {other})"
-
-
-def comparable_folders(
-    folders: Sequence[PathLike], *, allow_different_data: bool = False
-) -> list[str]:
-    """Refuse results folders that share a dataset name but not its data: the corpus
-    fingerprint (``summary.json``'s ``documents``) or the cases fingerprint (``run.json``'s
-    ``cases``: queries and judgments) of each folder is compared with the first folder of
-    that name. Raises :class:`IncomparableFoldersError`, one line naming the folders and what
-    differs, unless ``allow_different_data``; returns the warning lines to show (the
-    differences compared anyway, folders that record no fingerprint and cannot be checked).
-    The one check of ``compare``, ``leaderboard`` and ``report``.
-    """
-    first: dict[str, tuple[Path, str | None, str | None]] = {}
-    differing: list[str] = []
-    unchecked: list[str] = []
-    for raw in dict.fromkeys(Path(folder) for folder in folders):
-        name, documents, cases = _recorded_data(raw)
-        if name not in first:
-            first[name] = (raw, documents, cases)
-            continue
-        base, base_documents, base_cases = first[name]
-        what = []
-        if documents and base_documents and documents != base_documents:
-            what.append(_difference("corpus", "documents", base_documents, documents))
-        if cases and base_cases and cases != base_cases:
-            what.append(_difference("cases", "cases", base_cases, cases))
-        if what:
-            differ = " and ".join(what)
-            differing.append(f"{base} and {raw} both hold {name} but differ in {differ}")
-        lacking = [str(folder) for folder, recorded in ((base, base_documents and base_cases),
-                   (raw, documents and cases)) if not recorded]  # fmt: skip
-        if lacking and not what:
-            verb = "records" if len(lacking) == 1 else "record"
-            unchecked.append(
-                f"{base} and {raw} both hold {name}, but {' and '.join(lacking)} {verb} no "
-                "corpus or cases fingerprint (written by an earlier heta-eval): whether they "
-                "hold the same data cannot be checked"
-            )
-    if differing and not allow_different_data:
-        raise IncomparableFoldersError(
-            f"{'; '.join(differing)}: their scores are not comparable "
-            f"({ALLOW_DIFFERENT_DATA} compares them anyway)"
-        )
-    compared = [f"{line}; compared anyway ({ALLOW_DIFFERENT_DATA})" for line in differing]
-    return compared + unchecked
-
-
 def load_trec_system(
     run: Mapping[str, Mapping[str, float]],
     qrels: Mapping[str, Mapping[str, int]],
@@ -343,8 +264,8 @@ def load_systems(
     ``metrics`` are the ones computed for TREC runs; result folders carry their own.
     ``dataset`` and ``unverified`` describe the qrels' dataset for the TREC runs (see
     :attr:`SystemScores.unverified`). Whether the folders may be compared is
-    :func:`comparable_folders`'s to say (the caller's: checking one folder against published
-    numbers compares nothing).
+    :func:`~heta_eval.compare.comparability.comparable_folders`'s to say (the caller's:
+    checking one folder against published numbers compares nothing).
     """
     systems: list[SystemScores] = []
     mode_list = list(modes) if modes else None

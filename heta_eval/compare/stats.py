@@ -35,6 +35,7 @@ from itertools import product
 import numpy as np
 
 from heta_eval.extras import require
+from heta_eval.sizes import MAX_RESAMPLES
 
 # The 'compare' extra; without it, importing this module is one line naming the extra.
 _scipy_stats = require("scipy.stats")
@@ -165,8 +166,7 @@ def permutation_tests(
 
     With a :class:`numpy.random.Generator` as ``seed``, each length draws from it in turn.
     """
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    _check_resamples(n_resamples)
     differences = [_differences(a, b) for a, b in pairs]
     results: list[PermutationResult | None] = [None] * len(differences)
     for n, members in _by_length(differences).items():
@@ -176,6 +176,13 @@ def permutation_tests(
         ):
             results[i] = result
     return results  # type: ignore[return-value]
+
+
+def _check_resamples(n_resamples: int) -> None:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise ValueError(f"n_resamples must be an integer, got {n_resamples!r}")
+    if not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise ValueError(f"n_resamples must be from 1 to {MAX_RESAMPLES:,}, got {n_resamples}")
 
 
 def _by_length(differences: Sequence[np.ndarray]) -> dict[int, list[int]]:
@@ -253,8 +260,7 @@ def bootstrap_cis(
     the same ``seed``; pairs of equal length share one set of resampled query indexes."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    _check_resamples(n_resamples)
     differences = [_differences(a, b) for a, b in pairs]
     results: list[BootstrapResult | None] = [None] * len(differences)
     alpha = (1 - confidence) / 2

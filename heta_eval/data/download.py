@@ -37,6 +37,7 @@ import pooch
 
 from heta_eval.data.locate import candidate_dirs, how_to_get, looks_like_beir, resolve_data_root
 from heta_eval.data.registry import DatasetInfo, file_sha256, get_dataset
+from heta_eval.io.write import write_whole
 
 __all__ = [
     "ChecksumMismatchError",
@@ -129,9 +130,7 @@ def _write_pin(root: Path, archive_name: str, url: str, sha256: str) -> None:
     pins = _read_pins(root)
     pins[archive_name] = {"sha256": sha256, "url": url}
     path = _pins_path(root)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(pins, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)  # atomic: a crash never leaves half a pin file
+    write_whole(path, json.dumps(pins, indent=2, sort_keys=True) + "\n")  # never half a file
 
 
 # --------------------------------------------------------------------------- extraction

@@ -24,8 +24,18 @@ from heta_eval.fusion.methods import METHODS, RANK_METHODS, combine
 from heta_eval.fusion.normalize import NORMS, normalize
 from heta_eval.fusion.pool import Pool, build_pool, ranked_rows
 from heta_eval.io.run import read_run
+from heta_eval.sizes import MAX_RRF_K
 
-__all__ = ["DEFAULT_DEPTH", "METHODS", "NORMS", "FusionError", "fuse", "fuse_pool", "read_runs"]
+__all__ = [
+    "DEFAULT_DEPTH",
+    "MAX_RRF_K",
+    "METHODS",
+    "NORMS",
+    "FusionError",
+    "fuse",
+    "fuse_pool",
+    "read_runs",
+]
 
 DEFAULT_DEPTH = 1000
 RunDict = dict[str, dict[str, float]]
@@ -58,8 +68,8 @@ def check_settings(method: str, norm: str | None, params: Mapping[str, Any], n_r
     if unknown:
         raise FusionError(f"unknown parameter(s) {', '.join(sorted(unknown))}: use k or weights")
     k = params.get("k", 60)
-    if not isinstance(k, int | float) or not math.isfinite(k) or k < 0:
-        raise FusionError(f"rrf's k must be a finite number >= 0, got {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int | float) or not 0 <= k <= MAX_RRF_K:
+        raise FusionError(f"rrf's k must be a number from 0 to {MAX_RRF_K:,}, got {k!r}")
     weights = params.get("weights")
     if method == "wsum":
         if weights is None or len(weights) != n_runs:
@@ -74,14 +84,32 @@ def fuse_pool(pool: Pool, method: str, norm: str | None, params: Mapping[str, An
         return condorcet(pool.ranks, pool.offsets)
     by_rank = method in RANK_METHODS
     scores = pool.scores if by_rank else normalize(pool, norm)
-    return combine(
-        method,
-        scores,
-        pool.ranks if by_rank else np.zeros((0, 0), np.int64),  # score methods read no rank
-        candidates=pool.candidates,
-        lengths=pool.lengths[pool.query_of_row],
-        k=params.get("k", 60),
-        weights=params.get("weights"),
+    with np.errstate(over="ignore", invalid="ignore"):  # said below, as an error
+        fused = combine(
+            method,
+            scores,
+            pool.ranks if by_rank else np.zeros((0, 0), np.int64),  # score methods read no rank
+            candidates=pool.candidates,
+            lengths=pool.lengths[pool.query_of_row],
+            k=params.get("k", 60),
+            weights=params.get("weights"),
+        )
+    _check_finite(pool, fused, method, norm)
+    return fused
+
+
+def _check_finite(pool: Pool, fused: np.ndarray, method: str, norm: str | None) -> None:
+    """A :class:`FusionError` naming the first query and document whose fused score is not a
+    finite number (huge weights or scores overflow): a run of them would rank nothing."""
+    bad = np.flatnonzero(~np.isfinite(fused))
+    if not len(bad):
+        return
+    row = int(bad[0])
+    query = pool.query_ids[int(pool.query_of_row[row])]
+    raise FusionError(
+        f"{method} (norm {norm}) gives {len(bad):,} documents a score that is not a finite "
+        f"number (first: query {query!r}, doc {pool.doc_ids[row]!r}: {fused[row]}); the "
+        "weights or the runs' scores are too large to add: nothing was written"
     )
 
 

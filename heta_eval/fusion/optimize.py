@@ -39,8 +39,9 @@ from heta_eval.fusion import (
 )
 from heta_eval.fusion.pool import Pool, build_pool
 from heta_eval.retrieval.run import evaluate_run
+from heta_eval.sizes import MAX_GRID
 
-__all__ = ["Tuned", "cross_validate", "grid", "tune_on_split"]
+__all__ = ["MAX_GRID", "Tuned", "cross_validate", "grid", "grid_size", "tune_on_split"]
 
 Qrels = Mapping[str, Mapping[str, int]]
 
@@ -63,15 +64,45 @@ class Tuned:
     run: dict[str, dict[str, float]] = field(repr=False)
 
 
-def grid(method: str, n_runs: int, step: float = 0.1) -> list[dict[str, Any]]:
-    """ranx's grid for ``method`` (module docstring)."""
+def grid_size(method: str, n_runs: int, step: float = 0.1) -> int:
+    """How many settings :func:`grid` holds, checked before it is built: a
+    :class:`FusionError` for a step that does not divide 1 or a grid over :data:`MAX_GRID`.
+
+    >>> grid_size("wsum", 3, 0.1), grid_size("rrf", 5)
+    (66, 10)
+    >>> grid_size("wsum", 4, 0.01)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    heta_eval.fusion.FusionError: a weight step of 0.01 over 4 runs makes a grid of 176,851 ...
+    """
     if method == "rrf":
-        return [{"k": k} for k in range(10, 101, 10)]
+        return 10
     if method != "wsum":
         raise FusionError(f"{method!r} has nothing to tune: tune wsum's weights or rrf's k")
+    if not (isinstance(step, int | float) and math.isfinite(step) and 0 < step <= 1):
+        raise FusionError(f"the weight step must be a number in (0, 1], got {step!r}")
+    if 1 / step > MAX_GRID:
+        raise FusionError(
+            f"the weight step must divide 1 into at most {MAX_GRID:,} parts, got {step!r}"
+        )
     parts = round(1 / step)
-    if not math.isclose(parts * step, 1.0) or parts < 1:
+    if not math.isclose(parts * step, 1.0):
         raise FusionError(f"the weight step must divide 1, got {step!r}")
+    size = math.comb(parts + n_runs - 1, n_runs - 1)  # weight vectors of multiples summing to 1
+    if size > MAX_GRID:
+        raise FusionError(
+            f"a weight step of {step:g} over {n_runs} runs makes a grid of {size:,} settings, "
+            f"each fusing and scoring every query; at most {MAX_GRID:,}: take a larger step"
+        )
+    return size
+
+
+def grid(method: str, n_runs: int, step: float = 0.1) -> list[dict[str, Any]]:
+    """ranx's grid for ``method`` (module docstring), of :func:`grid_size` settings."""
+    grid_size(method, n_runs, step)
+    if method == "rrf":
+        return [{"k": k} for k in range(10, 101, 10)]
+    parts = round(1 / step)
     return [{"weights": [c / parts for c in combo]} for combo in _compositions(parts, n_runs)]
 
 

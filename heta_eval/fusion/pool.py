@@ -108,7 +108,8 @@ def _refuse_non_finite(run: RunDict, number: int) -> None:
 def ordered(query: np.ndarray, key: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
     """The permutation that sorts entries by query ascending, ``key`` descending, equal keys
     by doc id descending (``str`` order: code points, trec_eval's ``strcmp`` on UTF-8)."""
-    q_step, k_step = np.diff(query), np.diff(key)
+    with np.errstate(invalid="ignore"):  # inf - inf (float32 keys past 3.4e38): lexsort
+        q_step, k_step = np.diff(query), np.diff(key)
     if np.all((q_step > 0) | ((q_step == 0) & (k_step <= 0))):
         order = np.arange(len(query))  # already in order (a run read from a sorted file)
     else:

@@ -1,5 +1,10 @@
-"""Writing runs and qrels: TREC runs with real ranks in trec_eval's order, BEIR results JSON,
-TREC or BEIR qrels.
+"""Writing files whole, and runs and qrels: TREC runs with real ranks in trec_eval's order,
+BEIR results JSON, TREC or BEIR qrels.
+
+Every output file is written whole (:func:`whole_file`, :func:`open_whole`,
+:func:`write_whole`): into a temporary file beside it, renamed onto it once complete. A
+signal, an error or a full disk halfway leaves the file as it was (or no file), never a stub;
+the interrupt's message says so.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
@@ -13,16 +18,103 @@ q1 Q0 d1 3 0.5 demo
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import math
+import os
+import stat
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 
+from heta_eval import interrupts
 from heta_eval.io.grammar import PathLike, fields
 from heta_eval.io.ids import id_problem
 
-__all__ = ["ranked", "write_qrels", "write_run", "write_run_json"]
+__all__ = [
+    "open_whole",
+    "ranked",
+    "whole_file",
+    "write_qrels",
+    "write_run",
+    "write_run_json",
+    "write_whole",
+]
+
+
+@contextmanager
+def whole_file(path: PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write; renamed onto ``path`` when the block ends,
+    removed if it raises (an interrupt included). ``path`` keeps its old content until the
+    new one is complete; a symbolic link is written through, and keeps its mode. A device or
+    a FIFO (``/dev/stdout``) is written in place: there is nothing to rename onto it.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "out.txt"
+    >>> with whole_file(out) as temporary:
+    ...     _ = temporary.write_text("whole")
+    >>> out.read_text(), sorted(p.name for p in out.parent.iterdir())
+    ('whole', ['out.txt'])
+    """
+    shown = os.fspath(path)
+    try:
+        before: os.stat_result | None = os.stat(shown)  # through links: /dev/stdout's pipe too
+    except FileNotFoundError:
+        before = None
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        yield Path(shown)
+        return
+    target = Path(os.path.realpath(shown))
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    done = False
+
+    def note() -> str | None:
+        if done:
+            return f"{shown}, written whole"
+        return f"{shown} as it was before (the new one was not finished)" if before else None
+
+    # The main thread's files are the command's outputs: the message names them. (Other
+    # threads write notes for other processes, a lock's status: no news to the user.)
+    main = threading.current_thread() is threading.main_thread()
+    key = f"file {target}"
+    interrupts.keep(key, note if main else None, resumes=False)
+    doing = interrupts.phase(f"writing {shown}") if main else nullcontext()
+    try:
+        with interrupts.unfinished(os.fspath(temporary)), doing:
+            try:
+                yield temporary
+                if before is not None:
+                    os.chmod(temporary, stat.S_IMODE(before.st_mode))
+                with interrupts.deferred():  # the rename and its note, never half
+                    os.replace(temporary, target)
+                    done = True
+            finally:
+                if not done:
+                    temporary.unlink(missing_ok=True)
+    except KeyboardInterrupt:
+        raise  # the note stays for the interrupt's message
+    except BaseException:
+        interrupts.keep(key, None)
+        raise
+    interrupts.keep(key, None)
+
+
+@contextmanager
+def open_whole(path: PathLike, mode: str = "w", **options: Any) -> Iterator[IO[Any]]:
+    """:func:`open` of a file written whole (:func:`whole_file`); text in UTF-8 with
+    ``\\n`` line ends unless ``options`` say otherwise."""
+    if "b" not in mode:
+        options = {"encoding": "utf-8", "newline": "\n", **options}
+    with whole_file(path) as temporary, open(temporary, mode, **options) as handle:
+        yield handle
+
+
+def write_whole(path: PathLike, data: str | bytes) -> None:
+    """Write ``data`` (text in UTF-8, or bytes) to ``path``, whole (:func:`whole_file`)."""
+    with open_whole(path, "wb" if isinstance(data, bytes) else "w") as handle:
+        handle.write(data)
 
 
 def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -54,6 +146,20 @@ def _refuse_bad_ids(table: Mapping[str, Mapping[str, object]], what: str) -> Non
                 raise ValueError(f"{what}: {name} {value!r} {why}; it cannot be written")
 
 
+def _refuse_non_finite(run: Mapping[str, Mapping[str, float]]) -> None:
+    """ValueError naming the first score that is NaN or infinite: no reader takes it back
+    (trec_eval ranks it nowhere), so it is not written."""
+    for qid, docs in run.items():
+        if all(map(math.isfinite, docs.values())):
+            continue
+        for doc, score in docs.items():
+            if not math.isfinite(score):
+                raise ValueError(
+                    f"write_run: query {qid!r}, doc {doc!r}: score {score!r} is not a finite "
+                    "number; it cannot be written"
+                )
+
+
 def write_run(
     run: Mapping[str, Mapping[str, float]],
     path: PathLike,
@@ -68,14 +174,15 @@ def write_run(
     ``sort=False`` keeps each query's documents in the given order (a system's own ranking,
     as the benchmark runner writes it), so tied scores keep the system's order when read back.
     An id that breaks the id rule (:func:`~heta_eval.io.ids.id_problem`: whitespace, a
-    control character, a lone surrogate, empty) is refused with a ``ValueError`` naming it,
-    and nothing is written.
+    control character, a lone surrogate, empty), or a score that is NaN or infinite, is
+    refused with a ``ValueError`` naming it, and nothing is written. The file is written
+    whole (:func:`whole_file`).
     """
     if fields(tag) != [tag]:  # one field, by the readers' grammar
         raise ValueError(f"tag must be a non-empty word without whitespace, got {tag!r}")
     _refuse_bad_ids(run, "write_run")
-    path = Path(path)
-    with path.open("w", encoding="utf-8", newline="\n") as handle:
+    _refuse_non_finite(run)
+    with open_whole(path) as handle:
         for qid, docs in run.items():
             rows = ranked(docs) if sort else list(docs.items())
             if top_k is not None:
@@ -90,7 +197,7 @@ def write_run(
 
 def write_run_json(run: Mapping[str, Mapping[str, float]], path: PathLike) -> None:
     """Write BEIR's results JSON ``{qid: {docid: score}}``."""
-    Path(path).write_text(json.dumps(run) + "\n", encoding="utf-8")
+    write_whole(path, json.dumps(run) + "\n")
 
 
 def write_qrels(
@@ -101,7 +208,7 @@ def write_qrels(
 ) -> None:
     """Write qrels as TREC (``qid 0 docid rel``) or BEIR tsv (with its header)."""
     _refuse_bad_ids(qrels, "write_qrels")
-    with Path(path).open("w", encoding="utf-8", newline="\n") as handle:
+    with open_whole(path) as handle:
         if format == "beir":
             handle.write("query-id\tcorpus-id\tscore\n")
         for qid, docs in qrels.items():

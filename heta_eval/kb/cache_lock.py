@@ -14,12 +14,14 @@ import json
 import os
 import sys
 import time
+from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 
 from filelock import FileLock, Timeout
 
+from heta_eval.io.write import write_whole
 from heta_eval.redaction import shown_command
 
 __all__ = ["SAY_EVERY", "CacheLock", "holder_line", "progress"]
@@ -114,9 +116,5 @@ def progress(text: str) -> None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache: the lock still works, only the news is missing
-        tmp.unlink(missing_ok=True)
+    with suppress(OSError):  # a read-only cache: the lock still works, only the news is missing
+        write_whole(path, text)

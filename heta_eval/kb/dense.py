@@ -28,7 +28,7 @@ from heta_eval.kb.precision import (
     resolve_device,
     resolve_precision,
 )
-from heta_eval.kb.routes import resolve_route, route_precision
+from heta_eval.kb.routes import route_choice, route_precision
 from heta_eval.kb.tokenization import BatchTokenizer, rust_threads
 
 __all__ = [
@@ -196,11 +196,10 @@ class DenseEncoder:
     :meth:`encode` as often as needed (calls are serialized; the model is shared).
 
     ``device`` is ``"auto"`` (CUDA when visible, else the CPU), ``"cpu"`` or ``"cuda[:N]"``.
-    ``precision="auto"`` (the default) picks float16 on CUDA; on the CPU the fastest
-    encoding route measured once on this machine that keeps every vector within cosine 0.99
-    of float32's (torch float32/bfloat16, ONNX Runtime or OpenVINO int8; see
-    :mod:`heta_eval.kb.routes`); :attr:`route` and :attr:`precision` hold the choice. A route
-    name (``"openvino-int8"``, ``"onnxruntime-int8"``) may be given too. ``batch_size``
+    ``precision="auto"`` (the default) picks float16 on CUDA; on the CPU its kind of CPU's
+    default route (:mod:`heta_eval.kb.routes`); :attr:`route`, :attr:`route_choice` (why) and
+    :attr:`precision` hold the choice. A route name (``"openvino-int8"``,
+    ``"onnxruntime-int8"``) may be given too. ``batch_size``
     defaults to :data:`CPU_BATCH` (16) on the CPU and 512 on CUDA. ``tokenizer_workers``
     threads tokenize that many batches ahead of the model (default on CUDA, where the host is
     the bottleneck: 3, or CPUs − 1 where the Rust tokenizer runs single-threaded; 0 on the CPU,
@@ -224,8 +223,10 @@ class DenseEncoder:
         self.model_name = model
         #: The resolved device, e.g. ``"cpu"`` or ``"cuda"`` (never ``"auto"``).
         self.device = resolve_device(device)
-        #: The route (engine and precision, :mod:`heta_eval.kb.routes`), e.g. ``openvino-int8``.
-        self.route = resolve_route(precision, self.device, model, DenseEncoder)
+        #: The route (engine and precision, :mod:`heta_eval.kb.routes`), e.g. ``openvino-int8``,
+        #: and why (:class:`~heta_eval.kb.route_defaults.RouteChoice`: reason, evidence).
+        self.route_choice = route_choice(precision, self.device, model, DenseEncoder)
+        self.route = self.route_choice.route
         #: The resolved precision: float32, bfloat16, float16 or int8 (never ``"auto"``).
         self.precision = route_precision(self.route)
         on_gpu = device_kind(self.device) == "cuda"

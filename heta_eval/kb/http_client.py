@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from heta_eval import config
 from heta_eval.models.records import QueryResponse
 from heta_eval.redaction import Secrets, split_credentials
-from heta_eval.remote import RemoteCallError, RequestRate, RetryPolicy, post_json, redact
+from heta_eval.remote import RemoteCallError, RequestRate, RetryPolicy, post_json
 
 __all__ = ["HttpKnowledgeBase", "HttpKnowledgeBaseError"]
 
@@ -159,7 +159,7 @@ class HttpKnowledgeBase:
         try:
             return QueryResponse.model_validate(data)
         except ValidationError as exc:
-            why = redact(f"reply is not a valid QueryResponse: {exc}", self.headers.values())
+            why = self.secrets.redact(f"reply is not a valid QueryResponse: {exc}")
             raise HttpKnowledgeBaseError(self.url, why) from None
 
     async def aclose(self) -> None:

@@ -1,6 +1,9 @@
 """Which device and numeric precision the dense encoder runs in.
 
-``precision="auto"`` picks, per device kind, CPU vendor and CPU flags:
+``precision="auto"`` picks, per device kind, CPU vendor and CPU flags (the CPU
+:func:`heta_eval.kb.cpu.this_cpu` describes), the precision of the route ``auto`` takes on that
+kind of CPU (:data:`heta_eval.kb.route_defaults.DEFAULT_ROUTES`; ``tests/test_cpu_kinds.py``
+holds the two in agreement on every kind):
 
 * CUDA: ``float16`` (half precision; the host side, not the GPU, is the bottleneck there).
 * a CPU where bfloat16 is fast: AMX (Intel Sapphire Rapids and later), or AVX512-BF16 on AMD
@@ -16,9 +19,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from functools import lru_cache
+from collections.abc import Collection
 from typing import Literal
+
+from heta_eval.kb.cpu import cpu_kind as kind_of
+from heta_eval.kb.cpu import this_cpu
 
 __all__ = [
     "PRECISIONS",
@@ -44,71 +49,33 @@ PRECISIONS: tuple[str, ...] = (
 
 _AMD = "AuthenticAMD"
 _INT8_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx_vnni"})
-_VNNI = frozenset({"avx512_vnni", "avx_vnni"})
-
-
-def cpuinfo_field(lines: Iterable[str], *names: str) -> str:
-    """The first line of a ``/proc/cpuinfo`` text starting with one of ``names``, after its
-    colon (empty where none does).
-
-    >>> text = ["processor\t: 0", "vendor_id\t: AuthenticAMD", "flags\t\t: fpu avx2 avx512_bf16"]
-    >>> cpuinfo_field(text, "flags", "Features"), cpuinfo_field(text, "vendor_id")
-    ('fpu avx2 avx512_bf16', 'AuthenticAMD')
-    >>> cpuinfo_field(["Features\t: fp asimd"], "flags", "Features")  # Arm's name for them
-    'fp asimd'
-    """
-    for line in lines:
-        if line.startswith(names):
-            return line.split(":", 1)[1].strip()
-    return ""
-
-
-@lru_cache(maxsize=4)
-def _cpuinfo_field(*names: str) -> str:
-    """:func:`cpuinfo_field` of this machine's ``/proc/cpuinfo`` (empty where unreadable)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return cpuinfo_field(f, *names)
-    except OSError:
-        return ""
 
 
 def cpu_flags() -> frozenset[str]:
-    """The CPU feature flags of this machine (``/proc/cpuinfo``: its first ``flags`` line, or
-    ``Features`` on Arm; empty where unreadable). ``tests/test_dense_encoding.py`` checks them
-    against the file read independently."""
-    return frozenset(_cpuinfo_field("flags", "Features").split())
+    """The CPU feature flags :func:`~heta_eval.kb.cpu.this_cpu` holds (``/proc/cpuinfo``: its
+    first ``flags`` line, or ``Features`` on Arm; empty where unreadable).
+    ``tests/test_dense_encoding.py`` checks them against the file read independently."""
+    return this_cpu().flags
 
 
 def cpu_vendor() -> str:
-    """The CPU vendor of this machine (``GenuineIntel``, ``AuthenticAMD``; empty where
-    unreadable), from the same file."""
-    return _cpuinfo_field("vendor_id")
+    """The CPU vendor :func:`~heta_eval.kb.cpu.this_cpu` holds (``GenuineIntel``,
+    ``AuthenticAMD``; empty where unreadable)."""
+    return this_cpu().vendor
 
 
 def cpu_kind(flags: Collection[str] | None = None, vendor: str | None = None) -> str:
-    """The kind of CPU the encoding figures are given by (docs/encoding.md's table): ``amx``,
-    ``avx512-bf16-amd``, ``avx512-bf16-intel`` (no AMX), ``vnni`` (AVX-512 VNNI or AVX-VNNI,
-    no bfloat16), ``avx2`` (AVX2 or AVX-512 without VNNI) or ``other`` (ARM, no AVX2); this
-    machine's by default.
+    """The kind of CPU the encoding figures and defaults are given by
+    (:data:`heta_eval.kb.cpu.KINDS`: ``amx``, ``avx512-bf16-amd``, ``avx512-bf16-intel``,
+    ``vnni``, ``avx2``, ``other``) of these flags and vendor; by default
+    :func:`~heta_eval.kb.cpu.this_cpu`'s.
 
-    >>> cpu_kind({"avx2", "avx512f", "avx512_vnni", "avx512_bf16"}, "AuthenticAMD")
-    'avx512-bf16-amd'
     >>> cpu_kind({"avx2", "avx_vnni"}, "GenuineIntel"), cpu_kind({"avx2", "fma"}, "AuthenticAMD")
     ('vnni', 'avx2')
-    >>> cpu_kind({"amx_bf16", "avx512_bf16"}), cpu_kind({"asimd"}, "")
-    ('amx', 'other')
     """
     if flags is None:
-        flags, vendor = cpu_flags(), cpu_vendor() if vendor is None else vendor
-    have = frozenset(flags)
-    if "amx_bf16" in have:
-        return "amx"
-    if "avx512_bf16" in have:
-        return "avx512-bf16-amd" if vendor == _AMD else "avx512-bf16-intel"
-    if have & _VNNI:
-        return "vnni"
-    return "avx2" if have & _INT8_FLAGS else "other"
+        return this_cpu().kind if vendor is None else kind_of(this_cpu().flags, vendor)
+    return kind_of(flags, vendor or "")
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -160,7 +127,7 @@ def choose_precision(
     if kind != "cpu":
         return "float32"
     if flags is None:
-        flags, vendor = cpu_flags(), cpu_vendor() if vendor is None else vendor
+        flags, vendor = this_cpu().flags, this_cpu().vendor if vendor is None else vendor
     have = frozenset(flags)
     if "amx_bf16" in have or ("avx512_bf16" in have and vendor == _AMD):
         return "bfloat16"
@@ -170,9 +137,9 @@ def choose_precision(
 
 
 def resolve_precision(precision: str, device: str = "cpu") -> str:
-    """``"auto"`` becomes :func:`choose_precision` for ``device`` (the flag rule; the encoder
-    itself measures, see :mod:`heta_eval.kb.routes`); a route name becomes its precision;
-    others are checked.
+    """``"auto"`` becomes :func:`choose_precision` for ``device`` (float32 where its int8 runtime
+    is not installed); a route name becomes its precision; others are checked (the runtime a
+    route needs: :meth:`heta_eval.kb.cpu.CpuInfo.has_onnxruntime`).
 
     >>> resolve_precision("float32")
     'float32'
@@ -181,25 +148,21 @@ def resolve_precision(precision: str, device: str = "cpu") -> str:
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    from heta_eval.kb.onnx_int8 import onnxruntime_available
-
-    kind = device_kind(device)
+    kind, cpu = device_kind(device), this_cpu()
     if precision == "openvino-int8":
-        from heta_eval.kb.openvino_int8 import openvino_available
-
         if kind != "cpu":
             raise ValueError(f"precision 'openvino-int8' runs on the CPU only, not on {device!r}")
-        if not openvino_available():
+        if not cpu.has_openvino():
             raise ValueError("precision 'openvino-int8' needs openvino, nncf and onnx")
         return "int8"
     precision = "int8" if precision == "onnxruntime-int8" else precision
     if precision == "auto":
         chosen = choose_precision(kind)
         # Without ONNX Runtime (a light install) int8 is not there: float32, as before.
-        return "float32" if chosen == "int8" and not onnxruntime_available() else chosen
+        return "float32" if chosen == "int8" and not cpu.has_onnxruntime() else chosen
     if precision == "int8" and kind != "cpu":
         raise ValueError(f"precision 'int8' runs on the CPU only, not on {device!r}")
-    if precision == "int8" and not onnxruntime_available():
+    if precision == "int8" and not cpu.has_onnxruntime():
         raise ValueError(
             "precision 'int8' needs onnxruntime and onnx: pip install onnxruntime onnx"
         )

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from heta_eval import interrupts
 from heta_eval.data.beir_loader import QueryRows
 from heta_eval.data.corpus_store import CorpusStore
+from heta_eval.io.write import write_whole
 from heta_eval.kb.answerers import make_answerer
 from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
@@ -69,8 +70,8 @@ class BM25Spec(_Spec):
 class DenseSpec(_Spec):
     """Embedding model (a name or local path), the precision and device it runs on.
 
-    ``precision="auto"``: float16 on CUDA, bfloat16 with AMX, on other x86 CPUs the route
-    measured once per machine, else float32 (``heta_eval.config.AUTO_PRECISION``).
+    ``precision="auto"``: float16 on CUDA; on the CPU the default route of its kind of CPU,
+    chosen from ``make bench``'s measurements there (``heta_eval.config.AUTO_PRECISION``).
     ``device="auto"``: CUDA when visible, else the CPU. ``batch_size=None``: 16 on the CPU,
     512 on CUDA."""
 
@@ -158,7 +159,7 @@ class Recipe(_Spec):
 
     def to_file(self, path: str | Path) -> None:
         """Write the recipe as JSON."""
-        Path(path).write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        write_whole(path, self.model_dump_json(indent=2) + "\n")
 
     def build(
         self,

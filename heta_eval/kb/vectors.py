@@ -18,9 +18,11 @@ import numpy as np
 from heta_eval import interrupts
 from heta_eval.data.beir_loader import QueryRows
 from heta_eval.kb.cache import ArtifactCache
+from heta_eval.kb.cpu import this_cpu
 from heta_eval.kb.dense import DenseEncoder
 from heta_eval.kb.embedding_cache import cached_embeddings
 from heta_eval.kb.given_vectors import VectorsError, check_vectors
+from heta_eval.kb.precision import device_kind
 from heta_eval.kb.reference import QueryVectors
 
 __all__ = ["DenseParts", "dense_parts"]
@@ -60,9 +62,15 @@ def dense_parts(
         # Loaded now, not by the first query: on a loaded machine loading takes minutes,
         # which would count against that query's timeout.
         _load_model(parts.encoder, progress)
-        info["precision"] = parts.encoder.precision
-        info["route"] = parts.encoder.route
-        info["device"] = parts.encoder.device
+        encoder = parts.encoder
+        info["precision"] = encoder.precision
+        info["route"] = encoder.route
+        info["route_reason"] = encoder.route_choice.reason
+        if encoder.route_choice.evidence:
+            info["route_evidence"] = encoder.route_choice.evidence
+        info["device"] = encoder.device
+        if device_kind(encoder.device) == "cpu":
+            info["cpu"] = this_cpu().describe()
     info["embeddings_seconds"] = round(time.perf_counter() - started, 3)
     return parts
 

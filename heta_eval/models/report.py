@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from heta_eval._runtime import paused_gc
+from heta_eval.io.tables import Table
 from heta_eval.models.cells import counts_cell, value_cell
 from heta_eval.models.records import EvaluationScore
 
@@ -131,14 +132,12 @@ class EvaluationReport(BaseModel):
 
     def table(self) -> str:
         """A markdown table of the aggregates."""
-        lines = [
-            "| evaluator | value | BEIR | strict | scored | skipped | failed | missing |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
-        ]
+        rows = []
         for s in self.metrics.values():
             value = value_cell(s.value) if s.kind != "categorical" else counts_cell(s.counts)
-            lines.append(
-                f"| {s.name}{' (partial)' if s.partial else ''} | {value} | {value_cell(s.beir)} | "
-                f"{value_cell(s.strict)} | {s.scored} | {s.skipped} | {s.failed} | {s.missing} |"
-            )
-        return "\n".join(lines)
+            rows.append([
+                f"{s.name}{' (partial)' if s.partial else ''}", value, value_cell(s.beir),
+                value_cell(s.strict), s.scored, s.skipped, s.failed, s.missing,
+            ])  # fmt: skip
+        header = ["evaluator", "value", "BEIR", "strict", "scored", "skipped", "failed", "missing"]
+        return Table(header, rows, align="lrrrrrrr").markdown().rstrip("\n")

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval import __version__
-from heta_eval.compare.loading import IncomparableFoldersError, comparable_folders
+from heta_eval.compare.comparability import (
+    IncomparableFoldersError,
+    check_comparable,
+    comparable_folders,
+    pairing_note,
+)
+from heta_eval.io.write import write_whole
 from heta_eval.report.charts import (
     distributions,
     evidence_by_chunking,
@@ -66,9 +72,10 @@ def build_report(
     ``$HETA_EVAL_DATA``, else the cache), never downloaded. ``results`` are the folders'
     :class:`~heta_eval.runner.BenchmarkResults` when in memory already (else read);
     ``key`` is recorded in the page (``heta-eval run`` uses it to skip an unchanged report).
-    Folders of one dataset name whose corpus or cases differ are refused unless
-    ``allow_different_data`` (:func:`~heta_eval.compare.loading.comparable_folders`); then,
-    as for folders that record no fingerprint, a warning is printed and shown in the page.
+    Folders of different datasets, corpora or cases are refused unless
+    ``allow_different_data`` (:func:`~heta_eval.compare.comparability.comparable_folders`);
+    then, as for folders that record no fingerprint, a warning is printed and shown in the
+    page, with what each paired test of two such folders paired and each one's own mean.
     """
     systems = load_systems(folders, results)
     if not systems:
@@ -90,6 +97,11 @@ def build_report(
     }
     rows = headline_rows(systems, metrics)
     pairs = pair_comparisons(systems, metrics)
+    if allow_different_data:
+        notes = _pairing_notes(systems, pairs)
+        for line in notes:
+            print(f"warning: {line}", file=sys.stderr)
+        data_warnings += notes
     marks = significance(pairs)
     folders_seen: dict[str, Any] = {}
     for system in systems:
@@ -123,6 +135,29 @@ def build_report(
     return render_page(context, data)
 
 
+def _pairing_notes(systems: Sequence[Any], pairs: Sequence[dict[str, Any]]) -> list[str]:
+    """For each paired test of two folders of different data: over which queries it paired
+    and each folder's own mean (as its ``summary.json`` reports it)."""
+    by_label = {system.label: system for system in systems}
+    checked = check_comparable(list(dict.fromkeys(str(s.folder) for s in systems)))
+
+    def own(system: Any, metric: str) -> tuple[str, float | None, int]:
+        mean = (system.mode_summary.get("metrics", {}).get(metric) or {}).get("value")
+        return system.label, mean, len(system.values(metric))
+
+    notes = []
+    for pair in pairs:
+        a, b = by_label[pair["baseline"]], by_label[pair["system"]]
+        if checked.same_data(a.folder, b.folder):
+            continue
+        for row in pair["rows"]:
+            notes.append(pairing_note(
+                row["metric"], own(a, row["metric"]), own(b, row["metric"]), paired=row["n"],
+                unpaired=row["unpaired"], missing=pair["settings"]["missing"],
+            ))  # fmt: skip
+    return notes
+
+
 def write_report(
     folders: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str] | None = None,
@@ -135,8 +170,6 @@ def write_report(
     html = build_report(folders, **options)
     path = Path(output) if output is not None else Path(folders[0]) / REPORT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
     # A lone surrogate in some text cannot be UTF-8: it is shown as a replacement character.
-    temporary.write_text(html, encoding="utf-8", errors="replace")
-    os.replace(temporary, path)
+    write_whole(path, html.encode("utf-8", errors="replace"))
     return path

@@ -249,7 +249,8 @@ def _what_ran(
     summary: dict[str, Any], bm25: dict[str, Any], dense: dict[str, Any]
 ) -> list[tuple[str, str]]:
     """The analyzer where BM25 ran, the dense model with the precision, device and route it
-    resolved to where a dense mode ran (``build``), not the recipe's ``auto``."""
+    resolved to where a dense mode ran (``build``), not the recipe's ``auto``, and why that
+    route (its reason, the measurements behind it, the CPU)."""
     build = summary.get("build") or {}
     rows = []
     if "bm25" in build or (bm25 and not build):
@@ -263,6 +264,9 @@ def _what_ran(
             ("device", build.get("device") or "–"),
             ("route", build.get("route") or "–"),
         ]
+        rows += [(label, build[key]) for label, key in (
+            ("route chosen", "route_reason"), ("route evidence", "route_evidence"), ("CPU", "cpu")
+        ) if build.get(key)]  # fmt: skip
     return rows
 
 

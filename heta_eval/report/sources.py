@@ -127,12 +127,6 @@ def load_systems(
         summary = json_text.loads((folder / "summary.json").read_text(encoding="utf-8"))
         for mode in summary.get("modes", {}):
             loaded.append((folder, mode, summary, run))
-    datasets = sorted({summary.get("benchmark", "") for _, _, summary, _ in loaded})
-    if len(datasets) > 1:
-        raise ReportError(
-            f"the folders hold different datasets ({', '.join(datasets)}): "
-            "a report compares runs of one dataset; write one report per dataset"
-        )
     labels = label_systems([(folder, mode) for folder, mode, _, _ in loaded])
     systems = []
     for label, (folder, mode, summary, results) in zip(labels, loaded, strict=True):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heta_eval.extras import require
+from heta_eval.io.tables import Table
 from heta_eval.measures.averaging import (
     AggregateValue,
     beir_denominator,
@@ -79,11 +80,12 @@ class RunEvaluation:
 
     def table(self) -> str:
         """A markdown table with one row per measure and BEIR / strict columns."""
-        lines = ["| measure | BEIR | strict (trec_eval -c) |", "|---|---:|---:|"]
-        for aggregate in self.aggregates.values():
-            beir, strict = value_cell(aggregate.beir), value_cell(aggregate.strict)
-            lines.append(f"| {aggregate.name} | {beir} | {strict} |")
-        return "\n".join(lines)
+        rows = [
+            [aggregate.name, value_cell(aggregate.beir), value_cell(aggregate.strict)]
+            for aggregate in self.aggregates.values()
+        ]
+        header = ["measure", "BEIR", "strict (trec_eval -c)"]
+        return Table(header, rows, align="lrr").markdown().rstrip("\n")
 
 
 def assemble(

@@ -6,7 +6,6 @@ folder may take the run (the same run resumes, a new mode extends it, another ru
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections import Counter
 from collections.abc import Sequence
@@ -16,11 +15,13 @@ from typing import Any
 
 from heta_eval.io import json_text
 from heta_eval.io.ids import mode_name_problem
+from heta_eval.io.write import write_whole
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
 from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import cases_fingerprint, system_identity
+from heta_eval.sizes import MAX_HITS, MAX_VALUES
 
 __all__ = [
     "FolderClaim",
@@ -111,11 +112,27 @@ def plan_run(
     # the metrics from costing a rank at k: the knowledge base is asked for
     # max(top_k, largest k) + 1 hits.
     asked = max([top_k, *(m.k for m in retrieval)]) + 1
+    _check_size(asked, len(chosen) * len(cases))
     system = system_identity(recipe, knowledge_base, knowledge_base_name)
     return RunPlan(
         benchmark, recipe, knowledge_base_name, system, modes, cases, chosen, retrieval, asked,
         top_k,
     )  # fmt: skip
+
+
+def _check_size(asked: int, values: int) -> None:
+    """Refuse a run asking more hits per query, or more scores, than can be held
+    (:mod:`heta_eval.sizes`)."""
+    if asked - 1 > MAX_HITS:
+        raise RunConfigurationError(
+            f"the run would ask the knowledge base for {asked:,} hits per query (top_k and "
+            f"the largest metric k, + 1); at most {MAX_HITS:,}"
+        )
+    if values > MAX_VALUES:
+        raise RunConfigurationError(
+            f"the evaluators × the cases make {values:,} scores per mode; at most "
+            f"{MAX_VALUES:,}: fewer cutoffs or measures"
+        )
 
 
 def check_mode_names(modes: Sequence[str]) -> None:
@@ -173,9 +190,7 @@ class FolderClaim:
             shutil.rmtree(self.path.parent / "runs", ignore_errors=True)
             self.replaces = ""
         if self.pending:
-            temporary = self.path.with_name(self.path.name + ".tmp")
-            temporary.write_text(json.dumps(self.record, indent=2) + "\n", encoding="utf-8")
-            os.replace(temporary, self.path)
+            write_whole(self.path, json.dumps(self.record, indent=2) + "\n")
             self.pending = False
 
 

@@ -34,6 +34,7 @@ from heta_eval.evaluation import EvaluationScore
 from heta_eval.extras import require
 from heta_eval.io.ids import id_problem
 from heta_eval.io.trec import write_run
+from heta_eval.io.write import open_whole, write_whole
 from heta_eval.models.report import EvaluationFailure, MetricSummary
 from heta_eval.runner.hits import HITS_FILE, Hits, hits_line, read_hits
 from heta_eval.runner.table import results_table
@@ -233,18 +234,12 @@ class Journal:
         self.close()
         if self.claim is not None:
             self.claim()
-        temporary = self.path.with_suffix(".jsonl.tmp")
-        hits_temporary = self.hits_path.with_suffix(".jsonl.tmp")
-        with (
-            temporary.open("w", encoding="utf-8") as out,
-            hits_temporary.open("w", encoding="utf-8") as hits,
-        ):
+        # The hits are renamed first (the inner file), then the journal.
+        with open_whole(self.path) as out, open_whole(self.hits_path) as hits:
             for record in records:
                 if record.hits:
                     hits.write(hits_line(record.case_id, record.mode, record.hits))
                 out.write(record.model_dump_json() + "\n")
-        os.replace(hits_temporary, self.hits_path)
-        os.replace(temporary, self.path)
 
 
 def _repair_tail(path: Path) -> None:
@@ -361,17 +356,11 @@ class BenchmarkResults:
         """Write ``summary.json``, ``runs/<mode>.trec`` and ``table.md`` (the journal is
         written as the run goes)."""
         folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(folder / "summary.json", self.summary.model_dump_json(indent=2) + "\n")
+        write_whole(folder / "summary.json", self.summary.model_dump_json(indent=2) + "\n")
         (folder / "runs").mkdir(exist_ok=True)
         for mode in self.summary.modes:
             write_run(self.run(mode), folder / "runs" / f"{mode}.trec", tag=mode, sort=False)
-        _atomic_write(folder / "table.md", self.table() + "\n")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+        write_whole(folder / "table.md", self.table() + "\n")
 
 
 def load_results(path: str | Path) -> BenchmarkResults:

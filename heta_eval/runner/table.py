@@ -1,10 +1,13 @@
 """The results table: ``table.md`` in a results folder, and what ``heta-eval run`` prints.
 
 It says what was run (the dataset, its split and folder; the system; the dense encoder's
-precision and device), the retrieval metrics as a grid (mode and metric × k; BEIR values,
-``*`` when partial), other evaluators one row each, the published reference numbers beside
-ours (where the data is the registered dataset and the system is the reference knowledge
-base), per-mode counts, and every warning of the run.
+precision, device and encoding route with its reason), the retrieval metrics as a grid (mode
+and metric × k; BEIR values, ``*`` when partial), other evaluators one row each, the
+published reference numbers beside ours (where the data is the registered dataset and the
+system is the reference knowledge base), per-mode counts, and every warning of the run. Its
+tables are :class:`~heta_eval.io.tables.Table`'s; every other text it did not write (a
+folder, a URL, a failure reason, a warning) stays on its line
+(:func:`~heta_eval.io.tables.markdown_text`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from heta_eval.data.references import check, reference_systems
+from heta_eval.io.tables import Table
+from heta_eval.io.tables import markdown_text as _md
 from heta_eval.models.cells import EMPTY_CELL, counts_cell, value_cell
 
 if TYPE_CHECKING:
@@ -29,7 +34,7 @@ def results_table(summary: RunSummary) -> str:
         blocks.append(references)
     blocks.append(_notes(summary))
     if summary.warnings:
-        blocks.append("\n".join(f"warning: {line}" for line in summary.warnings))
+        blocks.append("\n".join(f"warning: {_md(line)}" for line in summary.warnings))
     return "\n\n".join(block for block in blocks if block)
 
 
@@ -41,23 +46,28 @@ def _about(summary: RunSummary) -> str:
         kind = "" if data.get("registered") else ", a dataset of your own"
         if data.get("differences"):
             kind = f", NOT the registered {data['name']}"
-        lines.append(f"- dataset: {data['name']}, {data['split']} split ({data['folder']}{kind})")
+        lines.append(
+            _md(f"- dataset: {data['name']}, {data['split']} split ({data['folder']}{kind})")
+        )
     system = summary.system
     if system.get("kind") == "service":
         headers = system.get("headers")
         sent = f" (headers sent: {', '.join(headers)})" if headers else ""
-        lines.append(f"- system: the service at {system.get('url')}{sent}")
+        lines.append(_md(f"- system: the service at {system.get('url')}{sent}"))
     elif system.get("kind") == "recipe" and summary.recipe:
-        lines.append(f"- system: recipe {summary.recipe.get('name', '?')}")
+        lines.append(_md(f"- system: recipe {summary.recipe.get('name', '?')}"))
     build = summary.build
     if build.get("precision"):
         dense = (summary.recipe or {}).get("dense") or {}
         asked = dense.get("precision")
         chosen = f" (precision {asked})" if asked and asked != build["precision"] else ""
         lines.append(
-            f"- dense encoder: {dense.get('model', '?')}, {build['precision']} on "
-            f"{build.get('device', '?')}{chosen}"
-        )
+            _md(f"- dense encoder: {dense.get('model', '?')}, {build['precision']} on "
+                f"{build.get('device', '?')}{chosen}")
+        )  # fmt: skip
+    if build.get("route"):
+        why = f": {build['route_reason']}" if build.get("route_reason") else ""
+        lines.append(_md(f"- encoding route: {build['route']}{why}"))
     return "\n".join(lines)
 
 
@@ -79,14 +89,13 @@ def _metric_blocks(summary: RunSummary) -> list[str]:
     if grid:
         blocks.append(_grid(summary, grid, modes))
     if others:
-        lines = ["| evaluator | " + " | ".join(modes) + " |", "|---|" + "---:|" * len(modes)]
-        for name in others:
-            cells = [
-                _cell(summary.modes[m].metrics.get(name), answered=summary.modes[m].answered_only)
-                for m in modes
-            ]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        blocks.append("\n".join(lines))
+        rows = [
+            [name, *(_cell(summary.modes[m].metrics.get(name),
+                           answered=summary.modes[m].answered_only) for m in modes)]
+            for name in others
+        ]  # fmt: skip
+        table = Table(["evaluator", *modes], rows, align="l" + "r" * len(modes))
+        blocks.append(table.markdown().rstrip("\n"))
     return blocks
 
 
@@ -94,13 +103,13 @@ def _grid(
     summary: RunSummary, grid: dict[tuple[str, str], dict[int, MetricSummary]], modes: list[str]
 ) -> str:
     ks = sorted({k for row in grid.values() for k in row})
-    lines = ["| mode | metric | " + " | ".join(f"@{k}" for k in ks) + " |",
-             "|---|---|" + "---:|" * len(ks)]  # fmt: skip
+    rows = []
     # Grouped by mode, metrics in the evaluators' order.
     for (mode, metric), row in sorted(grid.items(), key=lambda item: modes.index(item[0][0])):
         only = summary.modes[mode].answered_only
-        cells = [_cell(row.get(k), strict=False, answered=only) for k in ks]
-        lines.append(f"| {mode} | {metric} | " + " | ".join(cells) + " |")
+        rows.append([mode, metric, *(_cell(row.get(k), strict=False, answered=only) for k in ks)])
+    header = ["mode", "metric", *(f"@{k}" for k in ks)]
+    lines = [Table(header, rows, align="ll" + "r" * len(ks)).markdown().rstrip("\n")]
     differs = [
         f"{s.name} ({mode}) strict {value_cell(s.strict)}"
         for (mode, _), row in grid.items()
@@ -109,7 +118,7 @@ def _grid(
     ]
     if differs:
         lines.append("")
-        lines.append("Strict (trec_eval -c) differs: " + "; ".join(differs[:10]))
+        lines.append(_md("Strict (trec_eval -c) differs: " + "; ".join(differs[:10])))
     return "\n".join(lines)
 
 
@@ -155,17 +164,16 @@ def _references(summary: RunSummary) -> str:
     if not rows:
         return ""
     labels = reference_systems()
-    lines = ["Published reference numbers beside ours (`heta-eval check`):", "",
-             "| mode | metric | ours | reference | Δ | status |",
-             "|---|---|---:|---:|---:|---|"]  # fmt: skip
-    for mode, r in rows:
-        lines.append(
-            f"| {mode} | {r.metric} | {r.observed:.4f} ({r.aggregate}) | {r.expected:.4f} "
-            f"{labels.get(r.system, r.system)} | {round(r.delta, 4) + 0.0:+.4f} | {r.status} |"
-        )
-    lines.append("")
+    table = Table(
+        ["mode", "metric", "ours", "reference", "Δ", "status"],
+        [[mode, r.metric, f"{r.observed:.4f} ({r.aggregate})",
+          f"{r.expected:.4f} {labels.get(r.system, r.system)}",
+          f"{round(r.delta, 4) + 0.0:+.4f}", r.status] for mode, r in rows],
+        align="llrrrl",
+    )  # fmt: skip
+    lines = ["Published reference numbers beside ours (`heta-eval check`):", "", table.markdown()]
     sources = dict.fromkeys((labels.get(r.system, r.system), r.source) for _, r in rows)
-    lines += [f"- {label}: {source}" for label, source in sources]
+    lines += [_md(f"- {label}: {source}") for label, source in sources]
     return "\n".join(lines)
 
 
@@ -174,14 +182,14 @@ def _notes(summary: RunSummary) -> str:
     for mode, mode_summary in summary.modes.items():
         timing = mode_summary.timings
         notes.append(
-            f"- {mode}: {mode_summary.answered}/{mode_summary.cases} answered, "
+            f"- {_md(mode)}: {mode_summary.answered}/{mode_summary.cases} answered, "
             f"{mode_summary.failed_queries} failed queries, "
             f"{mode_summary.evaluator_failures} evaluator failures, "
             f"p50 latency {_ms(timing.get('latency_p50_ms'))}"
             + (" — PARTIAL" if mode_summary.partial else "")
         )
         for reason, count in list(mode_summary.failure_reasons.items())[:3]:
-            notes.append(f"  - {count} × {reason}")
+            notes.append(f"  - {count} × {_md(reason)}")
     if any(m.failed_queries for m in summary.modes.values()):
         notes.append(
             "- *: partial. Failed queries count as 0 in the headline (strict aggregate); "

@@ -16,7 +16,6 @@ Layout of ``output``::
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from heta_eval import config, interrupts
 from heta_eval.adapters import load_benchmark
 from heta_eval.compare.leaderboard import leaderboard
 from heta_eval.data.folders import dataset_label
+from heta_eval.io.write import write_whole
 from heta_eval.kb.cache import default_cache_dir
 from heta_eval.kb.recipe import Recipe
 from heta_eval.runner import BenchmarkRunner
@@ -166,10 +166,7 @@ class Sweep:
 
     def save_manifest(self, manifest: dict[str, Any]) -> None:
         self.output.mkdir(parents=True, exist_ok=True)
-        path = self.output / MANIFEST
-        temporary = path.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        write_whole(self.output / MANIFEST, json.dumps(manifest, indent=2) + "\n")
 
     def folder(self, cell: Cell) -> Path:
         return self.output / cell.name / cell.recipe / cell.mode
