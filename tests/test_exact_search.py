@@ -54,7 +54,7 @@ def test_row_scale_multiplies_each_rows_scores():
         np.testing.assert_allclose(got_scores[q], cosine[q][got_rows[q]], rtol=1e-6)
 
 
-@pytest.mark.parametrize("dim", [8, 96, 384])
+@pytest.mark.parametrize("dim", [8, 384])
 def test_a_rows_score_is_the_same_bits_whatever_block_or_batch_it_is_in(dim):
     # Real-valued vectors: a score rounds differently through another BLAS path (one query
     # alone, a thin product); the search pads its products so that none is thinner.
@@ -72,8 +72,8 @@ def test_a_rows_score_is_the_same_bits_whatever_block_or_batch_it_is_in(dim):
     one_row_blocks = exact_search(corpus[:300], vectors[:2], 50, block_rows=1, query_batch=1)
     assert np.array_equal(one_row_blocks[1], exact_search(corpus[:300], vectors, 50)[1][:2])
     # A corpus of another length: the rows it shares score the same bits.
-    longer = np.concatenate([corpus, rng.normal(size=(70_000, dim)).astype(np.float16)])
-    everything = exact_search(longer, vectors, len(longer))
+    longer = np.concatenate([corpus, rng.normal(size=(9_000, dim)).astype(np.float16)])
+    everything = exact_search(longer, vectors, len(longer), block_rows=5_000)
     for q in range(13):
         mine = everything[0][q] < len(corpus)
         assert np.array_equal(everything[0][q][mine][:50], reference[0][q])
