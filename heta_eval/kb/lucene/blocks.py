@@ -1,0 +1,241 @@
+"""One block of documents analyzed into postings, in worker processes (as Lucene writes
+segments), for :mod:`.build` to merge.
+
+:func:`analyze_block` turns a block's texts (one list per field) into, per field, the block's
+distinct terms (first-seen order), each term's postings (block-relative document numbers,
+ascending, and term frequencies) and each document's length; the postings go to ``.npy``
+files, the rest back to the caller. :class:`BlockAnalyzers` runs it in one worker process per
+usable CPU (``python -m heta_eval.kb.lucene.block_worker``: no fork of the caller, nothing of
+its ``__main__`` re-imported), or in the calling process where one worker would do.
+
+Workers start in a session of their own, so a Ctrl-C at the terminal reaches only the main
+process, which ends them (``close``); a worker whose parent dies exits within half a second.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from heta_eval.kb.lucene.analyzer import token_term
+from heta_eval.kb.lucene.tokenizer import standard_tokens
+
+__all__ = ["BlockAnalyzers", "BlockPostings", "analyze_block"]
+
+# Java's String.trim() strips every character up to U+0020 (and only those): Anserini skips a
+# document whose contents is nothing else.
+JAVA_TRIM = "".join(map(chr, range(0x21)))
+_STOP = -1  # a token the analyzer drops (a stop word)
+
+
+@dataclass
+class BlockPostings:
+    """What the main process needs of one analyzed block (the postings are on disk)."""
+
+    number: int
+    start: int  # the block's first document
+    size: int
+    terms: list[list[str]]  # per field: distinct terms, first-seen order
+    counts: list[np.ndarray]  # per field: postings per term (int64)
+    lengths: list[np.ndarray]  # per field: terms per document (int64)
+    max_freq: int
+    skipped: int
+
+
+def block_files(folder: Path, number: int, field: int) -> tuple[Path, Path]:
+    """Where a block's postings of one field live: (documents, frequencies)."""
+    return folder / f"{number}-{field}-docs.npy", folder / f"{number}-{field}-freqs.npy"
+
+
+def analyze_block(
+    number: int, start: int, texts: list[list[str]], contents: int | None, folder: str
+) -> BlockPostings:
+    """Analyze one block (``texts[f][i]``: field ``f`` of document ``start + i``); a document
+    whose field ``contents`` is blank is skipped whole, as Anserini skips it."""
+    size = len(texts[0])
+    keep = [True] * size
+    if contents is not None:
+        keep = [_text(t, start + i).strip(JAVA_TRIM) != "" for i, t in enumerate(texts[contents])]
+    terms, counts, lengths, max_freq = [], [], [], 0
+    for field, column in enumerate(texts):
+        ids: dict[str, int] = {}  # term -> id in this block and field
+        token_ids: dict[str, int] = {}  # token -> term id, or _STOP
+        flat: list[int] = []
+        length = np.zeros(size, dtype=np.int64)
+        for i, text in enumerate(column):
+            if not keep[i]:
+                continue
+            before = len(flat)
+            for token in standard_tokens(_text(text, start + i)):
+                t = token_ids.get(token)
+                if t is None:
+                    term = token_term(token)
+                    t = _STOP if term is None else ids.setdefault(term, len(ids))
+                    token_ids[token] = t
+                if t != _STOP:
+                    flat.append(t)
+            length[i] = len(flat) - before
+        docs, freqs, per_term = _postings(np.asarray(flat, dtype=np.int64), length, len(ids))
+        max_freq = max(max_freq, int(freqs.max(initial=0)))
+        docs_path, freqs_path = block_files(Path(folder), number, field)
+        np.save(docs_path, docs.astype(np.uint32 if size <= 1 << 32 else np.int64))
+        np.save(freqs_path, freqs.astype(np.uint16 if max_freq < 1 << 16 else np.uint32))
+        terms.append(list(ids))
+        counts.append(per_term)
+        lengths.append(length)
+    return BlockPostings(number, start, size, terms, counts, lengths, max_freq, keep.count(False))
+
+
+def _text(text: Any, number: int) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"document {number}: text must be a string, not {type(text).__name__}")
+    return text
+
+
+def _postings(flat: np.ndarray, lengths: np.ndarray, terms: int) -> tuple[np.ndarray, ...]:
+    """Postings sorted by term then document: (documents, frequencies, postings per term)."""
+    size = max(len(lengths), 1)
+    owners = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    keys, freqs = np.unique(flat * size + owners, return_counts=True)
+    term_of, docs = np.divmod(keys, size)
+    return docs, freqs, np.bincount(term_of, minlength=terms).astype(np.int64)
+
+
+class BlockAnalyzers:
+    """Runs :func:`analyze_block` on ``workers`` processes (in this process when 1), at most
+    one block per worker at a time, results in submission order.
+
+    >>> import tempfile
+    >>> with BlockAnalyzers(1) as analyzers:
+    ...     analyzers.submit((0, 0, [["Cats sat.", ""]], 0, tempfile.mkdtemp()))
+    ...     [(r.terms, r.skipped) for r in analyzers.results()]
+    [([['cat', 'sat']], 1)]
+    """
+
+    def __init__(self, workers: int) -> None:
+        self._processes = [_Worker() for _ in range(workers)] if workers > 1 else []
+        self._pending: deque[tuple[Any, Any]] = deque()  # (worker or None, result or None)
+        self._next = 0
+
+    @property
+    def busy(self) -> bool:
+        """Whether a new block would have to wait for a result to be taken first."""
+        return len(self._pending) >= max(1, len(self._processes))
+
+    def submit(self, task: tuple) -> None:
+        """Queue one block (``analyze_block``'s arguments); never call it while ``busy``."""
+        if not self._processes:
+            self._pending.append((None, analyze_block(*task)))
+            return
+        worker = self._processes[self._next % len(self._processes)]
+        self._next += 1
+        worker.send(task)
+        self._pending.append((worker, None))
+
+    def take(self) -> BlockPostings:
+        """The oldest block's result (waits for it)."""
+        worker, result = self._pending.popleft()
+        return result if worker is None else worker.receive()
+
+    def results(self) -> Any:
+        """Every result still pending, in order."""
+        while self._pending:
+            yield self.take()
+
+    def close(self) -> None:
+        """End the workers (at once: a worker mid-block is killed)."""
+        for worker in self._processes:
+            worker.stop()
+        self._processes = []
+
+    def __enter__(self) -> BlockAnalyzers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Worker:
+    """One worker process: tasks pickled to its stdin, results pickled from its stdout."""
+
+    def __init__(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[3])
+        path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "PYTHONPATH": path, "OPENBLAS_NUM_THREADS": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "heta_eval.kb.lucene.block_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            start_new_session=True,  # the terminal's Ctrl-C goes to the main process alone
+        )  # fmt: skip
+
+    def send(self, task: tuple) -> None:
+        assert self.process.stdin is not None
+        pickle.dump(task, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.process.stdin.flush()
+
+    def receive(self) -> BlockPostings:
+        assert self.process.stdout is not None
+        try:
+            kind, value = pickle.load(self.process.stdout)
+        except EOFError:
+            status = self.process.wait()
+            raise RuntimeError(f"a BM25 indexing worker ended unexpectedly (exit status "
+                               f"{status}); see its message above") from None  # fmt: skip
+        if kind == "error":
+            raise RuntimeError(f"BM25 indexing failed: {value}")
+        return value
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:  # a broken pipe to a killed worker
+                pass
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker when the process that started it is gone (it was killed)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _serve(tasks: BinaryIO, results: BinaryIO) -> None:
+    while True:
+        try:
+            task = pickle.load(tasks)
+        except EOFError:  # the main process closed the pipe (or died)
+            return
+        try:
+            reply: tuple[str, Any] = ("ok", analyze_block(*task))
+        except Exception as error:
+            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+            reply = ("error", f"documents {task[1]:,}-{task[1] + len(task[2][0]) - 1:,}: {detail}")
+        pickle.dump(reply, results, protocol=pickle.HIGHEST_PROTOCOL)
+        results.flush()
+
+
+def main() -> None:
+    """A worker: serve blocks until stdin closes. Its stdout carries only results (anything
+    else printed goes to stderr)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    results = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    _serve(sys.stdin.buffer, results)
