@@ -2,7 +2,7 @@
 segments), for :mod:`.build` to merge.
 
 :func:`analyze_block` turns a block's texts (one list per field) into, per field, the block's
-distinct terms (first-seen order), each term's postings (block-relative document numbers,
+distinct terms, each term's postings (block-relative document numbers,
 ascending, and term frequencies) and each document's length; the postings go to ``.npy``
 files, the rest back to the caller. :class:`BlockAnalyzers` runs it in one worker process per
 usable CPU (``python -m heta_eval.kb.lucene.block_worker``: no fork of the caller, nothing of
@@ -38,6 +38,12 @@ __all__ = ["BlockAnalyzers", "BlockPostings", "analyze_block"]
 # document whose contents is nothing else.
 JAVA_TRIM = "".join(map(chr, range(0x21)))
 _STOP = -1  # a token the analyzer drops (a stop word)
+# A process's tokens and their terms (None: a stop word), across blocks; emptied when it holds
+# more than _TERMS_LIMIT (the analyzer's own cache is left alone: this one is enough).
+_TERMS: dict[str, str | None] = {}
+_TERMS_LIMIT = 500_000
+_UNSEEN = object()
+_token_term = token_term.__wrapped__
 
 
 @dataclass
@@ -47,7 +53,7 @@ class BlockPostings:
     number: int
     start: int  # the block's first document
     size: int
-    terms: list[list[str]]  # per field: distinct terms, first-seen order
+    terms: list[list[str]]  # per field: the block's distinct terms (ids: positions here)
     counts: list[np.ndarray]  # per field: postings per term (int64)
     lengths: list[np.ndarray]  # per field: terms per document (int64)
     max_freq: int
@@ -70,32 +76,44 @@ def analyze_block(
         keep = [_text(t, start + i).strip(JAVA_TRIM) != "" for i, t in enumerate(texts[contents])]
     terms, counts, lengths, max_freq = [], [], [], 0
     for field, column in enumerate(texts):
-        ids: dict[str, int] = {}  # term -> id in this block and field
-        token_ids: dict[str, int] = {}  # token -> term id, or _STOP
-        flat: list[int] = []
-        length = np.zeros(size, dtype=np.int64)
-        for i, text in enumerate(column):
-            if not keep[i]:
-                continue
-            before = len(flat)
-            for token in standard_tokens(_text(text, start + i)):
-                t = token_ids.get(token)
-                if t is None:
-                    term = token_term(token)
-                    t = _STOP if term is None else ids.setdefault(term, len(ids))
-                    token_ids[token] = t
-                if t != _STOP:
-                    flat.append(t)
-            length[i] = len(flat) - before
-        docs, freqs, per_term = _postings(np.asarray(flat, dtype=np.int64), length, len(ids))
+        flat, owners, vocabulary = _field_terms(column, keep, start)
+        docs, freqs, per_term = _postings(flat, owners, size, len(vocabulary))
         max_freq = max(max_freq, int(freqs.max(initial=0)))
         docs_path, freqs_path = block_files(Path(folder), number, field)
         np.save(docs_path, docs.astype(np.uint32 if size <= 1 << 32 else np.int64))
         np.save(freqs_path, freqs.astype(np.uint16 if max_freq < 1 << 16 else np.uint32))
-        terms.append(list(ids))
+        terms.append(vocabulary)
         counts.append(per_term)
-        lengths.append(length)
+        lengths.append(np.bincount(owners, minlength=size).astype(np.int64))
     return BlockPostings(number, start, size, terms, counts, lengths, max_freq, keep.count(False))
+
+
+def _field_terms(
+    column: list[str], keep: list[bool], start: int
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """One field's terms in the block: each term occurrence's term id (ids in this block) and
+    document, in text order, and the block's terms by id. Python touches each distinct token
+    once; the occurrences go through C (``str.extend``, ``set``, ``map``, numpy)."""
+    tokens: list[str] = []
+    per_doc = []
+    for i, text in enumerate(column):
+        before = len(tokens)
+        if keep[i]:
+            tokens.extend(standard_tokens(_text(text, start + i)))
+        per_doc.append(len(tokens) - before)
+    if len(_TERMS) > _TERMS_LIMIT:
+        _TERMS.clear()
+    ids: dict[str, int] = {}  # term -> id in this block and field
+    local: dict[str, int] = {}  # token -> term id, or _STOP
+    for token in set(tokens):
+        term = _TERMS.get(token, _UNSEEN)
+        if term is _UNSEEN:
+            term = _TERMS[token] = _token_term(token)
+        local[token] = _STOP if term is None else ids.setdefault(term, len(ids))
+    flat = np.fromiter(map(local.__getitem__, tokens), np.int64, len(tokens))
+    owners = np.repeat(np.arange(len(column), dtype=np.int64), per_doc)
+    found = flat != _STOP
+    return flat[found], owners[found], list(ids)
 
 
 def _text(text: Any, number: int) -> str:
@@ -104,10 +122,11 @@ def _text(text: Any, number: int) -> str:
     return text
 
 
-def _postings(flat: np.ndarray, lengths: np.ndarray, terms: int) -> tuple[np.ndarray, ...]:
+def _postings(
+    flat: np.ndarray, owners: np.ndarray, size: int, terms: int
+) -> tuple[np.ndarray, ...]:
     """Postings sorted by term then document: (documents, frequencies, postings per term)."""
-    size = max(len(lengths), 1)
-    owners = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    size = max(size, 1)
     keys, freqs = np.unique(flat * size + owners, return_counts=True)
     term_of, docs = np.divmod(keys, size)
     return docs, freqs, np.bincount(term_of, minlength=terms).astype(np.int64)
@@ -120,8 +139,8 @@ class BlockAnalyzers:
     >>> import tempfile
     >>> with BlockAnalyzers(1) as analyzers:
     ...     analyzers.submit((0, 0, [["Cats sat.", ""]], 0, tempfile.mkdtemp()))
-    ...     [(r.terms, r.skipped) for r in analyzers.results()]
-    [([['cat', 'sat']], 1)]
+    ...     [(sorted(r.terms[0]), r.skipped) for r in analyzers.results()]
+    [(['cat', 'sat'], 1)]
     """
 
     def __init__(self, workers: int) -> None:
@@ -155,10 +174,12 @@ class BlockAnalyzers:
             yield self.take()
 
     def close(self) -> None:
-        """End the workers (at once: a worker mid-block is killed)."""
+        """End the workers (at once: a worker mid-block is killed); forget the tokens an
+        analysis in this process kept."""
         for worker in self._processes:
             worker.stop()
         self._processes = []
+        _TERMS.clear()
 
     def __enter__(self) -> BlockAnalyzers:
         return self
