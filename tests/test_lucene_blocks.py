@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -20,6 +26,7 @@ from heta_eval.kb.lucene.analyzer import analyze
 from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
 from heta_eval.kb.lucene.similarity import byte4_to_int, int_to_byte4
 
+REPO = Path(__file__).resolve().parents[1]
 K1, B = 0.9, 0.4
 WORDS = ["cell", "cells", "celled", "protein", "proteins", "binding", "bind", "the", "of", "a",
          "mouse", "mice", "tumor", "café", "naïve", "日本", "𝐚s", "e.g.", "3.5", "Σίσυφος",
@@ -298,3 +305,64 @@ def test_an_empty_corpus_and_a_corpus_of_stop_words_search_to_nothing(tmp_path: 
         index = build({"contents": texts}, workers=1, block_size=1)
         idx, scores = index.search(["the", "gene", ""], k=5)
         assert idx.shape == (3, min(5, len(texts))) and (idx == -1).all() and (scores == 0).all()
+
+
+# A real process building into a cache entry with two workers, as `heta-eval run` builds;
+# blocks big enough (a second or so) that a worker the signal did not end would still be busy.
+_BUILD_SCRIPT = """
+import sys
+import numpy as np
+from heta_eval import interrupts
+from heta_eval.kb.cache import ArtifactCache
+from heta_eval.kb.lucene.index import LuceneBM25Index
+
+words = np.array([f"w{i}" for i in range(5000)])
+rng = np.random.default_rng(0)
+texts = [" ".join(rng.choice(words, 40)) for _ in range(60_000)]
+cache = ArtifactCache(sys.argv[1])
+with interrupts.handled(), interrupts.phase("building the BM25 index"):
+    cache.get_or_build("bm25", "key", lambda d: LuceneBM25Index.build(
+        {"contents": texts}, directory=d, block_size=4000, workers=2, progress=True))
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc for the workers")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_build_ends_workers_and_leaves_no_cache_entry(tmp_path, signum) -> None:
+    log = tmp_path / "err.txt"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with log.open("w") as err:
+        process = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, str(tmp_path / "cache")],
+                                   stderr=err, env=env)  # fmt: skip
+    try:
+        # Wait until blocks have come back from the workers (the bar counts documents).
+        deadline = time.monotonic() + 600
+        while not re.search(r"\| [1-9][\d,]*/60000", log.read_text().replace("\r", "\n")):
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.05)
+        workers = _children(process.pid)
+        assert len(workers) == 2
+        process.send_signal(signum)
+        status = process.wait(timeout=600)
+    finally:
+        process.kill()
+    stderr = log.read_text()
+    assert status == 128 + signum, stderr
+    name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
+    assert f"heta-eval: interrupted ({name}) while building the BM25 index" in stderr
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers), "a worker outlived it"
+    # Neither a finished entry nor a half-written one is left for a later run to find.
+    assert [p.name for p in (tmp_path / "cache").iterdir() if "lock" not in p.name] == []
