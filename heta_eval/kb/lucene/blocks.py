@@ -4,9 +4,9 @@ segments), for :mod:`.build` to merge.
 :func:`analyze_block` turns a block's texts (one list per field) into, per field, the block's
 distinct terms, each term's postings (block-relative document numbers,
 ascending, and term frequencies) and each document's length; the postings go to ``.npy``
-files, the rest back to the caller. :class:`BlockAnalyzers` runs it in one worker process per
-usable CPU (``python -m heta_eval.kb.lucene.block_worker``: no fork of the caller, nothing of
-its ``__main__`` re-imported), or in the calling process where one worker would do.
+files, the rest back to the caller. :class:`BlockAnalyzers` runs it in the calling process and
+worker processes, one process per usable CPU (``python -m heta_eval.kb.lucene.block_worker``:
+no fork of the caller, nothing of its ``__main__`` re-imported).
 
 Workers start in a session of their own, so a Ctrl-C at the terminal reaches only the main
 process, which ends them (``close``); a worker whose parent dies exits within half a second.
@@ -133,8 +133,9 @@ def _postings(
 
 
 class BlockAnalyzers:
-    """Runs :func:`analyze_block` on ``workers`` processes (in this process when 1), at most
-    one block per worker at a time, results in submission order.
+    """Runs :func:`analyze_block` on ``workers`` processes: this one and ``workers - 1``
+    worker processes, blocks taken in turn (a worker's first, so it works while this process
+    analyzes its own), at most one block per process at a time, results in submission order.
 
     >>> import tempfile
     >>> with BlockAnalyzers(1) as analyzers:
@@ -144,24 +145,26 @@ class BlockAnalyzers:
     """
 
     def __init__(self, workers: int) -> None:
-        self._processes = [_Worker() for _ in range(workers)] if workers > 1 else []
+        # The slots blocks go to in turn: the worker processes, then None for this process.
+        self._slots: list[_Worker | None] = [_Worker() for _ in range(workers - 1)]
+        self._slots.append(None)
         self._pending: deque[tuple[Any, Any]] = deque()  # (worker or None, result or None)
         self._next = 0
 
     @property
     def busy(self) -> bool:
         """Whether a new block would have to wait for a result to be taken first."""
-        return len(self._pending) >= max(1, len(self._processes))
+        return len(self._pending) >= len(self._slots)
 
     def submit(self, task: tuple) -> None:
         """Queue one block (``analyze_block``'s arguments); never call it while ``busy``."""
-        if not self._processes:
-            self._pending.append((None, analyze_block(*task)))
-            return
-        worker = self._processes[self._next % len(self._processes)]
+        worker = self._slots[self._next % len(self._slots)]
         self._next += 1
-        worker.send(task)
-        self._pending.append((worker, None))
+        if worker is None:
+            self._pending.append((None, analyze_block(*task)))
+        else:
+            worker.send(task)
+            self._pending.append((worker, None))
 
     def take(self) -> BlockPostings:
         """The oldest block's result (waits for it)."""
@@ -176,9 +179,10 @@ class BlockAnalyzers:
     def close(self) -> None:
         """End the workers (at once: a worker mid-block is killed); forget the tokens an
         analysis in this process kept."""
-        for worker in self._processes:
-            worker.stop()
-        self._processes = []
+        for worker in self._slots:
+            if worker is not None:
+                worker.stop()
+        self._slots = [None]
         _TERMS.clear()
 
     def __enter__(self) -> BlockAnalyzers:
