@@ -5,8 +5,8 @@ segments), for :mod:`.build` to merge.
 distinct terms, each term's postings (block-relative document numbers,
 ascending, and term frequencies) and each document's length; the postings go to ``.npy``
 files, the rest back to the caller. :class:`BlockAnalyzers` runs it in the calling process and
-worker processes, one process per usable CPU (``python -m heta_eval.kb.lucene.block_worker``:
-no fork of the caller, nothing of its ``__main__`` re-imported).
+worker processes, one process per usable CPU (a fresh interpreter each: no fork of the caller,
+nothing of its ``__main__`` re-imported).
 
 Workers start in a session of their own, so a Ctrl-C at the terminal reaches only the main
 process, which ends them (``close``); a worker whose parent dies exits within half a second.
@@ -192,15 +192,29 @@ class BlockAnalyzers:
         self.close()
 
 
+# A worker process's program. It needs the analyzer, not what the packages heta_eval.kb and
+# heta_eval.kb.lucene export (pydantic models, the HTTP client, pyarrow: about 90 MB and a
+# second of start-up per worker), so those two packages stand in bare, as plain folders.
+_WORKER = """
+import sys, types
+for name, folder in zip(("heta_eval.kb", "heta_eval.kb.lucene"), sys.argv[1:3]):
+    package = types.ModuleType(name)
+    package.__path__ = [folder]
+    sys.modules[name] = package
+from heta_eval.kb.lucene.blocks import main
+main()
+"""
+
+
 class _Worker:
     """One worker process: tasks pickled to its stdin, results pickled from its stdout."""
 
     def __init__(self) -> None:
-        package_root = str(Path(__file__).resolve().parents[3])
-        path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+        here = Path(__file__).resolve().parent
+        path = os.pathsep.join(filter(None, [str(here.parents[2]), os.environ.get("PYTHONPATH")]))
         env = {**os.environ, "PYTHONPATH": path, "OPENBLAS_NUM_THREADS": "1"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "heta_eval.kb.lucene.block_worker"],
+            [sys.executable, "-c", _WORKER, str(here.parent), str(here)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             start_new_session=True,  # the terminal's Ctrl-C goes to the main process alone
         )  # fmt: skip
