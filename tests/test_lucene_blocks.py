@@ -25,6 +25,7 @@ import pytest
 from heta_eval.kb.lucene.analyzer import analyze
 from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
 from heta_eval.kb.lucene.similarity import byte4_to_int, int_to_byte4
+from heta_eval.kb.lucene.tokenizer import block_tokens, standard_tokens
 
 REPO = Path(__file__).resolve().parents[1]
 K1, B = 0.9, 0.4
@@ -367,3 +368,43 @@ def test_a_signal_mid_build_ends_workers_and_leaves_no_cache_entry(tmp_path, sig
     assert not any(Path(f"/proc/{pid}").exists() for pid in workers), "a worker outlived it"
     # Neither a finished entry nor a half-written one is left for a later run to find.
     assert [p.name for p in (tmp_path / "cache").iterdir() if "lock" not in p.name] == []
+
+
+def _per_text(texts: list[str]) -> dict[int, list[str]]:
+    return {i: list(standard_tokens(text)) for i, text in enumerate(texts)}
+
+
+def _grouped(texts: list[str]) -> dict[int, list[str]]:
+    tokens, owners = block_tokens(texts)
+    grouped: dict[int, list[str]] = {i: [] for i in range(len(texts))}
+    for token, owner in zip(tokens, owners.tolist(), strict=True):
+        grouped[owner].append(token)
+    return grouped
+
+
+def test_block_tokens_are_each_texts_standard_tokens() -> None:
+    # The pinned Lucene cases (emoji, old word-break properties, the 255-unit cut, class
+    # mixes, long texts), and plain ASCII edge cases for the texts split together.
+    pins = json.loads((REPO / "tests" / "data" / "lucene_tokens.json").read_text())
+    texts = [text for text, _ in pins["texts"]]
+    texts += ["", " ", "\x01", "a\x01b", "x" * 300, "y" * 255 + " z", "e.g", "a.b c", "a_b",
+              "a. b", "it's", "A1b2, c3", "\t\n", "end."]  # fmt: skip
+    rng = np.random.default_rng(4)
+    alphabet = [*"ab1 .,;:'_-\x01\n", "\u00e9", "\U0001f600"]
+    texts += ["".join(rng.choice(alphabet, int(rng.integers(0, 40)))) for _ in range(2000)]
+    for order in (texts, texts[::-1], texts[:7], texts[-3:]):
+        assert _grouped(order) == _per_text(order)
+    tokens, owners = block_tokens([])
+    assert tokens == [] and owners.tolist() == []
+
+
+def test_the_plain_text_test_is_the_rule_it_states() -> None:
+    # Plain: no "_", and no ":.,;'" between two ASCII letters or digits (the old pattern).
+    from heta_eval.kb.lucene import tokenizer
+
+    rule = re.compile(r"_|[A-Za-z0-9][:.,;'][A-Za-z0-9]")
+    rng = np.random.default_rng(9)
+    alphabet = [*"aZ09_:.,;'- !?\n\x01", "\u00e9"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet, int(rng.integers(0, 12))))
+        assert tokenizer._plain(text) == (text.isascii() and rule.search(text) is None), text

@@ -30,7 +30,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from heta_eval.kb.lucene.analyzer import token_term
-from heta_eval.kb.lucene.tokenizer import standard_tokens
+from heta_eval.kb.lucene.tokenizer import block_tokens
 
 __all__ = ["BlockAnalyzers", "BlockPostings", "analyze_block"]
 
@@ -92,15 +92,10 @@ def _field_terms(
     column: list[str], keep: list[bool], start: int
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """One field's terms in the block: each term occurrence's term id (ids in this block) and
-    document, in text order, and the block's terms by id. Python touches each distinct token
-    once; the occurrences go through C (``str.extend``, ``set``, ``map``, numpy)."""
-    tokens: list[str] = []
-    per_doc = []
-    for i, text in enumerate(column):
-        before = len(tokens)
-        if keep[i]:
-            tokens.extend(standard_tokens(_text(text, start + i)))
-        per_doc.append(len(tokens) - before)
+    document, and the block's terms by id. Python touches each distinct token once; the
+    occurrences go through C (the tokenizer's block path, ``set``, ``map``, numpy)."""
+    texts = [_text(text, start + i) if keep[i] else "" for i, text in enumerate(column)]
+    tokens, owners = block_tokens(texts)
     if len(_TERMS) > _TERMS_LIMIT:
         _TERMS.clear()
     ids: dict[str, int] = {}  # term -> id in this block and field
@@ -111,7 +106,6 @@ def _field_terms(
             term = _TERMS[token] = _token_term(token)
         local[token] = _STOP if term is None else ids.setdefault(term, len(ids))
     flat = np.fromiter(map(local.__getitem__, tokens), np.int64, len(tokens))
-    owners = np.repeat(np.arange(len(column), dtype=np.int64), per_doc)
     found = flat != _STOP
     return flat[found], owners[found], list(ids)
 
