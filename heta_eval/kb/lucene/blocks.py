@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from heta_eval.kb.lucene.analyzer import token_term
+from heta_eval.kb.lucene.porter import porter_stem
 from heta_eval.kb.lucene.tokenizer import block_tokens
 
 __all__ = ["BlockAnalyzers", "BlockPostings", "analyze_block"]
@@ -38,10 +39,11 @@ __all__ = ["BlockAnalyzers", "BlockPostings", "analyze_block"]
 # document whose contents is nothing else.
 JAVA_TRIM = "".join(map(chr, range(0x21)))
 _STOP = -1  # a token the analyzer drops (a stop word)
-# A process's tokens and their terms (None: a stop word), across blocks; emptied when it holds
-# more than _TERMS_LIMIT (the analyzer's own cache is left alone: this one is enough).
+# A process's tokens and their terms (None: a stop word), across blocks; emptied (with the
+# stemmer's cache) when it holds more than _TERMS_LIMIT: the frequent tokens come back within a
+# block, and the rare ones, most of a large corpus's vocabulary, would only fill memory.
 _TERMS: dict[str, str | None] = {}
-_TERMS_LIMIT = 500_000
+_TERMS_LIMIT = 200_000
 _UNSEEN = object()
 _token_term = token_term.__wrapped__
 
@@ -97,7 +99,7 @@ def _field_terms(
     texts = [_text(text, start + i) if keep[i] else "" for i, text in enumerate(column)]
     tokens, owners = block_tokens(texts)
     if len(_TERMS) > _TERMS_LIMIT:
-        _TERMS.clear()
+        _forget()
     ids: dict[str, int] = {}  # term -> id in this block and field
     local: dict[str, int] = {}  # token -> term id, or _STOP
     for token in set(tokens):
@@ -108,6 +110,12 @@ def _field_terms(
     flat = np.fromiter(map(local.__getitem__, tokens), np.int64, len(tokens))
     found = flat != _STOP
     return flat[found], owners[found], list(ids)
+
+
+def _forget() -> None:
+    """Empty this process's caches of tokens and stems."""
+    _TERMS.clear()
+    porter_stem.cache_clear()
 
 
 def _text(text: Any, number: int) -> str:
@@ -177,7 +185,7 @@ class BlockAnalyzers:
             if worker is not None:
                 worker.stop()
         self._slots = [None]
-        _TERMS.clear()
+        _forget()
 
     def __enter__(self) -> BlockAnalyzers:
         return self

@@ -21,6 +21,7 @@ blocks' postings are merged into the final arrays, written straight to disk:
 from __future__ import annotations
 
 import json
+import mmap
 import shutil
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -184,10 +185,8 @@ class _Blocks:
         doc_type = np.uint32 if self.n <= 1 << 32 else np.int64
         freq_type = np.uint8 if self.max_freq < 1 << 8 else np.uint16
         freq_type = freq_type if self.max_freq < 1 << 16 else np.uint32
-        out_docs = np.lib.format.open_memmap(self.directory / "docs.npy", "w+", doc_type, (total,))
-        out_freqs = np.lib.format.open_memmap(
-            self.directory / "freqs.npy", "w+", freq_type, (total,)
-        )
+        out_docs = _Output(self.directory / "docs.npy", doc_type, total)
+        out_freqs = _Output(self.directory / "freqs.npy", freq_type, total)
         cursor = indptr[:-1].copy()
         for number, start in sorted(self.blocks, key=lambda block: block[1]):
             for f, final in enumerate(finals):
@@ -198,13 +197,42 @@ class _Blocks:
                 # Posting i of the block's run for term t goes to cursor[t] + (i - run start).
                 run_starts = np.cumsum(counts) - counts
                 at = np.repeat(cursor[ids] - run_starts, counts) + np.arange(len(docs))
-                out_docs[at] = docs.astype(doc_type) + doc_type(start)
-                out_freqs[at] = freqs
+                out_docs.array[at] = docs.astype(doc_type) + doc_type(start)
+                out_freqs.array[at] = freqs
                 cursor[ids] += counts
                 for path in (docs_path, freqs_path):
                     path.unlink()
-        out_docs.flush()
-        out_freqs.flush()
+            out_docs.release()
+            out_freqs.release()
+        out_docs.close()
+        out_freqs.close()
+
+
+# Linux drops a shared file mapping's pages from the process on MADV_DONTNEED and keeps them,
+# written, in the page cache; elsewhere the advice may discard writes, so it is not given.
+_RELEASE = getattr(mmap, "MADV_DONTNEED", None) if sys.platform.startswith("linux") else None
+
+
+class _Output:
+    """An ``.npy`` array of ``size`` written in place through a shared mapping of its file;
+    ``release()`` takes its pages out of this process's resident memory (they stay in the
+    page cache), so that writing an index never holds all of it in the process."""
+
+    def __init__(self, path: Path, dtype: Any, size: int) -> None:
+        offset = np.lib.format.open_memmap(path, "w+", dtype, (size,)).offset  # the header
+        self._file = open(path, "r+b")  # noqa: SIM115 (closed in close)
+        self._map = mmap.mmap(self._file.fileno(), 0)
+        self.array = np.frombuffer(self._map, dtype=dtype, count=size, offset=offset)
+
+    def release(self) -> None:
+        if _RELEASE is not None:
+            self._map.madvise(_RELEASE)
+
+    def close(self) -> None:
+        del self.array
+        self._map.flush()
+        self._map.close()
+        self._file.close()
 
 
 def tie_ranks_of(n: int, tie_keys: Any = None, tie_ranks: Any = None) -> np.ndarray:

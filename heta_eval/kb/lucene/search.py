@@ -51,16 +51,44 @@ def _sift_up(keys, docs, scores, i):  # type: ignore[no-untyped-def]
         i = parent
 
 
+# Term scores come from a table per clause for frequencies below this (the same float32
+# steps, done 256 times per frequency instead of once per posting: no division per posting).
+_TABLE_FREQS = 16
+
+
+def _accumulate(indptr, docs, freqs, norms, factors, t, f, w, table, total, touched, count):  # type: ignore[no-untyped-def]
+    """Add clause (term ``t`` of field ``f``, weight ``w``) to ``total``; a document seen the
+    first time joins ``touched``. Returns the new number of touched documents."""
+    one = np.float32(1.0)
+    for freq in range(1, _TABLE_FREQS):
+        for byte in range(256):
+            # BM25Scorer.score: weight - weight / (1 + freq * normInverse), in float32.
+            table[freq, byte] = w - w / (one + np.float32(freq) * factors[f, byte])
+    for j in range(indptr[t], indptr[t + 1]):
+        d = docs[j]
+        freq = freqs[j]
+        if freq < _TABLE_FREQS:
+            s = table[freq, norms[f, d]]
+        else:
+            s = w - w / (one + np.float32(freq) * factors[f, norms[f, d]])
+        if s == 0:  # adds nothing (and a document must be touched once)
+            continue
+        touched[count] = d  # kept only where the document is new: no branch to mispredict
+        count += total[d] == 0
+        total[d] += s
+    return count
+
+
 def _kernel(indptr, docs, freqs, norms, factors, tie_ranks, terms, fields, weights,  # type: ignore[no-untyped-def]
             pointers, threads, out_idx, out_scores):  # fmt: skip
     k = out_idx.shape[1]
     num_docs = norms.shape[1]
     queries = len(pointers) - 1
-    one = np.float32(1.0)
     last = np.int64(0xFFFFFFFF)
     for thread in prange(threads):
         total = np.zeros(num_docs, dtype=np.float64)
-        touched = np.empty(num_docs, dtype=docs.dtype)
+        touched = np.empty(num_docs + 1, dtype=docs.dtype)
+        table = np.empty((_TABLE_FREQS, 256), dtype=np.float32)
         keys = np.empty(k, dtype=np.int64)
         hit_docs = np.empty(k, dtype=np.int64)
         hit_scores = np.empty(k, dtype=np.float32)
@@ -69,17 +97,8 @@ def _kernel(indptr, docs, freqs, norms, factors, tie_ranks, terms, fields, weigh
         for q in range(thread, queries, threads):
             count = 0
             for c in range(pointers[q], pointers[q + 1]):
-                t, f, w = terms[c], fields[c], weights[c]
-                for j in range(indptr[t], indptr[t + 1]):
-                    d = docs[j]
-                    # BM25Scorer.score: weight - weight / (1 + freq * normInverse), in float32.
-                    s = w - w / (one + np.float32(freqs[j]) * factors[f, norms[f, d]])
-                    if s == 0:  # adds nothing (and a document must be touched once)
-                        continue
-                    if total[d] == 0:
-                        touched[count] = d
-                        count += 1
-                    total[d] += s
+                count = _accumulate(indptr, docs, freqs, norms, factors, terms[c], fields[c],
+                                    weights[c], table, total, touched, count)  # fmt: skip
             size = 0
             for i in range(count):
                 d = touched[i]
@@ -108,7 +127,7 @@ def search_kernel() -> Any:
     if not HAVE_NUMBA:
         return None
     numba = import_numba()
-    for helper in (_sift_down, _sift_up):
+    for helper in (_sift_down, _sift_up, _accumulate):
         globals()[helper.__name__] = numba.njit(cache=True, nogil=True)(helper)
     return compile_parallel(_kernel)
 
