@@ -248,12 +248,15 @@ def test_fields_are_read_once_in_lockstep_and_lengths_are_checked() -> None:
     assert_same_index(lazy, build(fields, tie_keys=ids, workers=1))
     with pytest.raises(ValueError, match="one text per document"):
         LuceneBM25Index.build({"contents": ["a"], "title": ["a", "b"]})
-    with pytest.raises(ValueError, match="ended before"):
+    with pytest.raises(ValueError, match="field 'contents' ended after 2 texts; its len"):
         LuceneBM25Index.build({"contents": Column(["a", "b"], length=3)}, block_size=2)
-    with pytest.raises(ValueError, match="more texts"):
-        LuceneBM25Index.build({"contents": Column(["a", "b", "c"], length=2)}, block_size=2)
-    with pytest.raises(TypeError, match="document 1: text must be a string"):
-        LuceneBM25Index.build({"contents": ["a", None]})
+    with pytest.raises(ValueError, match="field 'title' holds more texts"):
+        LuceneBM25Index.build({"contents": ["a", "b"], "title": Column(["a", "b", "c"], 2)})
+    # The same error from this process and from a worker process.
+    for workers in (1, 2):
+        with pytest.raises(TypeError, match="document 3: text must be a string, not NoneType"):
+            LuceneBM25Index.build({"contents": ["a", "b", "c", None]}, block_size=2,
+                                  workers=workers)  # fmt: skip
 
 
 def test_frequencies_widen_where_a_term_repeats_more_than_a_byte_holds() -> None:

@@ -234,8 +234,8 @@ class _Worker:
             status = self.process.wait()
             raise RuntimeError(f"a BM25 indexing worker ended unexpectedly (exit status "
                                f"{status}); see its message above") from None  # fmt: skip
-        if kind == "error":
-            raise RuntimeError(f"BM25 indexing failed: {value}")
+        if kind == "error":  # the worker's exception, as analyzing here would have raised it
+            raise value
         return value
 
     def stop(self) -> None:
@@ -266,9 +266,13 @@ def _serve(tasks: BinaryIO, results: BinaryIO) -> None:
         try:
             reply: tuple[str, Any] = ("ok", analyze_block(*task))
         except Exception as error:
-            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-            reply = ("error", f"documents {task[1]:,}-{task[1] + len(task[2][0]) - 1:,}: {detail}")
-        pickle.dump(reply, results, protocol=pickle.HIGHEST_PROTOCOL)
+            reply = ("error", error)
+        try:
+            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an exception that does not pickle: its text
+            detail = "".join(traceback.format_exception_only(type(reply[1]), reply[1])).strip()
+            data = pickle.dumps(("error", RuntimeError(f"BM25 indexing failed: {detail}")))
+        results.write(data)
         results.flush()
 
 

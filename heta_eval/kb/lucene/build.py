@@ -87,12 +87,15 @@ def build_index(
         ):  # fmt: skip
             contents = names.index("contents") if "contents" in names else None
             for number, (start, texts) in enumerate(_lockstep(fields, names, n, block_size)):
-                if analyzers.busy:
-                    bar.update(state.absorb(analyzers.take()))
+                done = analyzers.take() if analyzers.busy else None
+                # The freed process gets its next block before this one takes the result in.
                 analyzers.submit((number, start, texts, contents, str(folder)))
+                if done is not None:
+                    bar.update(state.absorb(done))
             for result in analyzers.results():
                 bar.update(state.absorb(result))
-        meta = state.merge()
+            bar.set_postfix_str("merging the blocks")
+            meta = state.merge()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     meta.update({"format": version, "fields": names, "k1": k1, "b": b})
@@ -106,12 +109,15 @@ def _lockstep(
     """``(first document, texts per field)`` per block: each field iterated once, together."""
     columns = [iter(fields[name]) for name in names]
     for start in range(0, n, size):
-        texts = [list(islice(column, size)) for column in columns]
-        if any(len(t) != min(size, n - start) for t in texts):
-            raise ValueError(f"a field ended before its {n:,} texts (its length said {n:,})")
+        texts = [list(islice(column, min(size, n - start))) for column in columns]
+        for name, got in zip(names, texts, strict=True):
+            if len(got) != min(size, n - start):
+                raise ValueError(f"field {name!r} ended after {start + len(got):,} texts; its "
+                                 f"len() said {n:,}")  # fmt: skip
         yield start, texts
-    if any(next(column, None) is not None for column in columns):
-        raise ValueError(f"a field holds more texts than its length ({n:,})")
+    for name, column in zip(names, columns, strict=True):
+        if next(column, None) is not None:
+            raise ValueError(f"field {name!r} holds more texts than its len() said ({n:,})")
 
 
 class _Blocks:
