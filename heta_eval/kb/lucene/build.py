@@ -41,8 +41,9 @@ from heta_eval.kb.lucene.terms import TermTableWriter
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "META", "build_index", "tie_ranks_of"]
 
-#: Documents analyzed per block: a few seconds of one worker, some MB of postings.
-DEFAULT_BLOCK_SIZE = 20_000
+#: Documents analyzed per block: about a second of one process, some MB of postings and
+#: of transient analysis (about 65 MB at ~56 words a document).
+DEFAULT_BLOCK_SIZE = 10_000
 META = "lucene_bm25.json"
 _BLOCKS = "blocks"
 
