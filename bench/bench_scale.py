@@ -7,9 +7,10 @@ The corpus (``_beir_corpus.write_beir_corpus``: MS MARCO-shaped passages or NQ-s
 ones, seeded) is generated into ``--scratch`` (default ``bench/out/scale/``, untracked) once
 and reused. Default 1,000,000 passages x 2,000 queries (quick: 20,000 x 200), top 1,000.
 
-Rows (each side a fresh process; ``ratio`` is peer time / ours for time rows and ours / peer
-for memory rows; peak memory is the sum of the resident sets of the side's process tree,
-sampled every 0.1 s: our main process and its indexing workers, Anserini's JVM):
+Rows (each side a fresh process, Anserini's first; ``ratio`` is peer time / ours for time
+rows and ours / peer for memory rows; peak memory is that of the side's process tree, our main
+process and its indexing worker or Anserini's JVM, shared pages counted once: ``TreePeak``;
+the notes add CPU seconds and the plain sums of resident sets):
 
 * ``BM25 run ...`` (whole run): ``heta-eval run --dataset FOLDER --modes keyword_search
   --output OUT`` on a fresh cache, as a user runs it (corpus reading, documents, index build,
@@ -91,10 +92,12 @@ json.dump({"build": built - started, "search": searched - built}, open(f"{out}/t
 
 class TreePeak:
     """The peak memory of ``root`` and its descendants (every process started from here, when
-    ``root`` is this process), sampled every 0.1 s: ``mb``, their resident pages with shared
-    ones (libraries mapped by several of them) counted once, i.e. the sum of their private
-    pages plus the most any one of them shares (``/proc/PID/smaps_rollup``); ``rss_mb``, the
-    plain sum of their resident sets (which counts a shared library once per process)."""
+    ``root`` is this process), sampled every 0.1 s (a loaded machine may delay a sample: the
+    rows take the larger of this and the main process's own peak, which the kernel keeps):
+    ``mb``, their resident pages with shared ones (libraries mapped by several of them)
+    counted once, i.e. the sum of their private pages plus the most any one of them shares
+    (``/proc/PID/smaps_rollup``); ``rss_mb``, the plain sum of their resident sets (which
+    counts a shared library once per process)."""
 
     def __init__(self, root: int, *, exclude_root: bool = False) -> None:
         self.root, self.exclude_root = root, exclude_root
@@ -216,7 +219,7 @@ def ours_whole_run(folder: Path, scratch: Path) -> Side:
         notes = (f"ours: index {build.get('bm25_seconds')} s of the run, {cpu:.0f} CPU s, main "
                  f"process {main:,.0f} MB")  # fmt: skip
         hits = _read_trec(out / "runs" / "keyword_search.trec")
-        return Side(seconds, peak.mb, peak.rss_mb, hits, notes)
+        return Side(seconds, max(peak.mb, main), max(peak.rss_mb, main), hits, notes)
 
 
 def ours_index_only(folder: Path, scratch: Path) -> Side:
@@ -235,7 +238,8 @@ def ours_index_only(folder: Path, scratch: Path) -> Side:
             hits[json.loads(line)["_id"]] = [(ids[i], s) for i, s in ranked if i >= 0]
     notes = (f"ours: build {times['build']:.1f} s + search {times['search']:.1f} s, {cpu:.0f} "
              f"CPU s (process start included), main process {main:,.0f} MB")  # fmt: skip
-    return Side(times["build"] + times["search"], peak.mb, peak.rss_mb, hits, notes)
+    seconds = times["build"] + times["search"]
+    return Side(seconds, max(peak.mb, main), max(peak.rss_mb, main), hits, notes)
 
 
 def _corpus_ids(folder: Path) -> list[str]:
@@ -255,9 +259,12 @@ def peer_run(folder: Path) -> Side:
         run = anserini.bm25_run(folder / "corpus.jsonl", topics, fresh=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    # The largest JVM's own peak: exact where the samples missed a moment (it runs first, so
+    # no child of ours came before it).
+    jvm = after.ru_maxrss / 1024
     index_s, search_s = run.index_seconds or 0.0, run.search_seconds or 0.0
     notes = f"Anserini: index {index_s:.1f} s + search {search_s:.1f} s, {cpu:.0f} CPU s"
-    return Side(index_s + search_s, peak.mb, peak.rss_mb, run.hits, notes)
+    return Side(index_s + search_s, max(peak.mb, jvm), max(peak.rss_mb, jvm), run.hits, notes)
 
 
 def _read_trec(path: Path) -> dict[str, list[tuple[str, float]]]:
@@ -322,16 +329,19 @@ def main(argv: list[str] | None = None) -> int:
     log(f"corpus: {label} in {args.scratch}")
     folder = write_beir_corpus(args.scratch / f"{args.shape}-{docs}-{queries}", docs=docs,
                                queries=queries, shape=args.shape)  # fmt: skip
-    warm_up(args.scratch, args.shape)
-    rows = measure(folder, args.scratch, label, run=not args.no_run)
+    rows = measure(folder, args.scratch, label, args.shape, run=not args.no_run)
     emit(rows, args.output)
     return 0
 
 
-def measure(folder: Path, scratch: Path, label: str, *, run: bool) -> list[dict[str, Any]]:
-    """The rows: Anserini once, then ours (whole run, index alone)."""
+def measure(
+    folder: Path, scratch: Path, label: str, shape: str, *, run: bool
+) -> list[dict[str, Any]]:
+    """The rows: Anserini once (first: no child of this process before its JVMs), a warm-up,
+    then ours (whole run, index alone)."""
     load = [round(x, 1) for x in os.getloadavg()]
     peer = peer_run(folder)
+    warm_up(scratch, shape)
     log(f"{peer.notes}, peak {peer.mb:,.0f} MB")
     rows = []
     sides = [("BM25 run", ours_whole_run)] if run else []
