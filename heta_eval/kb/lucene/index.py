@@ -28,7 +28,7 @@ import numpy as np
 
 from heta_eval.kb.lucene.analyzer import analyze
 from heta_eval.kb.lucene.build import DEFAULT_BLOCK_SIZE, META, build_index
-from heta_eval.kb.lucene.search import run_kernel
+from heta_eval.kb.lucene.search import Workspace, run_kernel
 from heta_eval.kb.lucene.search import search_kernel as _numba_kernel
 from heta_eval.kb.lucene.similarity import idf, norm_factors
 from heta_eval.kb.lucene.terms import TermTable, open_array
@@ -87,6 +87,7 @@ class LuceneBM25Index:
         self._cleanup = (
             weakref.finalize(self, shutil.rmtree, str(self.directory), True) if temporary else None
         )
+        self._workspace: Workspace | None = None  # the search kernel's, made on first use
 
     @classmethod
     def build(
