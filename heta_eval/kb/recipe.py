@@ -236,7 +236,7 @@ class Recipe(_Spec):
         b, c = self.bm25, self.chunking
         texts = found.texts
 
-        def build_bm25() -> BM25Index | LuceneBM25Index:
+        def build_bm25(directory: Path | None = None) -> BM25Index | LuceneBM25Index:
             _say(progress, f"building the BM25 index over {len(texts):,} passages")
             with interrupts.phase("building the BM25 index"):
                 if b.analyzer == "lucene":
@@ -245,13 +245,22 @@ class Recipe(_Spec):
                         if b.fields == "multifield"
                         else {"contents": texts}
                     )
-                    # Equal scores rank by document id, as Anserini sorts them.
-                    ties = found.table.document_ids
-                    return LuceneBM25Index.build(fields, k1=b.k1, b=b.b, tie_keys=ties)
-                return BM25Index.build(
+                    # Equal scores rank by document id, as Anserini sorts them (a store's ids:
+                    # its Arrow column, never a Python list). Written straight into the cache
+                    # entry (``directory``), or a temporary folder.
+                    ids = found.table.document_ids
+                    ties = getattr(ids, "arrow", ids)
+                    return LuceneBM25Index.build(
+                        fields, k1=b.k1, b=b.b, tie_keys=ties, directory=directory,
+                        progress=progress,
+                    )  # fmt: skip
+                bm25s = BM25Index.build(
                     list(texts), k1=b.k1, b=b.b, method=b.method, language=b.language,
                     progress=progress,
                 )  # fmt: skip
+                if directory is not None:
+                    bm25s.save(directory)
+                return bm25s
 
         t = time.perf_counter()
         if cache is None:
@@ -260,7 +269,7 @@ class Recipe(_Spec):
             # The Lucene index's format version: a fix to its analysis rebuilds old entries.
             version = [LUCENE_INDEX_VERSION] if b.analyzer == "lucene" else []
             key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint, *version)
-            path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
+            path, reused = cache.get_or_build("bm25", key, build_bm25)
             bm25, info["bm25"] = (
                 LuceneBM25Index.load(path)
                 if b.analyzer == "lucene"
