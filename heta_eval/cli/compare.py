@@ -17,12 +17,24 @@ EPILOG = """examples:
   heta-eval compare bm25.trec dense.trec --dataset scifact --data-dir ../shared/datasets/beir \\
       --metric ndcg@10 --metric recall@100 --format latex
 
+  heta-eval compare results/main results/pr --fail-if-worse "nDCG@10>0.005" \\
+      --fail-if-worse "recall@100:p<0.05" --gate-json gate.json   # a CI gate
+
 A system is a (result folder, mode) pair, or a TREC run scored against --qrels/--dataset
 (every judged query counts; one missing from a run scores 0, as trec_eval -c). The first
 system is the baseline unless --baseline names another. Per metric: means, the paired
 difference (system - baseline), a percentile bootstrap CI, a two-sided paired t-test and a
 paired randomization test (sign flips, --seed), Holm-adjusted p-values over all comparisons,
 win/tie/loss counts, and the queries that changed most.
+
+--fail-if-worse makes it a regression gate: the first RESULTS is the baseline (a folder of
+several modes: each mode against the same mode of the others), each condition is checked
+against every candidate, one line per failed condition is printed on stderr, and the exit
+status is 1 when any fails (0 when all hold, 2 for a usage or input error, folders of
+different data included). Conditions: METRIC>MARGIN (an absolute drop), METRIC>PERCENT%
+(relative to the baseline's mean), METRIC:p<ALPHA (a significant drop: Holm-adjusted
+randomization test), or both (METRIC>MARGIN:p<ALPHA). With $GITHUB_STEP_SUMMARY set, the
+gate's markdown table is added to the job's summary. See docs/compare.md.
 """
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100")
@@ -67,7 +79,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="queries scored by only one system: leave out (default) or count 0",
     )
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")
+    gate = parser.add_argument_group("regression gate")
+    gate.add_argument(
+        "--fail-if-worse", action=_ConditionAction, dest="conditions", default=[],
+        metavar="CONDITION",
+        help="exit 1 when a candidate is worse than the baseline (the first RESULTS): "
+        "METRIC>MARGIN, METRIC>PERCENT%%, METRIC:p<ALPHA or METRIC>MARGIN:p<ALPHA (repeatable)",
+    )  # fmt: skip
+    gate.add_argument("--gate-json", metavar="FILE",
+                      help="write the gate's verdict and every check as JSON")  # fmt: skip
+    gate.add_argument("--gate-markdown", metavar="FILE",
+                      help="write the gate's markdown table (also added to "
+                      "$GITHUB_STEP_SUMMARY when that is set)")  # fmt: skip
     parser.set_defaults(handler=run_compare)
+
+
+class _ConditionAction(argparse.Action):
+    """Reads a ``--fail-if-worse`` condition as the command line is parsed (one line, exit
+    2, before anything is loaded)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        from heta_eval.measures.conditions import Condition
+
+        try:
+            condition = Condition.parse(values)
+        except ValueError as error:
+            raise CliError(f"{option}: {error}") from None
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest), condition])
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = True) -> None:
@@ -270,10 +308,17 @@ def pairing_notes(result: Any, systems: Sequence[Any]) -> list[str]:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from heta_eval.compare import compare
+    from heta_eval.compare import compare, compare_against
     from heta_eval.measures.measure import canonical_metric
 
-    trec_metrics = [canonical_metric(m) for m in (args.metrics or DEFAULT_METRICS)]
+    conditions = args.conditions
+    if conditions and args.baseline:
+        raise CliError("--baseline goes without --fail-if-worse: the gate's baseline is the "
+                       "first RESULTS")  # fmt: skip
+    requested = [canonical_metric(m) for m in args.metrics or []]
+    if conditions:  # the gate's metrics are compared, after those asked for
+        requested = list(dict.fromkeys([*requested, *(c.metric for c in conditions)]))
+    trec_metrics = requested or [canonical_metric(m) for m in DEFAULT_METRICS]
     try:
         systems = load_from_args(args, trec_metrics)
     except KeyError as error:
@@ -283,33 +328,114 @@ def run_compare(args: argparse.Namespace) -> int:
             f"need at least two systems, got {len(systems)} "
             f"({', '.join(s.name for s in systems)}); give more folders, runs, or modes"
         )
-    metrics = choose_metrics(args.metrics, systems)
+    metrics = choose_metrics(requested or None, systems)
     queries: dict[str, str] = {}
     for system in systems:
         for qid, text in system.queries.items():
             queries.setdefault(qid, text)
+    per_query = {s.name: s.per_query for s in systems}
+    settings = dict(
+        queries=queries, n_resamples=args.resamples, seed=args.seed, confidence=args.confidence,
+        alpha=args.alpha, top_k=max(args.top, 1), missing=args.missing,
+    )  # fmt: skip
     try:
-        result = compare(
-            {s.name: s.per_query for s in systems},
-            baseline=_resolve_baseline(args.baseline, systems),
-            metrics=metrics, queries=queries, n_resamples=args.resamples, seed=args.seed,
-            confidence=args.confidence, alpha=args.alpha, top_k=max(args.top, 1),
-            missing=args.missing,
-        )  # fmt: skip
+        if conditions:
+            result = compare_against(per_query, gate_baselines(args.results, systems), metrics,
+                                     **settings)  # fmt: skip
+        else:
+            baseline = _resolve_baseline(args.baseline, systems)
+            result = compare(per_query, baseline=baseline, metrics=metrics, **settings)
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.allow_different_data:
         result.notes += pairing_notes(result, systems)
+    verdict = None
+    if conditions:
+        from heta_eval.compare.gate import gate
+
+        verdict = gate(result, conditions)
     if args.format == "latex":
         text = result.to_latex()
     elif args.format == "html":
         text = result.to_html()
     elif args.format == "json":
-        text = result.to_json()
+        data = result.to_dict()
+        if verdict is not None:
+            data["gate"] = verdict.to_dict()
+        text = json_text(data)
     else:
         text = result.to_markdown(deltas=args.top)
     write_output(text, args.output)
-    return 0
+    if verdict is None:
+        return 0
+    return report_gate(verdict, args.gate_json, args.gate_markdown)
+
+
+def gate_baselines(results: Sequence[str], systems: Sequence[Any]) -> dict[str, str]:
+    """Each candidate's baseline: the first RESULTS's system, or where it holds several modes
+    the one of the candidate's mode (a candidate of a mode it lacks is refused)."""
+    first = str(Path(results[0]))
+    base = [s for s in systems if s.source == first] or [systems[0]]
+    candidates = [s for s in systems if s not in base]
+    if not candidates:
+        raise CliError(f"the gate needs a candidate beside the baseline {results[0]}: give the "
+                       "results to check after it")  # fmt: skip
+    if len(base) == 1:
+        return {s.name: base[0].name for s in candidates}
+    by_mode = {s.mode: s.name for s in base}
+    pairs = {}
+    for candidate in candidates:
+        if candidate.mode not in by_mode:
+            raise CliError(
+                f"{candidate.name}: the baseline {results[0]} holds no {candidate.mode!r} mode "
+                f"(it holds {', '.join(map(str, by_mode))}); choose modes with --mode"
+            )
+        pairs[candidate.name] = by_mode[candidate.mode]
+    return pairs
+
+
+def report_gate(verdict: Any, json_file: str | None, markdown_file: str | None) -> int:
+    """The gate's lines on stderr, its JSON and markdown where asked (the markdown also
+    added to ``$GITHUB_STEP_SUMMARY``, a GitHub Actions job's summary); its exit status."""
+    import os
+
+    from heta_eval.io.write import write_whole
+
+    for line in verdict.lines():
+        print(line, file=sys.stderr)
+    outputs = [(json_file, verdict.to_json()), (markdown_file, verdict.to_markdown())]
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:  # GitHub's convention: each step appends its own section
+        try:
+            earlier = Path(summary).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            earlier = ""
+        except (OSError, UnicodeDecodeError) as error:
+            raise CliError(f"$GITHUB_STEP_SUMMARY {summary}: {error}") from None
+        outputs.append((summary, earlier + ("\n" if earlier else "") + verdict.to_markdown()))
+    for path, text in outputs:
+        if path:
+            try:
+                write_whole(path, text)
+            except OSError as error:
+                raise CliError(f"{path}: {error.strerror or error}") from None
+    return verdict.exit_status()
+
+
+def json_text(data: Any) -> str:
+    """``data`` as JSON text, non-ASCII as it is unless a name holds a lone surrogate (a file
+    name that is not UTF-8): then every non-ASCII character escaped."""
+    import json
+
+    from heta_eval.compare.formats import plain_data
+
+    data = plain_data(data)
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, indent=2)
+    return text + "\n"
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -18,6 +18,7 @@ from heta_eval.compare.compare import (
     MetricComparison,
     QueryDelta,
     compare,
+    compare_against,
     compare_many,
 )
 from heta_eval.compare.leaderboard import Leaderboard, leaderboard
@@ -70,6 +71,7 @@ __all__ = [
     "classify",
     "comparable_folders",
     "compare",
+    "compare_against",
     "compare_many",
     "dataset_key",
     "holm",
