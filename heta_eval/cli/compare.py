@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.compare_gate import add_gate_arguments, gate_baselines, json_text, report_gate
 from heta_eval.cli.numbers import COUNT, PROBABILITY, RESAMPLES, SEED, add_number
 
 EPILOG = """examples:
@@ -79,33 +80,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="queries scored by only one system: leave out (default) or count 0",
     )
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")
-    gate = parser.add_argument_group("regression gate")
-    gate.add_argument(
-        "--fail-if-worse", action=_ConditionAction, dest="conditions", default=[],
-        metavar="CONDITION",
-        help="exit 1 when a candidate is worse than the baseline (the first RESULTS): "
-        "METRIC>MARGIN, METRIC>PERCENT%%, METRIC:p<ALPHA or METRIC>MARGIN:p<ALPHA (repeatable)",
-    )  # fmt: skip
-    gate.add_argument("--gate-json", metavar="FILE",
-                      help="write the gate's verdict and every check as JSON")  # fmt: skip
-    gate.add_argument("--gate-markdown", metavar="FILE",
-                      help="write the gate's markdown table (also added to "
-                      "$GITHUB_STEP_SUMMARY when that is set)")  # fmt: skip
+    add_gate_arguments(parser)
     parser.set_defaults(handler=run_compare)
-
-
-class _ConditionAction(argparse.Action):
-    """Reads a ``--fail-if-worse`` condition as the command line is parsed (one line, exit
-    2, before anything is loaded)."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        from heta_eval.measures.conditions import Condition
-
-        try:
-            condition = Condition.parse(values)
-        except ValueError as error:
-            raise CliError(f"{option}: {error}") from None
-        setattr(namespace, self.dest, [*getattr(namespace, self.dest), condition])
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, exclusive: bool = True) -> None:
@@ -369,73 +345,6 @@ def run_compare(args: argparse.Namespace) -> int:
     if verdict is None:
         return 0
     return report_gate(verdict, args.gate_json, args.gate_markdown)
-
-
-def gate_baselines(results: Sequence[str], systems: Sequence[Any]) -> dict[str, str]:
-    """Each candidate's baseline: the first RESULTS's system, or where it holds several modes
-    the one of the candidate's mode (a candidate of a mode it lacks is refused)."""
-    first = str(Path(results[0]))
-    base = [s for s in systems if s.source == first] or [systems[0]]
-    candidates = [s for s in systems if s not in base]
-    if not candidates:
-        raise CliError(f"the gate needs a candidate beside the baseline {results[0]}: give the "
-                       "results to check after it")  # fmt: skip
-    if len(base) == 1:
-        return {s.name: base[0].name for s in candidates}
-    by_mode = {s.mode: s.name for s in base}
-    pairs = {}
-    for candidate in candidates:
-        if candidate.mode not in by_mode:
-            raise CliError(
-                f"{candidate.name}: the baseline {results[0]} holds no {candidate.mode!r} mode "
-                f"(it holds {', '.join(map(str, by_mode))}); choose modes with --mode"
-            )
-        pairs[candidate.name] = by_mode[candidate.mode]
-    return pairs
-
-
-def report_gate(verdict: Any, json_file: str | None, markdown_file: str | None) -> int:
-    """The gate's lines on stderr, its JSON and markdown where asked (the markdown also
-    added to ``$GITHUB_STEP_SUMMARY``, a GitHub Actions job's summary); its exit status."""
-    import os
-
-    from heta_eval.io.write import write_whole
-
-    for line in verdict.lines():
-        print(line, file=sys.stderr)
-    outputs = [(json_file, verdict.to_json()), (markdown_file, verdict.to_markdown())]
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:  # GitHub's convention: each step appends its own section
-        try:
-            earlier = Path(summary).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            earlier = ""
-        except (OSError, UnicodeDecodeError) as error:
-            raise CliError(f"$GITHUB_STEP_SUMMARY {summary}: {error}") from None
-        outputs.append((summary, earlier + ("\n" if earlier else "") + verdict.to_markdown()))
-    for path, text in outputs:
-        if path:
-            try:
-                write_whole(path, text)
-            except OSError as error:
-                raise CliError(f"{path}: {error.strerror or error}") from None
-    return verdict.exit_status()
-
-
-def json_text(data: Any) -> str:
-    """``data`` as JSON text, non-ASCII as it is unless a name holds a lone surrogate (a file
-    name that is not UTF-8): then every non-ASCII character escaped."""
-    import json
-
-    from heta_eval.compare.formats import plain_data
-
-    data = plain_data(data)
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(data, indent=2)
-    return text + "\n"
 
 
 def write_output(text: str, output: str | None) -> None:

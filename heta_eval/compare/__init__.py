@@ -18,9 +18,9 @@ from heta_eval.compare.compare import (
     MetricComparison,
     QueryDelta,
     compare,
-    compare_against,
     compare_many,
 )
+from heta_eval.compare.gate import Condition, GateResult, compare_against, gate
 from heta_eval.compare.leaderboard import Leaderboard, leaderboard
 from heta_eval.compare.loading import (
     SystemScores,
@@ -55,6 +55,8 @@ __all__ = [
     "BootstrapResult",
     "CheckResult",
     "Comparison",
+    "Condition",
+    "GateResult",
     "IncomparableFoldersError",
     "Leaderboard",
     "MetricComparison",
@@ -74,6 +76,7 @@ __all__ = [
     "compare_against",
     "compare_many",
     "dataset_key",
+    "gate",
     "holm",
     "is_result_folder",
     "leaderboard",

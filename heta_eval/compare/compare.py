@@ -33,14 +33,7 @@ from heta_eval.compare.formats import fixed, plain_data, pval, shorten, signed
 from heta_eval.io.tables import Cell, CellValue, Table, latex_text, markdown_text
 from heta_eval.measures.measure import canonical_metric
 
-__all__ = [
-    "Comparison",
-    "MetricComparison",
-    "QueryDelta",
-    "compare",
-    "compare_against",
-    "compare_many",
-]
+__all__ = ["Comparison", "MetricComparison", "QueryDelta", "compare", "compare_many"]
 
 SystemsInput = Mapping[str, Mapping[str, Mapping[str, float]]]
 
@@ -301,46 +294,6 @@ def compare_many(
                 setattr(row, f"{attribute}_holm", value)
         out.append(Comparison(baseline, names, chosen, rows, dict(settings)))
     return out
-
-
-def compare_against(
-    systems: SystemsInput,
-    baselines: Mapping[str, str],
-    metrics: Sequence[str] | None = None,
-    **settings: Any,
-) -> Comparison:
-    """Each system against its own baseline (``baselines``: ``{system: baseline}``, as a
-    gate pairs each mode of a candidate folder with the same mode of the baseline folder),
-    as one :class:`Comparison`: each row equal to its pair's :func:`compare` row but for
-    Holm's correction, which is over all the rows. ``settings`` are :func:`compare_many`'s.
-
-    >>> scores = {"a": {"q1": {"ndcg@10": 0.2}}, "b": {"q1": {"ndcg@10": 0.4}},
-    ...           "c": {"q1": {"ndcg@10": 0.5}}, "d": {"q1": {"ndcg@10": 0.4}}}
-    >>> result = compare_against(scores, {"b": "a", "d": "c"})
-    >>> [(r.system, r.baseline, round(r.diff, 2)) for r in result.rows]
-    [('b', 'a', 0.2), ('d', 'c', -0.1)]
-    """
-    if not baselines:
-        raise ValueError("no system to compare: give at least one system and its baseline")
-    grouped: dict[str, list[str]] = {}
-    for system, baseline in baselines.items():
-        for name in (system, baseline):
-            if name not in systems:
-                raise ValueError(f"{name!r} is not one of the systems {list(systems)}")
-        grouped.setdefault(baseline, []).append(system)
-    families = [
-        ({name: systems[name] for name in (baseline, *others)}, baseline, metrics)
-        for baseline, others in grouped.items()
-    ]
-    parts = compare_many(families, **settings)
-    rows = [row for part in parts for row in part.rows]
-    for attribute in ("p_ttest", "p_permutation"):
-        adjusted = stats.holm([getattr(row, attribute) for row in rows])
-        for row, value in zip(rows, adjusted, strict=True):
-            setattr(row, f"{attribute}_holm", value)
-    names = list(dict.fromkeys(name for part in parts for name in part.systems))
-    label = ", ".join(grouped) if len(grouped) > 1 else next(iter(grouped))
-    return Comparison(label, names, parts[0].metrics, rows, dict(parts[0].settings))
 
 
 _Paired = tuple[str, str, list[str], np.ndarray, np.ndarray, int]
