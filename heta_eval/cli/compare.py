@@ -10,6 +10,7 @@ from typing import Any
 
 from heta_eval.cli import CliError
 from heta_eval.cli.compare_gate import add_gate_arguments, gate_baselines, json_text, report_gate
+from heta_eval.cli.compare_slices import add_slice_argument, render_slices, slice_comparison
 from heta_eval.cli.numbers import COUNT, PROBABILITY, RESAMPLES, SEED, add_number
 
 EPILOG = """examples:
@@ -80,6 +81,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="queries scored by only one system: leave out (default) or count 0",
     )
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")
+    add_slice_argument(parser)
     add_gate_arguments(parser)
     parser.set_defaults(handler=run_compare)
 
@@ -132,10 +134,14 @@ def comparable_or_refuse(
 ) -> None:
     """Refuse (CliError) results folders of different data, or print the warnings of
     :func:`heta_eval.compare.comparability.comparable_folders`."""
-    from heta_eval.compare.comparability import IncomparableFoldersError, comparable_folders
+    from heta_eval.compare.comparability import (
+        IncomparableFoldersError,
+        comparable_folders,
+        group_members,
+    )
     from heta_eval.compare.loading import is_result_folder
 
-    chosen = [folder for folder in folders if is_result_folder(folder)]
+    chosen = [folder for folder in folders if is_result_folder(folder) or group_members(folder)]
     try:
         warnings = comparable_folders(
             chosen, allow_different_data=allow_different_data, across_datasets=across_datasets
@@ -291,7 +297,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if conditions and args.baseline:
         raise CliError("--baseline goes without --fail-if-worse: the gate's baseline is the "
                        "first RESULTS")  # fmt: skip
-    requested = [canonical_metric(m) for m in args.metrics or []]
+    requested = list(dict.fromkeys(canonical_metric(m) for m in args.metrics or []))
     if conditions:  # the gate's metrics are compared, after those asked for
         requested = list(dict.fromkeys([*requested, *(c.metric for c in conditions)]))
     trec_metrics = requested or [canonical_metric(m) for m in DEFAULT_METRICS]
@@ -314,13 +320,17 @@ def run_compare(args: argparse.Namespace) -> int:
         queries=queries, n_resamples=args.resamples, seed=args.seed, confidence=args.confidence,
         alpha=args.alpha, top_k=max(args.top, 1), missing=args.missing,
     )  # fmt: skip
+    baselines = gate_baselines(args.results, systems) if conditions else None
     try:
-        if conditions:
-            result = compare_against(per_query, gate_baselines(args.results, systems), metrics,
-                                     **settings)  # fmt: skip
+        if baselines:
+            result = compare_against(per_query, baselines, metrics, **settings)
         else:
             baseline = _resolve_baseline(args.baseline, systems)
             result = compare(per_query, baseline=baseline, metrics=metrics, **settings)
+        sliced = None
+        if args.slice_by:
+            sliced = slice_comparison(args.slice_by, systems, metrics, settings,
+                                      baseline=result.baseline, baselines=baselines)  # fmt: skip
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.allow_different_data:
@@ -330,17 +340,20 @@ def run_compare(args: argparse.Namespace) -> int:
         from heta_eval.compare.gate import gate
 
         verdict = gate(result, conditions)
-    if args.format == "latex":
-        text = result.to_latex()
-    elif args.format == "html":
-        text = result.to_html()
-    elif args.format == "json":
+    if args.format == "json":
         data = result.to_dict()
+        if sliced is not None:
+            data["slices"] = sliced.to_dict()
         if verdict is not None:
             data["gate"] = verdict.to_dict()
         text = json_text(data)
     else:
-        text = result.to_markdown(deltas=args.top)
+        text = {
+            "latex": result.to_latex, "html": result.to_html,
+            "markdown": lambda: result.to_markdown(deltas=args.top),
+        }[args.format]()  # fmt: skip
+        if sliced is not None:
+            text += "\n" + render_slices(sliced, args.format)
     write_output(text, args.output)
     if verdict is None:
         return 0
