@@ -260,6 +260,7 @@ def handle(args: argparse.Namespace) -> int:
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
+    from heta_eval.data.sample import SampleError
     from heta_eval.kb.dense import ModelLoadError
     from heta_eval.runner import (
         BenchmarkFormatError,
@@ -298,6 +299,7 @@ def handle(args: argparse.Namespace) -> int:
         ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
         SliceError,  # --slice-by names a field that cannot group the cases
+        SampleError,  # --sample asks more queries than the dataset has, or too few documents
     ) as error:  # fmt: skip
         raise CliError(str(error)) from None
     if len(all_results) > 1:

@@ -45,12 +45,16 @@ from heta_eval.data.beir_loader import (
     load_qrels,
 )
 
-__all__ = ["SAMPLE_FILE", "SampleSpec", "key", "sample_dataset", "sample_name"]
+__all__ = ["SAMPLE_FILE", "SampleError", "SampleSpec", "key", "sample_dataset", "sample_name"]
 
 #: What a sample folder records about itself.
 SAMPLE_FILE = "sample.json"
 #: The sampling rule's version: a folder made by another rule is another cache entry.
 _VERSION = 1
+
+
+class SampleError(ValueError):
+    """A sample that cannot be drawn (too many queries, too few documents); one line."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,7 @@ def sample_dataset(
 ) -> Path:
     """The sample of the BEIR folder ``folder`` (its ``split``), written once under
     ``cache_root/<key>/<sample name>`` and found there afterwards; its path. A
-    :class:`ValueError` when the dataset has too few queries or ``spec.documents`` is below
+    :class:`SampleError` when the dataset has too few queries or ``spec.documents`` is below
     the judged documents of the sampled queries."""
     target = cache_root / _source_key(folder, split, spec) / sample_name(name, spec)
     if (target / SAMPLE_FILE).is_file():
@@ -136,7 +140,7 @@ def _write_sample(
     qrels_path = folder / "qrels" / f"{split}.tsv"
     qrels = load_qrels(qrels_path)
     if spec.queries > len(qrels):
-        raise ValueError(
+        raise SampleError(
             f"--sample {spec.queries}: {name} has {len(qrels):,} judged {split} queries; "
             "sample fewer (or run the whole dataset)"
         )
@@ -146,7 +150,7 @@ def _write_sample(
     wanted = spec.documents or max(round(total * spec.queries / len(qrels)), 1)
     present, distractors = _draw(folder / "corpus.jsonl", judged, wanted, spec.seed)
     if wanted < len(present):
-        raise ValueError(
+        raise SampleError(
             f"--sample-documents {wanted}: the {spec.queries} sampled queries judge "
             f"{len(present):,} documents, which all stay; ask for at least that many"
         )
