@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scifact_data import small_scifact
+from scifact_data import FORUMS, cqadupstack_forums, small_scifact
 
 from heta_eval.cli import main
 from heta_eval.compare import compare
@@ -23,9 +23,6 @@ from heta_eval.slices import (
     macro,
     slice_means,
 )
-
-FORUMS = ("android", "english", "gaming", "gis", "mathematica", "physics", "programmers",
-          "stats", "tex", "unix", "webmasters", "wordpress")  # fmt: skip
 
 
 def _per_query(folder: Path, metric: str = "ndcg@10", mode: str = "keyword_search") -> dict:
@@ -218,24 +215,11 @@ def forums(tmp_path_factory, scifact_dir) -> dict[str, Path]:
     """A CQADupStack of 12 forums, each 20 real SciFact test queries with their judged
     documents and 40 others, run by the real runner into a folder per forum."""
     root = tmp_path_factory.mktemp("cqadupstack")
-    corpus = (scifact_dir / "corpus.jsonl").read_text().splitlines(keepends=True)
-    header, *qrels = (scifact_dir / "qrels" / "test.tsv").read_text().splitlines()
-    qids = list(dict.fromkeys(line.split("\t")[0] for line in qrels))
-    for n, forum in enumerate(FORUMS):
-        folder = root / "data" / "cqadupstack" / forum
-        (folder / "qrels").mkdir(parents=True)
-        mine = set(qids[20 * n : 20 * n + 20])
-        lines = [line for line in qrels if line.split("\t")[0] in mine]
-        (folder / "qrels" / "test.tsv").write_text("\n".join([header, *lines]) + "\n")
-        shutil.copy(scifact_dir / "queries.jsonl", folder / "queries.jsonl")
-        judged = {line.split("\t")[1] for line in lines}
-        others = [d for d in corpus if json.loads(d)["_id"] not in judged][40 * n : 40 * n + 40]
-        kept = [d for d in corpus if json.loads(d)["_id"] in judged] + others
-        (folder / "corpus.jsonl").write_text("".join(kept))
+    data = cqadupstack_forums(scifact_dir, root / "data")
     made = {"bm25": root / "results" / "bm25", "same": root / "results" / "same"}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HETA_EVAL_CACHE_DIR", str(root / "cache"))
-        source = ["--dataset", "cqadupstack", "--data-dir", str(root / "data"), "--quiet"]
+        source = ["--dataset", "cqadupstack", "--data-dir", str(data), "--quiet"]
         assert main(["run", *source, "--modes", "keyword_search", "--output",
                      str(made["bm25"])]) == 0  # fmt: skip
         combined = root / "all.trec"
