@@ -51,10 +51,11 @@ class GateCheck:
     confidence: float = 0.95
 
     def line(self) -> str:
-        """One line: the verdict, both means, Δ with its CI and the Holm p (perm)."""
+        """One line (names keep it one: a line break in one is a space, hidden characters
+        visible): the verdict, both means, Δ with its CI and the Holm p (perm)."""
         r = self.row
         level = round(100 * self.confidence)
-        return (
+        return markdown_text(
             f"{'FAIL' if self.failed else 'pass'} {self.condition.label()}: {r.system} "
             f"{fixed(r.mean_system)} vs {r.baseline} {fixed(r.mean_baseline)}, Δ "
             f"{signed(r.diff)} ({level}% CI [{signed(r.ci_low)}, {signed(r.ci_high)}]), "
