@@ -225,6 +225,17 @@ def test_a_gate_metric_the_folders_lack_and_a_baseline_option_are_refused(folder
     assert "--baseline goes without --fail-if-worse" in capsys.readouterr().err
 
 
+def test_a_run_file_against_a_folder_of_several_modes_needs_one_mode(folders, capsys):
+    run = folders["main"] / "runs" / "keyword_search.trec"
+    data = folders["main"].parent / "data"
+    argv = ["compare", str(folders["two"]), str(run), "--dataset", "scifact", "--data-dir",
+            str(data), "--fail-if-worse", "ndcg@10>0", "--resamples", "200"]  # fmt: skip
+    assert main(argv) == 2
+    assert "is a run file and the baseline" in capsys.readouterr().err
+    assert main([*argv, "--mode", "keyword_search"]) == 0  # the same ranking: it passes
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "gate: passed (1 check)"
+
+
 def test_the_json_output_carries_the_gate(folders, capsys):
     argv = ["compare", str(folders["main"]), str(folders["worse"]), "--format", "json",
             "--fail-if-worse", "ndcg@10>0.005", "--resamples", "2000"]  # fmt: skip

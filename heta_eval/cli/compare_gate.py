@@ -60,6 +60,11 @@ def gate_baselines(results: Sequence[str], systems: Sequence[Any]) -> dict[str, 
     by_mode = {s.mode: s.name for s in base}
     pairs = {}
     for candidate in candidates:
+        if candidate.mode is None:
+            raise CliError(
+                f"{candidate.name} is a run file and the baseline {results[0]} holds several "
+                f"modes ({', '.join(map(str, by_mode))}): choose one with --mode"
+            )
         if candidate.mode not in by_mode:
             raise CliError(
                 f"{candidate.name}: the baseline {results[0]} holds no {candidate.mode!r} mode "

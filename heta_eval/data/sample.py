@@ -103,7 +103,10 @@ def _source_key(folder: Path, split: str, spec: SampleSpec) -> str:
     """The cache key: the source files (path, size, modification time), split, spec."""
     parts: list[Any] = [_VERSION, str(folder.resolve()), split, asdict(spec)]
     for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
-        stat = (folder / name).stat()
+        try:
+            stat = (folder / name).stat()
+        except OSError as error:
+            raise SampleError(f"{folder / name}: {error.strerror or error}") from None
         parts.append([name, stat.st_size, stat.st_mtime_ns])
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
@@ -118,9 +121,10 @@ def sample_dataset(
     target = cache_root / _source_key(folder, split, spec) / sample_name(name, spec)
     if (target / SAMPLE_FILE).is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".sample-", dir=target.parent))
+    staging: Path | None = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".sample-", dir=target.parent))
         record = _write_sample(folder, split, spec, name, staging)
         (staging / SAMPLE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         try:
@@ -128,8 +132,10 @@ def sample_dataset(
         except OSError:
             if not (target / SAMPLE_FILE).is_file():  # not another process's finished one
                 raise
+    except OSError as error:  # a cache that cannot be written, a full disk
+        raise SampleError(f"cannot sample {folder} into {cache_root}: {error}") from None
     finally:
-        if staging.exists():
+        if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return target
 
