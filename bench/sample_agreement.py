@@ -140,6 +140,13 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/heta-sample-bench")
     parser.add_argument("--gap", type=float, default=0.02)
     parser.add_argument("--skip-scifact", action="store_true")
+    parser.add_argument("--skip-synthetic", action="store_true")
+    parser.add_argument(
+        "--documents",
+        type=int,
+        default=None,
+        help="SciFact samples of this many documents (default: by ratio)",
+    )
     args = parser.parse_args()
     os.environ["HETA_EVAL_CACHE_DIR"] = args.cache
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -153,12 +160,16 @@ def main() -> None:
         for size in sizes:
             taus = []
             for seed in range(args.seeds):
-                sampled = scifact_scores(Path(args.data), SampleSpec(size, seed))
+                sampled = scifact_scores(Path(args.data), SampleSpec(size, seed, args.documents))
                 taus.append(tau([full[n] for n in names], [sampled[n] for n in names]))
                 print(f"  scifact N={size} seed={seed}: tau {taus[-1]:.3f}; "
                       + ", ".join(f"{n} {sampled[n]:.4f}" for n in names))  # fmt: skip
-            print(f"SciFact N={size}: tau mean {statistics.fmean(taus):.3f}, min {min(taus):.3f}"
+            documents = args.documents or "by ratio"
+            print(f"SciFact N={size} (documents {documents}): tau mean "
+                  f"{statistics.fmean(taus):.3f}, min {min(taus):.3f}"
                   f", max {max(taus):.3f} over {len(taus)} seeds")  # fmt: skip
+    if args.skip_synthetic:
+        return
     n_queries, n_docs = 2000, 50_000
     for gap in (args.gap, args.gap * 2.5):
         qrels, runs = synthetic(n_queries, n_docs, gap, seed=7)
