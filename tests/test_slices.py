@@ -153,6 +153,37 @@ def test_a_field_that_cannot_group_is_one_line_before_any_query(scifact_folder, 
     assert not (tmp_path / "out" / "per_query.jsonl").exists()
 
 
+def test_a_benchmark_of_your_own_slices_by_its_cases_categories(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    texts = {"paris": "Paris is the capital of France.", "rome": "Rome is the capital of Italy.",
+             "tides": "The moon's pull causes tides.", "rain": "Clouds bring rain."}  # fmt: skip
+    for name, text in texts.items():
+        (docs / f"{name}.txt").write_text(text)
+    cases = [
+        ("q1", "capital of France", "paris", {"category": "geography"}),
+        ("q2", "capital of Italy", "rome", {"category": "geography"}),
+        ("q3", "what causes tides", "tides", {"category": "science"}),
+        ("q4", "where does rain come from", "rain", {}),
+    ]
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": i, "query": q, "expected": {"relevance": {d: 1}}, "metadata": m}) + "\n"
+        for i, q, d, m in cases
+    ))  # fmt: skip
+    argv = ["run", "--benchmark", str(tmp_path / "cases.jsonl"), "--documents", str(docs),
+            "--modes", "keyword_search", "--output", str(tmp_path / "out"), "--quiet",
+            "--slice-by", "category", "--no-cache"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    recorded = json.loads((tmp_path / "out" / "summary.json").read_text())["slices"]["category"]
+    assert recorded["cases"] == {"q1": "geography", "q2": "geography", "q3": "science",
+                                 "q4": MISSING}  # fmt: skip
+    slices = recorded["modes"]["keyword_search"]["ndcg@10"]["slices"]
+    assert {value: entry["cases"] for value, entry in slices.items()} == {
+        "geography": 2, "science": 1, MISSING: 1}  # fmt: skip
+    assert list(slices) == ["geography", "science", MISSING]
+
+
 def test_compare_tests_each_slice_as_compare_does_on_its_queries(runs, capsys):
     argv = ["compare", str(runs["bm25"]), str(runs["other"]), "--slice-by", "category",
             "--metric", "ndcg@10", "--format", "json", "--resamples", "1000"]  # fmt: skip
