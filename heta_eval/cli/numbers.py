@@ -48,6 +48,7 @@ __all__ = [
     "RESAMPLES",
     "RETRIES",
     "RRF_K",
+    "SAMPLE",
     "SECONDS",
     "SEED",
     "SHARD",
@@ -191,5 +192,7 @@ REPEATS = Number(int, 1, 100, why="each repeat is a paid call per case")
 SHARD = Number(int, 1, 100_000_000)
 #: Attempts after the first (a download).
 RETRIES = Number(int, 0, 100)
+#: Queries, or documents, of a sample of a dataset.
+SAMPLE = Number(int, 1, 1_000_000_000)
 #: Queries in flight at once.
 CONCURRENCY = Number(int, 1, 1_000, why="each holds a connection and a file descriptor")
