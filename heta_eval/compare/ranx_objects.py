@@ -5,9 +5,10 @@ them), the dataset's judgments as a ``ranx.Qrels``, and a comparison as a ``ranx
 heta-eval's (:func:`heta_eval.compare.compare`: the paired randomization test, ranx's
 ``fisher``, without correction, as ``ranx.compare`` reports them).
 
-ranx is optional (``pip install ranx``); the values are heta-eval's, not ranx's own: ranx
-scores some measures by other rules (its ``map@k``), so a Run's ``scores`` keep heta-eval's
-names (``ndcg@10``, ``recall@100``) for heta-eval's numbers.
+ranx comes with the ``compare`` extra (``pip install 'heta-eval[compare]'``). The values are
+heta-eval's, not ranx's own: ranx scores some measures by other rules (its ``map@k``), so a
+Run's ``scores`` keep heta-eval's names (``ndcg@10``, ``recall@100``) for heta-eval's
+numbers.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ def _ranx() -> Any:
         import ranx
     except ModuleNotFoundError:
         raise ModuleNotFoundError(
-            "ranx is not installed: pip install ranx (heta-eval needs it only to hand you "
-            "ranx objects)",
+            "ranx is not installed: pip install 'heta-eval[compare]' (heta-eval needs it only "
+            "to hand you ranx objects)",
             name="ranx",
         ) from None
     return ranx
