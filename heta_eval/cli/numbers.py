@@ -108,10 +108,10 @@ def at_most_values(option: str, measures: int, queries: int = 1) -> None:
     scored and kept, pass :data:`~heta_eval.sizes.MAX_VALUES` (checked on the option alone
     before anything is read, then with the queries read).
 
-    >>> at_most_values("--k", 20_000, 300)  # doctest: +ELLIPSIS
+    >>> at_most_values("--k", 200_000, 300)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    heta_eval.cli.CliError: --k asks for 20,000 measures of 300 queries, 6,000,000 values; ...
+    heta_eval.cli.CliError: --k asks for 200,000 measures of 300 queries, 60,000,000 values; ...
     """
     if measures * queries > MAX_VALUES:
         of = f" of {queries:,} queries, {measures * queries:,} values" if queries > 1 else ""
