@@ -9,6 +9,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -29,6 +30,7 @@ __all__ = [
     "import_numba",
     "njit",
     "paused_gc",
+    "release_pages",
     "run_in_threads",
     "run_sync",
     "single_threaded_blas",
@@ -251,3 +253,31 @@ def compile_parallel(kernel: Any) -> Any:
     numba = import_numba()
     kernel.__globals__["prange"] = numba.prange
     return numba.njit(parallel=True, cache=True, nogil=True)(kernel)
+
+
+def release_pages(array: Any, start: int | None = None, stop: int | None = None) -> None:
+    """Give back the resident pages of rows ``[start, stop)`` (default: all) of a
+    memory-mapped array once they have been read: they stay in the system's file cache, so
+    reading them again is cheap, but no longer count as this process's memory, which would
+    otherwise grow to the whole file (an index or a corpus of vectors searched batch by batch).
+    Arrays that are not memory-mapped are left alone.
+
+    >>> import numpy as np
+    >>> release_pages(np.zeros(3))  # in memory: nothing to give back
+    """
+    import mmap
+
+    mapped = getattr(array, "_mmap", None)
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if mapped is None or advice is None or not array.flags.c_contiguous or array.size == 0:
+        return
+    row_bytes = array.strides[0] if array.ndim else array.itemsize
+    start = 0 if start is None else start
+    stop = len(array) if stop is None else stop
+    begin = int(array.offset) + start * row_bytes
+    first = begin - begin % mmap.PAGESIZE
+    end = int(array.offset) + stop * row_bytes
+    if end <= first:
+        return
+    with contextlib.suppress(OSError, ValueError):  # advice only: never worth failing for
+        mapped.madvise(advice, first, end - first)

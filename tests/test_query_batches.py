@@ -159,3 +159,55 @@ def test_a_batch_with_too_few_replies_is_asked_again_case_by_case():
     results = run(kb)
     assert sorted(kb.singles) == [f"text {i}" for i in range(8)]
     assert all(r.ok for r in results.records)
+
+
+class Fruit:
+    """Cases judging the fruit corpus with graded, zero and negative labels."""
+
+    name = "fruit"
+
+    def documents(self):
+        return corpus()
+
+    def cases(self):
+        rng = np.random.default_rng(7)
+        ids = [doc.id for doc in corpus()]
+        return [
+            BenchmarkCase(id=f"q{i}", query=query, expected={"relevance": {
+                str(d): int(rng.integers(-1, 3)) for d in rng.choice(ids, size=5, replace=False)
+            }})
+            for i, query in enumerate(QUERIES * 3)
+        ]  # fmt: skip
+
+    def evaluators(self):
+        return beir_default_metrics(k_values=(1, 3, 10, 100))
+
+
+def test_replies_scored_a_few_at_a_time_score_as_all_at_once(monkeypatch, tmp_path):
+    """The runner lets replies go once their retrieval metrics are scored (every
+    SCORE_EVERY results): scoring them three results at a time gives every case the same
+    scores as one batch, and both equal pytrec_eval on the run."""
+    import pytrec_eval
+
+    import heta_eval.runner.queries as queries
+
+    recipe = Recipe(modes=["keyword_search"])
+    kb = recipe.build("fruit", corpus(), cache_dir=tmp_path, progress=False)
+
+    def scores(every: int):
+        monkeypatch.setattr(queries, "SCORE_EVERY", every)
+        results = BenchmarkRunner(progress=False, top_k=100).run(
+            benchmark=Fruit(), knowledge_base=kb, query_modes=("keyword_search",)
+        )
+        return results, {
+            r.case_id: {name: s.value for name, s in r.scores.items()} for r in results.records
+        }
+
+    whole, at_once = scores(10**9)
+    _, a_few = scores(3)
+    assert a_few == at_once
+    qrels = {c.id: c.expected.relevance for c in Fruit().cases()}
+    run = {r.case_id: dict(r.documents) for r in whole.records}
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    for case_id, values in at_once.items():
+        assert values["ndcg@10"] == pytest.approx(oracle[case_id]["ndcg_cut_10"], abs=1e-12)

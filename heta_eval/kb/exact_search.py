@@ -20,8 +20,6 @@ rows, 384 dimensions).
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import threading
 from collections.abc import Callable
 from functools import lru_cache
@@ -29,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from heta_eval._runtime import compile_parallel
+from heta_eval._runtime import compile_parallel, release_pages
 
 __all__ = ["BLOCK_ROWS", "QUERY_BATCH", "exact_search"]
 
@@ -87,26 +85,12 @@ def exact_search(
                 scores *= scale
             _merge(kernel, scores, start, rows, heap_scores[first:last],
                    heap_rows[first:last], filled[first:last])  # fmt: skip
-        _release(corpus, start, stop)
+        # Searched rows leave this process (they stay in the file cache for the next batch).
+        release_pages(corpus, start, stop)
         if on_block is not None:
             on_block(stop, n)
     order = np.lexsort((heap_rows, -heap_scores), axis=-1)
     return np.take_along_axis(heap_rows, order, -1), np.take_along_axis(heap_scores, order, -1)
-
-
-def _release(corpus: np.ndarray, start: int, stop: int) -> None:
-    """Give back the pages of rows ``[start, stop)`` of a memory-mapped corpus once searched:
-    they stay in the system's file cache for the next batch, not in this process (whose
-    resident memory would otherwise grow to the whole file)."""
-    mapped = getattr(corpus, "_mmap", None)
-    if mapped is None or not hasattr(mmap, "MADV_DONTNEED") or not corpus.flags.c_contiguous:
-        return
-    row_bytes = corpus.strides[0]
-    begin = int(corpus.offset) + start * row_bytes
-    first = begin - begin % mmap.PAGESIZE
-    end = int(corpus.offset) + stop * row_bytes
-    with contextlib.suppress(OSError, ValueError):  # advice only: never worth failing for
-        mapped.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
 def _padded_rows(rows: int) -> int:

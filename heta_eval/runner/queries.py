@@ -62,16 +62,40 @@ class QueryLoop:
             disable=not self.progress, dynamic_ncols=True,
         )  # fmt: skip
         finished: list[QueryRecord] = []
+        # Replies kept until their retrieval metrics are scored: a bounded number of results
+        # at a time, so a deep run over thousands of queries never holds every reply at once.
+        unscored: list[QueryRecord] = []
         responses: dict[str, QueryResponse] = {}
+        held = 0
         ask = _Ask(self, kb, mode, evaluators, retrieval, top_k, document_ids)
 
+        def score_held() -> None:
+            nonlocal held
+            if retrieval and responses:
+                # The retrieval metrics in one batch, through the one evaluator: a query's
+                # scores do not depend on which others share its batch.
+                order = [evaluator.name for evaluator in evaluators]
+                score_batch(unscored, cases, responses, order, retrieval)
+                if journal is not None:
+                    for record in unscored:
+                        if record.ok:
+                            journal.append(record)  # the last record of a case wins on resume
+            unscored.clear()
+            responses.clear()
+            held = 0
+
         def done(record: QueryRecord, response: QueryResponse | None) -> None:
+            nonlocal held
             if journal is not None:
-                journal.append(record)  # without retrieval scores yet: see below
+                journal.append(record)  # without retrieval scores yet: see score_held
             if response is not None:
                 responses[record.case_id] = response
+                unscored.append(record)
+                held += len(response.results)
             finished.append(record)
             bar.update(1)
+            if held >= SCORE_EVERY:
+                score_held()
 
         try:
             if callable(getattr(kb, "query_batch", None)):
@@ -90,14 +114,7 @@ class QueryLoop:
                 await asyncio.gather(*(one(case) for case in pending))
         finally:
             bar.close()
-        if retrieval and responses:
-            # The mode's retrieval metrics in one batch, through the one evaluator.
-            order = [evaluator.name for evaluator in evaluators]
-            score_batch(finished, cases, responses, order, retrieval)
-            if journal is not None:
-                for record in finished:
-                    if record.ok:
-                        journal.append(record)  # the last record of a case wins on resume
+        score_held()
         return finished
 
     async def score_reply(
@@ -161,6 +178,11 @@ class QueryLoop:
 #: Cases a knowledge base with ``query_batch`` is handed at once when it names no
 #: ``batch_size``.
 DEFAULT_BATCH = 64
+
+#: Results held in replies before their retrieval metrics are scored and the replies let go:
+#: every reply of SciFact at 1,000 hits (300,000 results) in one batch, MS MARCO's 6,980 at
+#: 1,000 in 14.
+SCORE_EVERY = 500_000
 
 
 @dataclass(frozen=True)

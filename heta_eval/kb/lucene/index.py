@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from heta_eval._runtime import release_pages
 from heta_eval.kb.lucene.analyzer import analyze
 from heta_eval.kb.lucene.build import DEFAULT_BLOCK_SIZE, META, build_index
 from heta_eval.kb.lucene.search import Workspace, run_kernel
@@ -201,6 +202,7 @@ class LuceneBM25Index:
         if kernel is not None:
             fields = self.term_fields(terms)
             run_kernel(kernel, self, terms, fields, weights, pointers, out_idx, out_scores)
+            self.release_pages()
             return out_idx, out_scores
         for i, q in enumerate(queries):
             s = self.scores(q)
@@ -208,6 +210,13 @@ class LuceneBM25Index:
             hits = hits[np.lexsort((self.tie_ranks[hits], -s[hits]))][:k]
             out_idx[i, : len(hits)], out_scores[i, : len(hits)] = hits, s[hits]
         return out_idx, out_scores
+
+    def release_pages(self) -> None:
+        """Give back the index's pages read by a search: they stay in the file cache for the
+        next batch, while this process's memory stays the size of one batch's postings, not
+        the whole index's."""
+        for array in (self.indptr, self.docs, self.freqs, self.norms, self.tie_ranks):
+            release_pages(array)
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, directory: str | Path) -> None:
