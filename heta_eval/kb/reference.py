@@ -224,6 +224,13 @@ class ReferenceKnowledgeBase:
             responses.append(QueryResponse(query=text, mode=mode, results=results, answer=answer))
         return responses
 
+    def query_vectors_of(
+        self, queries: Sequence[str], query_ids: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """The vectors dense search searches ``queries`` by: given ones (by ``query_ids``)
+        or encoded ones."""
+        return self._query_vectors(list(queries), query_ids)
+
     def _query_vectors(self, queries: list[str], query_ids: Sequence[str] | None) -> np.ndarray:
         if self.query_vectors is not None:
             if query_ids is None:

@@ -35,8 +35,8 @@ class FaissIndex:
             index.hnsw.efConstruction = settings["efConstruction"]
             index.hnsw.efSearch = settings["efSearch"]
         else:
-            settings.setdefault("nlist", max(1, min(n, round(4 * math.sqrt(n)))))
-            settings.setdefault("nprobe", 1)
+            nlist = settings.get("nlist", max(1, min(n, round(4 * math.sqrt(n)))))
+            settings = {"nlist": nlist, "nprobe": settings.get("nprobe", 1)}
             if settings["nlist"] > n:
                 raise AnnError(f"faiss-ivf: nlist={settings['nlist']:,} lists need at least as "
                                f"many vectors to train on; the corpus has {n:,}")  # fmt: skip
