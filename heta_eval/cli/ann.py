@@ -69,6 +69,7 @@ def handle(args: argparse.Namespace) -> int:
     name = dataset_label(args.dataset)
     output = args.output or Path("results") / f"{name.replace('/', '-')}-ann.json"
     kb, benchmark, cases = _knowledge_base(args, given)
+    from heta_eval.kb.ann.base import AnnError
     from heta_eval.kb.ann.compare import compare_indexes
 
     qrels = {case.id: dict(case.expected.relevance or {}) for case in cases}
@@ -81,10 +82,13 @@ def handle(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"building and searching {label}", file=sys.stderr, flush=True)
 
-    found = compare_indexes(
-        kb.embeddings, kb.row_scale, vectors, ids, document_ids, qrels, specs,
-        ignore_identical_ids=getattr(benchmark, "ignore_identical_ids", True), on_index=say,
-    )  # fmt: skip
+    try:
+        found = compare_indexes(
+            kb.embeddings, kb.row_scale, vectors, ids, document_ids, qrels, specs,
+            ignore_identical_ids=getattr(benchmark, "ignore_identical_ids", True), on_index=say,
+        )  # fmt: skip
+    except AnnError as error:
+        raise CliError(str(error)) from None
     print(f"\n## {benchmark.name}: exact search and approximate indexes\n")
     print(found.table().markdown())
     print("\n".join(f"- {line}" for line in found.notes()) + "\n")

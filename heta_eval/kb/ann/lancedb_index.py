@@ -83,9 +83,13 @@ class LanceIndex:
                 query = query.nprobes(settings["nprobes"])
             if "refine" in settings:
                 query = query.refine_factor(settings["refine"])
-            if "ef" in settings:
-                query = query.ef(settings["ef"])
-            found = query.select(["row", "_distance"]).to_arrow()
+            if "ef" in settings:  # LanceDB refuses ef < k; FAISS searches max(efSearch, k)
+                query = query.ef(max(settings["ef"], k))
+            try:
+                found = query.select(["row", "_distance"]).to_arrow()
+            except (ValueError, RuntimeError, OSError) as error:
+                first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                raise AnnError(f"{self.spec.label}: LanceDB could not search ({first})") from None
             names = found.column_names
             which = found.column("query_index").to_numpy() if "query_index" in names else None
             row = found.column("row").to_numpy().astype(np.int64)

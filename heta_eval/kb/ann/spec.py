@@ -55,7 +55,7 @@ KINDS: dict[str, tuple[str, tuple[Setting, ...]]] = {
     "faiss-hnsw": ("faiss", (
         Setting("M", 2, 512, "neighbours per node (default 32)"),
         Setting("efConstruction", 1, _LARGE, "candidates while building (FAISS: 40)"),
-        Setting("efSearch", 1, _LARGE, "candidates while searching (FAISS: 16)"),
+        Setting("efSearch", 1, _LARGE, "candidates while searching, at least k (FAISS: 16)"),
     )),
     "faiss-ivf": ("faiss", (
         Setting("nlist", 1, _LARGE, "lists (k-means cells; default 4 x sqrt(documents))"),
@@ -75,7 +75,7 @@ KINDS: dict[str, tuple[str, tuple[Setting, ...]]] = {
         Setting("partitions", 1, _LARGE, "IVF partitions (LanceDB: sqrt(documents))"),
         Setting("m", 2, 512, "neighbours per node (LanceDB: 20)"),
         Setting("ef_construction", 1, _LARGE, "candidates while building (LanceDB: 300)"),
-        Setting("ef", 1, _LARGE, "candidates while searching (LanceDB: 1.5 x k)"),
+        Setting("ef", 1, _LARGE, "candidates while searching, at least k (LanceDB: 1.5 x k)"),
         Setting("nprobes", 1, _LARGE, "partitions searched per query (LanceDB: 20)"),
     )),
 }  # fmt: skip
