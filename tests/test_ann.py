@@ -215,3 +215,20 @@ def test_a_missing_library_names_its_extra():
     spec = parse_ann("faiss-flat")
     with pytest.raises(AnnError, match=r"pip install 'heta-eval\[faiss\]'"):
         library("faiss_not_installed_here", spec)
+
+
+def test_hybrid_search_through_an_exact_index_scores_as_exact_hybrid(dataset, tmp_path):
+    def hybrid(*extra: str) -> dict:
+        out = tmp_path / ("+".join(extra) or "exact")
+        done = heta("run", "--dataset", str(dataset), "--modes", "hybrid_search", "--quiet",
+                    "--corpus-embeddings", str(dataset / "corpus.npy"), "--query-embeddings",
+                    str(dataset / "queries.npy"), "--output", str(out), "--k", "10,100",
+                    "--no-cache", *extra, cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        summary = json.loads((out / "summary.json").read_text())
+        [(mode, found)] = summary["modes"].items()
+        return {"mode": mode, **{k: v["value"] for k, v in found["metrics"].items()}}
+
+    exact, flat = hybrid(), hybrid("--ann", "faiss-flat")
+    assert exact.pop("mode") == "hybrid_search" and flat.pop("mode") == "hybrid_search+faiss-flat"
+    assert flat == exact

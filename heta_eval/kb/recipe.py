@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from heta_eval import interrupts
 from heta_eval.data.beir_loader import QueryRows
@@ -97,6 +105,15 @@ class DenseSpec(_Spec):
         # A path is read (header, size, SHA-256) once, here: the recipe records what it is.
         return VectorsFile.describe(value) if isinstance(value, str | Path) else value
 
+    @model_serializer(mode="wrap")
+    def _without_exact_ann(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # No index (exact search) is written as before there was one: a results folder made
+        # then keeps its recipe, and so its identity.
+        data = handler(self)
+        if data.get("ann", False) is None:
+            del data["ann"]
+        return data
+
     @model_validator(mode="after")
     def _queries_with_corpus(self) -> DenseSpec:
         if self.query_vectors is not None and self.corpus_vectors is None:
@@ -128,6 +145,8 @@ class Recipe(_Spec):
     >>> recipe = Recipe(chunking={"size": 256, "overlap": 32}, modes=["keyword_search"])
     >>> Recipe.model_validate_json(recipe.model_dump_json()) == recipe
     True
+    >>> "ann" in recipe.model_dump()["dense"]  # exact search: written as before indexes
+    False
     >>> kb = recipe.build("demo", [Document(id="d1", text="Cats purr.")], cache_dir=False,
     ...                   progress=False)
     >>> kb.modes
