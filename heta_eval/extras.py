@@ -34,6 +34,10 @@ EXTRAS: dict[str, str] = {
     "matplotlib": "compare",
     "jinja2": "compare",
     "ray": "ray",
+    # Approximate indexes (heta_eval.kb.ann), one extra each.
+    "faiss": "faiss",
+    "qdrant_client": "qdrant",
+    "lancedb": "lancedb",
 }
 
 

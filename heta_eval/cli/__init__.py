@@ -23,6 +23,7 @@ _COMMANDS = (
     "check",
     "leaderboard",
     "sweep",
+    "ann",
     "report",
     "export",
 )

@@ -1,7 +1,7 @@
 """The options of ``heta-eval run`` that say what system runs: your own service (``--kb-url``,
 ``--kb-header``, ``--rate`` and the bearer token of ``HETA_EVAL_KB_TOKEN``), your run files
 (``--kb-run``), and your own vectors for the reference (``--corpus-embeddings``,
-``--query-embeddings``, ``--score-function``).
+``--query-embeddings``, ``--score-function``, ``--ann``).
 
 A header is ``'Name: value'``; the value may name environment variables as ``${NAME}``, so
 a secret stays out of your shell history and your scripts:
@@ -164,6 +164,13 @@ def add_vector_arguments(parser: Any) -> None:
     vectors.add_argument(
         "--score-function", choices=["cos_sim", "dot"],
         help="how vectors score (BEIR's names; default: cos_sim)",
+    )  # fmt: skip
+    vectors.add_argument(
+        "--ann", metavar="KIND[:NAME=N,...]",
+        help="search the vectors through an approximate index instead of exactly: faiss-flat, "
+        "faiss-hnsw (M, efConstruction, efSearch), faiss-ivf (nlist, nprobe), qdrant, lancedb, "
+        "lancedb-ivfpq, lancedb-hnsw; the modes are named after it (vector_search+faiss-hnsw; "
+        "docs/ann.md)",
     )  # fmt: skip
 
 

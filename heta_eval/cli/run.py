@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.ann_options import ann_from_args
 from heta_eval.cli.judge_options import add_judge_arguments, judge_from_args
 from heta_eval.cli.kb_options import (
     add_kb_arguments,
@@ -212,7 +213,8 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     from heta_eval.kb import Recipe
 
     overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision,
-                 args.corpus_embeddings, args.query_embeddings, args.score_function)  # fmt: skip
+                 args.corpus_embeddings, args.query_embeddings, args.score_function,
+                 args.ann_spec)  # fmt: skip
     if not args.recipe and all(value is None for value in overrides):
         return None  # the runner takes the benchmark's own (BEIR: whole documents)
     given = given_vectors(args, modes)
@@ -234,7 +236,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
         dense = {
             key: value for key, value in
             (("device", args.device), ("precision", args.precision),
-             ("score_function", args.score_function)) if value is not None
+             ("score_function", args.score_function), ("ann", args.ann_spec)) if value is not None
         }  # fmt: skip
         if given:  # one vector per document: documents stay whole
             dense.update(given)
@@ -278,10 +280,12 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError("--corpus-embeddings are searched by the reference knowledge base, not "
                        "by --kb-url or --kb-run")  # fmt: skip
     chosen = _check_options(args, modes)
+    args.ann_spec = ann_from_args(args, modes, knowledge_base)
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.data.sample import SampleError
+    from heta_eval.kb.ann.base import AnnError
     from heta_eval.kb.dense import ModelLoadError
     from heta_eval.kb.given_vectors import VectorsError
     from heta_eval.runner import (
@@ -317,7 +321,7 @@ def handle(args: argparse.Namespace) -> int:
         return EXIT_BUSY
     except (
         DatasetNotFoundError, DatasetFormatError, BenchmarkFormatError, RunConfigurationError,
-        ModelLoadError, VectorsError,
+        ModelLoadError, VectorsError, AnnError,
         ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
         SliceError,  # --slice-by names a field that cannot group the cases
@@ -344,6 +348,7 @@ def _run_one(
 ) -> Any:
     """One benchmark into its folder, holding the folder's lock from ``--fresh`` to the
     report; the results (``None`` for a dry run)."""
+    from heta_eval.kb.ann.spec import ann_mode
     from heta_eval.runner.folder_lock import empty_folder, folder_lock, status
 
     recipe = None if knowledge_base is not None else _recipe(args, modes, benchmark)
@@ -352,6 +357,8 @@ def _run_one(
     if judge is not None:
         base = scoring if scoring is not None else benchmark.evaluators()
         scoring = [*base, judge]
+    if recipe is not None and recipe.dense.ann is not None:  # named after the index
+        modes = [ann_mode(mode, recipe.dense.ann) for mode in modes]
     held = (
         nullcontext() if args.dry_run
         else folder_lock(folder, modes=modes, wait=not args.no_wait)

@@ -8,12 +8,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from heta_eval import interrupts
 from heta_eval.data.beir_loader import QueryRows
 from heta_eval.data.corpus_store import CorpusStore
 from heta_eval.io.write import write_whole
+from heta_eval.kb.ann import AnnError, AnnSpec, build_index, scored_rows
 from heta_eval.kb.answerers import make_answerer
 from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
@@ -86,12 +95,24 @@ class DenseSpec(_Spec):
     #: the order of the corpus's lines) and, optionally, the queries (:mod:`.given_vectors`).
     corpus_vectors: VectorsFile | None = None
     query_vectors: VectorsFile | None = None
+    #: An approximate index that searches the vectors instead of the exact search
+    #: (:mod:`heta_eval.kb.ann`); its modes are named after it (``vector_search+faiss-hnsw``).
+    ann: AnnSpec | None = None
 
     @field_validator("corpus_vectors", "query_vectors", mode="before")
     @classmethod
     def _describe(cls, value: Any) -> Any:
         # A path is read (header, size, SHA-256) once, here: the recipe records what it is.
         return VectorsFile.describe(value) if isinstance(value, str | Path) else value
+
+    @model_serializer(mode="wrap")
+    def _without_exact_ann(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # No index (exact search) is written as before there was one: a results folder made
+        # then keeps its recipe, and so its identity.
+        data = handler(self)
+        if data.get("ann", False) is None:
+            del data["ann"]
+        return data
 
     @model_validator(mode="after")
     def _queries_with_corpus(self) -> DenseSpec:
@@ -124,6 +145,8 @@ class Recipe(_Spec):
     >>> recipe = Recipe(chunking={"size": 256, "overlap": 32}, modes=["keyword_search"])
     >>> Recipe.model_validate_json(recipe.model_dump_json()) == recipe
     True
+    >>> "ann" in recipe.model_dump()["dense"]  # exact search: written as before indexes
+    False
     >>> kb = recipe.build("demo", [Document(id="d1", text="Cats purr.")], cache_dir=False,
     ...                   progress=False)
     >>> kb.modes
@@ -208,6 +231,9 @@ class Recipe(_Spec):
                 executor=executor, query_rows=query_rows,
             )  # fmt: skip
 
+        ann_index = None
+        if self.dense.ann is not None and dense.embeddings is not None:
+            ann_index = _ann_index(self.dense.ann, dense, info, progress, executor)
         info["seconds"] = round(time.perf_counter() - started, 3)
         kb = ReferenceKnowledgeBase(
             name,
@@ -221,6 +247,7 @@ class Recipe(_Spec):
             build_info=info,
             row_scale=dense.row_scale,
             query_vectors=dense.query_vectors,
+            ann_index=ann_index,
         )
         return executor.attach(kb) if executor is not None else kb
 
@@ -281,6 +308,19 @@ class Recipe(_Spec):
         # Chunks Anserini would not index (blank contents), for the run summary.
         info["bm25_skipped"] = getattr(bm25, "skipped", 0)
         return bm25
+
+
+def _ann_index(spec: AnnSpec, dense: DenseParts, info: dict, progress: bool, executor: Any) -> Any:
+    """``spec``'s index over the passages' vectors as the exact search scores them; ``info``
+    records what was built (library, version, index class, settings, seconds)."""
+    if executor is not None:
+        raise AnnError(f"dense.ann ({spec.label}) searches in this process: run it without "
+                         "an executor (--ray)")  # fmt: skip
+    _say(progress, f"building the {spec.label} index over {len(dense.embeddings):,} vectors")
+    with interrupts.phase(f"building the {spec.kind} index"):
+        index = build_index(spec, scored_rows(dense.embeddings, dense.row_scale))
+    info["ann"] = index.record
+    return index
 
 
 def _say(progress: bool, line: str) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from heta_eval import interrupts
 from heta_eval.data.corpus_store import CorpusStore
+from heta_eval.kb.ann import AnnIndex, ann_mode
 from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.dense import DenseEncoder
 from heta_eval.kb.exact_search import exact_search
@@ -104,6 +105,7 @@ class ReferenceKnowledgeBase:
         build_info: dict[str, Any] | None = None,
         row_scale: np.ndarray | None = None,
         query_vectors: QueryVectors | None = None,
+        ann_index: AnnIndex | None = None,
     ) -> None:
         self.name = name
         self.recipe = recipe
@@ -119,7 +121,12 @@ class ReferenceKnowledgeBase:
         self.answerer = answerer
         #: How each artifact was obtained: ``{"bm25": "built" | "cache", ...}`` and timings.
         self.build_info = build_info or {}
-        self.modes: tuple[str, ...] = tuple(m for m in MODES if m in recipe.modes)
+        #: The approximate index that searches the vectors (``None``: exact search); the
+        #: modes that use it are named after it (``vector_search+faiss-hnsw``).
+        self.ann_index = ann_index
+        spec = ann_index.spec if ann_index is not None else None
+        self._base_modes = {ann_mode(m, spec): m for m in MODES if m in recipe.modes}
+        self.modes: tuple[str, ...] = tuple(self._base_modes)
         table = passages.table
         # Whole documents with distinct ids: a passage's document is its own, no over-fetching.
         self._one_per_document = len(table.documents) == len(table)
@@ -177,6 +184,7 @@ class ReferenceKnowledgeBase:
                 f"unknown mode {mode!r} for knowledge base {self.name!r}; "
                 f"available modes: {', '.join(self.modes)}"
             )
+        mode = self._base_modes[mode]
         queries = list(queries)
         if top_k <= 0:
             return [self.chunk_table.columns([], []) for _ in queries]
@@ -216,6 +224,13 @@ class ReferenceKnowledgeBase:
             responses.append(QueryResponse(query=text, mode=mode, results=results, answer=answer))
         return responses
 
+    def query_vectors_of(
+        self, queries: Sequence[str], query_ids: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """The vectors dense search searches ``queries`` by: given ones (by ``query_ids``)
+        or encoded ones."""
+        return self._query_vectors(list(queries), query_ids)
+
     def _query_vectors(self, queries: list[str], query_ids: Sequence[str] | None) -> np.ndarray:
         if self.query_vectors is not None:
             if query_ids is None:
@@ -239,13 +254,16 @@ class ReferenceKnowledgeBase:
     def _dense_ranker(self, vectors: np.ndarray) -> Ranker:
         def rank(positions: list[int], depth: int) -> list[Hits]:
             rows, scores = self._dense_top(vectors[positions], depth)
-            return list(zip(rows, scores, strict=True))
+            # An approximate index may find fewer rows than asked (-1 past its last).
+            return [(r[r >= 0], s[r >= 0]) for r, s in zip(rows, scores, strict=True)]
 
         return rank
 
     def _dense_top(self, vectors: np.ndarray, depth: int) -> Hits:
         """Exact top-``depth`` rows of each query vector: ``(rows, scores)``, ``(m, depth)``."""
         assert self.embeddings is not None
+        if self.ann_index is not None:
+            return self.ann_index.search(vectors, depth)
         return exact_search(self.embeddings, vectors, depth, row_scale=self.row_scale,
                             on_block=_interruptible)  # fmt: skip
 
