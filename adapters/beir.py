@@ -13,16 +13,19 @@ layout (named after the folder).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 
-from heta_eval.data.beir_loader import BeirDataset, load_beir
+from heta_eval.config import cache_dir
+from heta_eval.data.beir_loader import BeirDataset, load_beir, load_query_metadata
 from heta_eval.data.download import DownloadError, download_dataset
 from heta_eval.data.folders import ResolvedDataset, compare_folder, folder_info, is_folder_argument
 from heta_eval.data.locate import DatasetNotFoundError, find_dataset
 from heta_eval.data.registry import DatasetInfo, get_dataset
+from heta_eval.data.sample import SAMPLE_FILE, SampleSpec, sample_dataset, sample_name
 from heta_eval.models.records import BenchmarkCase, Document, ExpectedOutput
 from heta_eval.retrieval.evaluate import beir_default_metrics
 
@@ -49,6 +52,11 @@ class BeirBenchmark:
     Scoring policy: ``ignore_identical_ids`` (self-hits removed, as BEIR does for every
     dataset) and ``aggregate`` (``"mean"`` for cqadupstack: the reported number is the
     unweighted mean of :meth:`sub_benchmarks`, each scored on its own).
+
+    ``sample`` (a :class:`~heta_eval.data.sample.SampleSpec`) runs a quick subset instead:
+    the dataset's sample, written once as a BEIR folder under the cache
+    (:mod:`heta_eval.data.sample`) and named ``<name>-sample-<N>-seed-<S>``; its
+    :attr:`data_record` says what it is a sample of, and no published number applies to it.
     """
 
     def __init__(
@@ -58,6 +66,7 @@ class BeirBenchmark:
         data_dir: str | os.PathLike[str] | None = None,
         split: str | None = None,
         download: bool = True,
+        sample: SampleSpec | None = None,
     ) -> None:
         if is_folder_argument(name):
             data_dir = Path(name).expanduser().resolve()  # a dataset folder is its own data dir
@@ -65,7 +74,10 @@ class BeirBenchmark:
             name, download = self.info.name, False
         else:
             self.info = get_dataset(name)
-        self.name = name
+        #: The dataset sampled (or the dataset itself, without ``sample``).
+        self.source_name = name
+        self.sample = sample
+        self.name = sample_name(name, sample) if sample is not None else name
         self.data_dir = data_dir
         self.split = split or self.info.split
         self.download = download
@@ -80,37 +92,49 @@ class BeirBenchmark:
         """One benchmark per sub-forum (cqadupstack); empty for ordinary datasets."""
         return [
             BeirBenchmark(
-                f"{self.name}/{sub}",
+                f"{self.source_name}/{sub}",
                 data_dir=self.data_dir,
                 split=self.split,
                 download=self.download,
+                sample=self.sample,
             )
             for sub in self.info.subsets
         ]
 
     @cached_property
     def folder(self) -> Path:
-        """The dataset folder on disk (downloaded first if needed and allowed)."""
+        """The dataset folder on disk (downloaded first if needed and allowed); with
+        ``sample``, the sample's folder (written on first use)."""
+        if self.sample is None:
+            return self.source_folder
+        target = sample_dataset(self.source_folder, self.split, self.sample,
+                                name=self.source_name, cache_root=cache_dir("samples"))  # fmt: skip
+        return target
+
+    @cached_property
+    def source_folder(self) -> Path:
+        """The dataset's own folder (the one a sample is drawn from)."""
         if self.info.subsets:
             raise ValueError(
                 f"{self.name} is scored as the mean of its sub-forums; use sub_benchmarks() "
                 f"({', '.join(f'{self.name}/{s}' for s in self.info.subsets[:3])}, ...)"
             )
         try:
-            return find_dataset(self.name, self.data_dir)
+            return find_dataset(self.source_name, self.data_dir)
         except DatasetNotFoundError:
             if not self.download:
                 raise
         try:
-            return download_dataset(self.name, data_dir=self.data_dir)
+            return download_dataset(self.source_name, data_dir=self.data_dir)
         except DownloadError as error:
             # download_dataset's message already says how to get the data by hand.
             raise DatasetNotFoundError(str(error)) from error
 
     @cached_property
     def resolved(self) -> ResolvedDataset:
-        """The folder compared with the registry entry (counts, checksums)."""
-        return compare_folder(self.info, self.folder, self.split)
+        """The folder compared with the registry entry (counts, checksums); a sample's
+        source folder, for a sample."""
+        return compare_folder(self.info, self.source_folder, self.split)
 
     @property
     def warnings(self) -> list[str]:
@@ -121,8 +145,17 @@ class BeirBenchmark:
     @property
     def data_record(self) -> dict:
         """Where the data came from, for ``summary.json``: name, folder, split, whether it
-        is registered, and how it differs from the registry."""
-        return self.resolved.record()
+        is registered, and how it differs from the registry; a sample is not registered,
+        and says what it is a sample of (``sample``: :data:`~heta_eval.data.sample.SAMPLE_FILE`'s
+        record, with the source's own differences from the registry)."""
+        record = self.resolved.record()
+        if self.sample is None:
+            return record
+        found = json.loads((self.folder / SAMPLE_FILE).read_text(encoding="utf-8"))
+        found["source_registered"] = record["registered"]
+        found["source_differences"] = record["differences"]
+        return {"name": self.name, "folder": str(self.folder), "split": self.split,
+                "registered": False, "differences": [], "sample": found}  # fmt: skip
 
     @cached_property
     def dataset(self) -> BeirDataset:
@@ -148,6 +181,16 @@ class BeirBenchmark:
             )
             for qid, text in dataset.queries.items()
         ]
+
+    def query_metadata(self) -> dict[str, dict]:
+        """``{query id: metadata}`` of the judged queries that carry a ``metadata`` object in
+        ``queries.jsonl`` (what ``--slice-by FIELD`` may group by)."""
+        return load_query_metadata(self.folder / "queries.jsonl", self.dataset.queries)
+
+    @property
+    def subset(self) -> str | None:
+        """The sub-benchmark's name (``android`` of ``cqadupstack/android``), else None."""
+        return self.source_name.split("/", 1)[1] if "/" in self.source_name else None
 
     def recipe(self, modes):  # (Sequence[str]) -> heta_eval.kb.Recipe
         """The reference knowledge base as BEIR's protocol has it: whole documents are the

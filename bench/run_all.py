@@ -32,6 +32,7 @@ SCRIPTS = (
     "bench_e2e.py",
     "bench_lucene.py",
     "bench_lucene_tokenizer.py",
+    "bench_scale.py",
     "bench_ray.py",
     "bench_report.py",
     "bench_fusion.py",

@@ -9,6 +9,7 @@ folder per kind of artifact::
       llm/        the LLM judge's replies (judge.sqlite)
       anserini/   the Anserini oracle's wheel, jar and outputs (developer tooling)
       datasets/   datasets downloaded by an installed package
+      samples/    quick subsets of datasets (``run --sample N``), each a BEIR folder
       numba/      compiled kernels (numba's disk cache), so a new process loads them instead
                   of compiling, also when the package is installed read-only
 
@@ -64,7 +65,7 @@ __all__ = [
     "registry_path",
 ]
 
-CacheKind = Literal["kb", "llm", "anserini", "datasets", "numba"]
+CacheKind = Literal["kb", "llm", "anserini", "datasets", "numba", "samples"]
 
 #: Seconds a Ray head may stay silent before a run gives up (Ray's own limit is 60).
 RAY_LOST_AFTER = 20.0

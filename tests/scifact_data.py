@@ -27,3 +27,31 @@ def small_scifact(source: Path, target: Path, others: int = 200) -> Path:
                 others -= doc_id not in judged
                 out.write(line)
     return target
+
+
+#: CQADupStack's 12 forums, as the registry names them.
+FORUMS = ("android", "english", "gaming", "gis", "mathematica", "physics", "programmers",
+          "stats", "tex", "unix", "webmasters", "wordpress")  # fmt: skip
+
+
+def cqadupstack_forums(source: Path, target: Path, queries: int = 20, others: int = 40) -> Path:
+    """``target/cqadupstack/<forum>`` for CQADupStack's 12 forums, each in the BEIR layout:
+    ``queries`` real SciFact test queries (other ones in each forum) with their qrels, the
+    documents they judge and ``others`` more. Returns ``target`` (a ``--data-dir``)."""
+    corpus = (source / "corpus.jsonl").read_text().splitlines(keepends=True)
+    header, *qrels = (source / "qrels" / "test.tsv").read_text().splitlines()
+    qids = list(dict.fromkeys(line.split("\t")[0] for line in qrels))
+    for n, forum in enumerate(FORUMS):
+        folder = target / "cqadupstack" / forum
+        (folder / "qrels").mkdir(parents=True)
+        mine = set(qids[queries * n : queries * (n + 1)])
+        lines = [line for line in qrels if line.split("\t")[0] in mine]
+        (folder / "qrels" / "test.tsv").write_text("\n".join([header, *lines]) + "\n")
+        shutil.copy(source / "queries.jsonl", folder / "queries.jsonl")
+        judged = {line.split("\t")[1] for line in lines}
+        unjudged = [d for d in corpus if json.loads(d)["_id"] not in judged]
+        kept = [d for d in corpus if json.loads(d)["_id"] in judged]
+        (folder / "corpus.jsonl").write_text(
+            "".join(kept + unjudged[others * n : others * (n + 1)])
+        )
+    return target

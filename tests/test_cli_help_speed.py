@@ -88,6 +88,7 @@ USAGE_ERRORS = [
         "unknown mode 'bogus'",
     ),
     (["compare", "--resamples", "0", "a", "b"], "--resamples must be an integer from 1"),
+    (["compare", "a", "b", "--fail-if-worse", "ndcg@10>x"], "--fail-if-worse: 'ndcg@10>x'"),
     (["evaluate", "--run", "r", "--qrels", "q", "--per-query"], "--per-query goes with --json"),
 ]
 

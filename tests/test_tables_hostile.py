@@ -309,6 +309,20 @@ def test_compare_every_format_on_hostile_names_and_query_texts(hostile, form, tm
     assert "\n| fake" not in text
 
 
+def test_the_gates_markdown_on_hostile_names(hostile, tmp_path):
+    out = tmp_path / "gate.md"
+    done = heta("compare", *runs(hostile)[2:], "--dataset", "./data|=set\\x", "--resamples",
+                "100", "--fail-if-worse", "ndcg@10>0", "--gate-markdown", out,
+                cwd=hostile)  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    rows = [[md(cell) for cell in row] for row in markdown_rows(out.read_text(encoding="utf-8"))]
+    assert [len(row) for row in rows] == [9] * 3
+    assert [(row[2], row[3]) for row in rows[1:]] == [(name, NAMES[2]) for name in NAMES[3:]]
+    # One line per failed condition on stderr, whatever the names hold.
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("gate: ") and len(lines) == 1 + sum(r[0] == "❌" for r in rows)
+
+
 def test_check_markdown_on_a_hostile_name(tmp_path, scifact_dir, scifact_run_file):
     name = NAMES[2] + "|x"
     (tmp_path / f"{name}.trec").write_bytes(scifact_run_file.read_bytes())

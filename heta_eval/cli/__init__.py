@@ -24,6 +24,7 @@ _COMMANDS = (
     "leaderboard",
     "sweep",
     "report",
+    "export",
 )
 
 

@@ -10,11 +10,38 @@ from typing import Any
 from heta_eval.cli import CliError
 from heta_eval.cli.compare import add_source_arguments, load_from_args
 
+MTEB_HELP = (
+    "MTEB results files, or folders of them (MTEB's results repository layout), whose "
+    "models are reference systems too, named as MTEB names them (repeatable)"
+)
+
+
+def add_mteb_argument(parser: argparse.ArgumentParser) -> None:
+    """``--mteb PATH``: MTEB results files read as reference rows."""
+    parser.add_argument("--mteb", action="append", default=[], metavar="PATH", help=MTEB_HELP)
+
+
+def references_from_args(args: argparse.Namespace) -> list[Any]:
+    """The shipped references and those of ``--mteb``'s files."""
+    from heta_eval.compare.mteb import MtebFormatError, mteb_references
+    from heta_eval.data.references import load_references
+
+    try:
+        imported = mteb_references(args.mteb)
+    except MtebFormatError as error:
+        raise CliError(str(error)) from None
+    if args.mteb and not imported:
+        raise CliError(f"{', '.join(args.mteb)}: no BEIR retrieval task in these MTEB results")
+    return [*load_references(), *imported]
+
+
 EPILOG = """examples:
   heta-eval check results/scifact --system bm25-flat
   heta-eval check run.trec --dataset scifact --data-dir ../shared/datasets/beir --system bm25-flat
   heta-eval check run.trec --dataset ./my_dataset
   heta-eval check results/scifact --mode vector_search --system all-MiniLM-L6-v2
+  heta-eval check results/scifact --mode vector_search --mteb mteb-results/ \
+      --system sentence-transformers/all-MiniLM-L6-v2
 
 Statuses: OK when |Δ| <= 1e-4; OKish when |Δ| <= 0.01 or the score is higher than the
 reference; FAIL otherwise. Pyserini references are trec_eval -c numbers and are checked
@@ -38,6 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--system", help="reference system (default: all references)")
+    add_mteb_argument(parser)
     parser.add_argument(
         "--metric",
         action="append",
@@ -57,11 +85,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     from heta_eval.data.folders import is_folder_argument
-    from heta_eval.data.references import check, reference_systems
+    from heta_eval.data.references import check
     from heta_eval.measures.measure import canonical_metric
 
-    if args.system is not None and args.system not in reference_systems():
-        raise CliError(f"unknown --system {args.system!r}; known: {', '.join(reference_systems())}")
+    references = references_from_args(args)
+    known = list(dict.fromkeys(ref.system for ref in references))
+    if args.system is not None and args.system not in known:
+        raise CliError(f"unknown --system {args.system!r}; known: {', '.join(known)}")
     systems = load_from_args(args, REFERENCE_METRICS, side_by_side=False)
     wanted = {canonical_metric(m) for m in args.metrics} if args.metrics else None
     # A registered --dataset NAME vouches for a results folder's data; a TREC run's dataset
@@ -83,7 +113,7 @@ def run_check(args: argparse.Namespace) -> int:
                 if wanted is None or metric in wanted
             }
         }
-        found = check(observed, args.system)
+        found = check(observed, args.system, references=references)
         if not found:
             print(
                 f"{system.name}: no reference for {dataset} "

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
+from heta_eval.cli.compare_gate import add_gate_arguments, gate_baselines, json_text, report_gate
+from heta_eval.cli.compare_slices import add_slice_argument, render_slices, slice_comparison
 from heta_eval.cli.numbers import COUNT, PROBABILITY, RESAMPLES, SEED, add_number
 
 EPILOG = """examples:
@@ -17,12 +19,24 @@ EPILOG = """examples:
   heta-eval compare bm25.trec dense.trec --dataset scifact --data-dir ../shared/datasets/beir \\
       --metric ndcg@10 --metric recall@100 --format latex
 
+  heta-eval compare results/main results/pr --fail-if-worse "nDCG@10>0.005" \\
+      --fail-if-worse "recall@100:p<0.05" --gate-json gate.json   # a CI gate
+
 A system is a (result folder, mode) pair, or a TREC run scored against --qrels/--dataset
 (every judged query counts; one missing from a run scores 0, as trec_eval -c). The first
 system is the baseline unless --baseline names another. Per metric: means, the paired
 difference (system - baseline), a percentile bootstrap CI, a two-sided paired t-test and a
 paired randomization test (sign flips, --seed), Holm-adjusted p-values over all comparisons,
 win/tie/loss counts, and the queries that changed most.
+
+--fail-if-worse makes it a regression gate: the first RESULTS is the baseline (a folder of
+several modes: each mode against the same mode of the others), each condition is checked
+against every candidate, one line per failed condition is printed on stderr, and the exit
+status is 1 when any fails (0 when all hold, 2 for a usage or input error, folders of
+different data included). Conditions: METRIC>MARGIN (an absolute drop), METRIC>PERCENT%
+(relative to the baseline's mean), METRIC:p<ALPHA (a significant drop: Holm-adjusted
+randomization test), or both (METRIC>MARGIN:p<ALPHA). With $GITHUB_STEP_SUMMARY set, the
+gate's markdown table is added to the job's summary. See docs/compare.md.
 """
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100")
@@ -67,6 +81,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="queries scored by only one system: leave out (default) or count 0",
     )
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")
+    add_slice_argument(parser)
+    add_gate_arguments(parser)
     parser.set_defaults(handler=run_compare)
 
 
@@ -118,10 +134,14 @@ def comparable_or_refuse(
 ) -> None:
     """Refuse (CliError) results folders of different data, or print the warnings of
     :func:`heta_eval.compare.comparability.comparable_folders`."""
-    from heta_eval.compare.comparability import IncomparableFoldersError, comparable_folders
+    from heta_eval.compare.comparability import (
+        IncomparableFoldersError,
+        comparable_folders,
+        group_members,
+    )
     from heta_eval.compare.loading import is_result_folder
 
-    chosen = [folder for folder in folders if is_result_folder(folder)]
+    chosen = [folder for folder in folders if is_result_folder(folder) or group_members(folder)]
     try:
         warnings = comparable_folders(
             chosen, allow_different_data=allow_different_data, across_datasets=across_datasets
@@ -270,10 +290,17 @@ def pairing_notes(result: Any, systems: Sequence[Any]) -> list[str]:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from heta_eval.compare import compare
+    from heta_eval.compare import compare, compare_against
     from heta_eval.measures.measure import canonical_metric
 
-    trec_metrics = [canonical_metric(m) for m in (args.metrics or DEFAULT_METRICS)]
+    conditions = args.conditions
+    if conditions and args.baseline:
+        raise CliError("--baseline goes without --fail-if-worse: the gate's baseline is the "
+                       "first RESULTS")  # fmt: skip
+    requested = list(dict.fromkeys(canonical_metric(m) for m in args.metrics or []))
+    if conditions:  # the gate's metrics are compared, after those asked for
+        requested = list(dict.fromkeys([*requested, *(c.metric for c in conditions)]))
+    trec_metrics = requested or [canonical_metric(m) for m in DEFAULT_METRICS]
     try:
         systems = load_from_args(args, trec_metrics)
     except KeyError as error:
@@ -283,33 +310,54 @@ def run_compare(args: argparse.Namespace) -> int:
             f"need at least two systems, got {len(systems)} "
             f"({', '.join(s.name for s in systems)}); give more folders, runs, or modes"
         )
-    metrics = choose_metrics(args.metrics, systems)
+    metrics = choose_metrics(requested or None, systems)
     queries: dict[str, str] = {}
     for system in systems:
         for qid, text in system.queries.items():
             queries.setdefault(qid, text)
+    per_query = {s.name: s.per_query for s in systems}
+    settings = dict(
+        queries=queries, n_resamples=args.resamples, seed=args.seed, confidence=args.confidence,
+        alpha=args.alpha, top_k=max(args.top, 1), missing=args.missing,
+    )  # fmt: skip
+    baselines = gate_baselines(args.results, systems) if conditions else None
     try:
-        result = compare(
-            {s.name: s.per_query for s in systems},
-            baseline=_resolve_baseline(args.baseline, systems),
-            metrics=metrics, queries=queries, n_resamples=args.resamples, seed=args.seed,
-            confidence=args.confidence, alpha=args.alpha, top_k=max(args.top, 1),
-            missing=args.missing,
-        )  # fmt: skip
+        if baselines:
+            result = compare_against(per_query, baselines, metrics, **settings)
+        else:
+            baseline = _resolve_baseline(args.baseline, systems)
+            result = compare(per_query, baseline=baseline, metrics=metrics, **settings)
+        sliced = None
+        if args.slice_by:
+            sliced = slice_comparison(args.slice_by, systems, metrics, settings,
+                                      baseline=result.baseline, baselines=baselines)  # fmt: skip
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.allow_different_data:
         result.notes += pairing_notes(result, systems)
-    if args.format == "latex":
-        text = result.to_latex()
-    elif args.format == "html":
-        text = result.to_html()
-    elif args.format == "json":
-        text = result.to_json()
+    verdict = None
+    if conditions:
+        from heta_eval.compare.gate import gate
+
+        verdict = gate(result, conditions)
+    if args.format == "json":
+        data = result.to_dict()
+        if sliced is not None:
+            data["slices"] = sliced.to_dict()
+        if verdict is not None:
+            data["gate"] = verdict.to_dict()
+        text = json_text(data)
     else:
-        text = result.to_markdown(deltas=args.top)
+        text = {
+            "latex": result.to_latex, "html": result.to_html,
+            "markdown": lambda: result.to_markdown(deltas=args.top),
+        }[args.format]()  # fmt: skip
+        if sliced is not None:
+            text += "\n" + render_slices(sliced, args.format)
     write_output(text, args.output)
-    return 0
+    if verdict is None:
+        return 0
+    return report_gate(verdict, args.gate_json, args.gate_markdown)
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from heta_eval.cli import CliError
+from heta_eval.cli.check import add_mteb_argument, references_from_args
 from heta_eval.cli.compare import (
     add_different_data_argument,
     add_source_arguments,
@@ -17,6 +18,7 @@ EPILOG = """examples:
   heta-eval leaderboard results/scifact results/nfcorpus results/fiqa
   heta-eval leaderboard results/* --metric recall@100 --format latex --plot leaderboard.png
   heta-eval leaderboard results/scifact --reference bm25-flat --reference all-MiniLM-L6-v2
+  heta-eval leaderboard results/scifact --mteb mteb-results/   # beside published models
 
 Each result folder contributes one system per mode (named after the mode, or after the
 folder with --name-by folder) on its benchmark. TREC run files need --dataset, which also
@@ -48,6 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="SYSTEM",
         help="add a reference system's published numbers as a row (repeatable)",
     )
+    add_mteb_argument(parser)
     parser.add_argument(
         "--name-by",
         choices=("mode", "folder"),
@@ -67,7 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run_leaderboard(args: argparse.Namespace) -> int:
     from heta_eval.compare.leaderboard import REFERENCE_SUFFIX, leaderboard
     from heta_eval.compare.loading import OWN_DATA
-    from heta_eval.data.references import dataset_key, load_references, reference_systems
+    from heta_eval.data.references import dataset_key, load_references
     from heta_eval.measures.measure import canonical_metric
 
     metric = canonical_metric(args.metric)
@@ -96,16 +99,20 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         row[key] = value
     if not any(v is not None for row in scores.values() for v in row.values()):
         raise CliError(f"no {metric!r} scores in {', '.join(args.results)}")
-    known = reference_systems()
+    references = references_from_args(args)
+    known = list(dict.fromkeys(ref.system for ref in references))
+    imported = [s for s in dict.fromkeys(r.system for r in references[len(load_references()) :])]
     datasets = {d for row in scores.values() for d in row}
-    for reference in args.reference:
+    for reference in dict.fromkeys([*args.reference, *imported]):  # --mteb's models: rows
         if reference not in known:
             raise CliError(f"unknown --reference {reference!r}; known: {', '.join(known)}")
-        scores[f"{reference}{REFERENCE_SUFFIX}"] = {
+        row = {
             ref.dataset: ref.value
-            for ref in load_references()
+            for ref in references
             if ref.system == reference and ref.metric == metric and ref.dataset in datasets
         }
+        if row or reference in args.reference:
+            scores[f"{reference}{REFERENCE_SUFFIX}"] = row
     board = leaderboard(scores, metric)
     write_output(board.render(args.format), args.output)
     if args.plot:

@@ -48,6 +48,7 @@ __all__ = [
     "RESAMPLES",
     "RETRIES",
     "RRF_K",
+    "SAMPLE",
     "SECONDS",
     "SEED",
     "SHARD",
@@ -107,10 +108,10 @@ def at_most_values(option: str, measures: int, queries: int = 1) -> None:
     scored and kept, pass :data:`~heta_eval.sizes.MAX_VALUES` (checked on the option alone
     before anything is read, then with the queries read).
 
-    >>> at_most_values("--k", 20_000, 300)  # doctest: +ELLIPSIS
+    >>> at_most_values("--k", 200_000, 300)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    heta_eval.cli.CliError: --k asks for 20,000 measures of 300 queries, 6,000,000 values; ...
+    heta_eval.cli.CliError: --k asks for 200,000 measures of 300 queries, 60,000,000 values; ...
     """
     if measures * queries > MAX_VALUES:
         of = f" of {queries:,} queries, {measures * queries:,} values" if queries > 1 else ""
@@ -191,5 +192,7 @@ REPEATS = Number(int, 1, 100, why="each repeat is a paid call per case")
 SHARD = Number(int, 1, 100_000_000)
 #: Attempts after the first (a download).
 RETRIES = Number(int, 0, 100)
+#: Queries, or documents, of a sample of a dataset.
+SAMPLE = Number(int, 1, 1_000_000_000)
 #: Queries in flight at once.
 CONCURRENCY = Number(int, 1, 1_000, why="each holds a connection and a file descriptor")

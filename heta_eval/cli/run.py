@@ -13,6 +13,7 @@ from heta_eval.cli.judge_options import add_judge_arguments, judge_from_args
 from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
 from heta_eval.cli.numbers import CHUNK, CHUNK_OVERLAP, CONCURRENCY, HITS, SECONDS, add_number
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
+from heta_eval.cli.run_data import add_sample_arguments, add_slice_argument, sample_spec
 from heta_eval.cli.run_metrics import Chosen, add_measure_arguments, chosen_measures, evaluators
 from heta_eval.cli.run_report import (
     EXIT_BUSY,
@@ -80,6 +81,7 @@ def add_parser(subparsers: Any) -> None:
         "--data-dir", help="where registered datasets live (default: $HETA_EVAL_DATA)"
     )
     source.add_argument("--split", help="dataset split (default: the dataset's evaluation split)")
+    add_sample_arguments(source)
     system = parser.add_argument_group("the system under test")
     system.add_argument("--recipe", type=Path, help="a recipe JSON file (default: the reference)")
     add_kb_arguments(system)
@@ -127,6 +129,7 @@ def add_parser(subparsers: Any) -> None:
         help="when another run is writing the results folder, stop at once (exit status 5) "
         "instead of waiting for it",
     )  # fmt: skip
+    add_slice_argument(run)
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     add_ray_arguments(run)
     add_judge_arguments(parser)
@@ -186,8 +189,10 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
     if args.data_dir and is_folder_argument(args.dataset):
         raise CliError(f"--dataset {args.dataset} is a folder: drop --data-dir")
     try:
-        benchmark = load_benchmark(args.dataset, data_dir=args.data_dir, split=args.split)
-    except (RegistryError, KeyError) as error:
+        benchmark = load_benchmark(
+            args.dataset, data_dir=args.data_dir, split=args.split, sample=sample_spec(args)
+        )
+    except (RegistryError, KeyError, ValueError) as error:
         raise CliError(str(error).strip("'\"")) from None
     subs = benchmark.sub_benchmarks() if hasattr(benchmark, "sub_benchmarks") else []
     return subs or [benchmark]
@@ -255,6 +260,7 @@ def handle(args: argparse.Namespace) -> int:
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
+    from heta_eval.data.sample import SampleError
     from heta_eval.kb.dense import ModelLoadError
     from heta_eval.runner import (
         BenchmarkFormatError,
@@ -264,8 +270,13 @@ def handle(args: argparse.Namespace) -> int:
     )
     from heta_eval.runner.folder_lock import FolderBusy
     from heta_eval.scale.errors import RayRunError
+    from heta_eval.slices import SliceError
 
     name = dataset_label(args.dataset) if args.dataset else args.benchmark.stem
+    if (spec := sample_spec(args)) is not None:
+        from heta_eval.data.sample import sample_name
+
+        name = sample_name(name, spec)
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
         top_k=args.top_k, concurrency=args.concurrency, query_timeout=args.timeout,
@@ -287,6 +298,8 @@ def handle(args: argparse.Namespace) -> int:
         ModelLoadError,
         ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
+        SliceError,  # --slice-by names a field that cannot group the cases
+        SampleError,  # --sample asks more queries than the dataset has, or too few documents
     ) as error:  # fmt: skip
         raise CliError(str(error)) from None
     if len(all_results) > 1:
@@ -330,7 +343,7 @@ def _run_one(
             benchmark=benchmark, recipe=recipe, knowledge_base_name=args.kb_name,
             query_modes=tuple(modes), evaluators=scoring,
             knowledge_base=knowledge_base, output_dir=None if args.dry_run else folder,
-            cache_dir=False if args.no_cache else None,
+            cache_dir=False if args.no_cache else None, slice_by=args.slice_by,
         )  # fmt: skip
         if args.dry_run:
             print("\n".join(dry_run_lines(results.summary.usage)))

@@ -20,6 +20,7 @@ from heta_eval.compare.compare import (
     compare,
     compare_many,
 )
+from heta_eval.compare.gate import Condition, GateResult, compare_against, gate
 from heta_eval.compare.leaderboard import Leaderboard, leaderboard
 from heta_eval.compare.loading import (
     SystemScores,
@@ -54,6 +55,8 @@ __all__ = [
     "BootstrapResult",
     "CheckResult",
     "Comparison",
+    "Condition",
+    "GateResult",
     "IncomparableFoldersError",
     "Leaderboard",
     "MetricComparison",
@@ -70,8 +73,10 @@ __all__ = [
     "classify",
     "comparable_folders",
     "compare",
+    "compare_against",
     "compare_many",
     "dataset_key",
+    "gate",
     "holm",
     "is_result_folder",
     "leaderboard",

@@ -27,6 +27,7 @@ __all__ = [
     "IncomparableFoldersError",
     "check_comparable",
     "comparable_folders",
+    "group_members",
     "pairing_note",
 ]
 
@@ -77,6 +78,24 @@ class FolderData:
     @property
     def fingerprinted(self) -> bool:
         return bool(self.documents and self.cases)
+
+
+def group_members(folder: PathLike) -> list[Path]:
+    """The results folders of a folder of sub-benchmarks (what ``heta-eval run --dataset
+    cqadupstack`` writes: one folder per forum), sorted by name; empty for anything else.
+
+    A folder is a group when it holds no ``summary.json`` and its sub-folders that do all
+    hold sub-benchmarks of one dataset (``cqadupstack/android``, ``cqadupstack/english``).
+    """
+    path = Path(folder)
+    if not path.is_dir() or (path / "summary.json").exists():
+        return []
+    members = sorted(child for child in path.iterdir() if (child / "summary.json").is_file())
+    names = [str(_read_json(member / "summary.json").get("benchmark") or "") for member in members]
+    parents = {name.partition("/")[0] for name in names if "/" in name}
+    if not members or len(parents) != 1 or any("/" not in name for name in names):
+        return []
+    return members
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -139,6 +158,11 @@ def check_comparable(
     """Each folder's data against the first folder's (``across_datasets``: against the first
     folder of the same dataset name, for a table whose columns are datasets)."""
     result = Comparability()
+    groups = {Path(folder): group_members(folder) for folder in folders}
+    if any(groups.values()):  # sub-benchmarks: each against the same one of the others
+        _check_groups(groups, result)
+        folders = [member for folder, members in groups.items() for member in members or [folder]]
+        across_datasets = True
     first: dict[str, FolderData] = {}
     for raw in dict.fromkeys(Path(folder) for folder in folders):
         data = result.data[raw] = FolderData.read(raw)
@@ -160,6 +184,25 @@ def check_comparable(
                 "whether they hold the same data cannot be checked"
             )
     return result
+
+
+def _check_groups(groups: dict[Path, list[Path]], result: Comparability) -> None:
+    """Folders of sub-benchmarks must hold the same ones (CQADupStack's 12 forums each)."""
+    names = {folder: sorted(member.name for member in found) for folder, found in groups.items()}
+    first = next(iter(groups))
+    for folder in list(groups)[1:]:
+        if names[folder] == names[first]:
+            continue
+        for each in (first, folder):
+            members = groups[each]
+            name = FolderData.read(members[0]).name.partition("/")[0] if members else each.name
+            result.data.setdefault(each, FolderData(each, name, None, None))
+        only = sorted(set(names[first]) ^ set(names[folder]))
+        what = (
+            f"sub-benchmarks ({len(names[first])} vs {len(names[folder])}; "
+            f"{', '.join(only[:5])} in one only)"
+        )
+        result.differing.append((first, folder, [what]))
 
 
 def comparable_folders(

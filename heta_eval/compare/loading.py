@@ -25,6 +25,7 @@ from heta_eval.compare.comparability import (
     ALLOW_DIFFERENT_DATA,
     IncomparableFoldersError,
     comparable_folders,
+    group_members,
 )
 from heta_eval.evaluation import evaluate_run
 from heta_eval.io.trec import read_run
@@ -41,7 +42,9 @@ __all__ = [
     "IncomparableFoldersError",
     "SystemScores",
     "comparable_folders",
+    "group_members",
     "is_result_folder",
+    "load_group_folder",
     "load_result_folder",
     "load_systems",
     "load_trec_system",
@@ -68,6 +71,9 @@ class SystemScores:
     #: Why published reference numbers do not apply (scored on a folder that is not the
     #: registered dataset), or None.
     unverified: str | None = None
+    #: ``{field: {query id: slice}}`` the results folder recorded (``--slice-by``); a folder
+    #: of sub-benchmarks adds ``subset`` (CQADupStack's forum).
+    slices: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def from_results_folder(self) -> bool:
@@ -154,9 +160,67 @@ def load_result_folder(path: PathLike, modes: Iterable[str] | None = None) -> li
                 mode=mode,
                 source=str(folder),
                 unverified=unverified,
+                slices={
+                    key: dict(recorded.get("cases") or {})
+                    for key, recorded in (summary.get("slices") or {}).items()
+                },
             )
         )
     return systems
+
+
+def load_group_folder(path: PathLike, modes: Iterable[str] | None = None) -> list[SystemScores]:
+    """One :class:`SystemScores` per mode of a folder of sub-benchmarks' results folders
+    (:func:`~heta_eval.compare.comparability.group_members`: CQADupStack's forums): every
+    forum's queries as ``forum/query id``, the slice ``subset`` naming each one's forum, and
+    as aggregates the unweighted mean of the forums' (the number BEIR reports).
+    """
+    folder = Path(path)
+    members = group_members(folder)
+    if not members:
+        raise ValueError(f"{folder}: not a folder of sub-benchmarks' results folders")
+    parts = {member.name: load_result_folder(member, modes) for member in members}
+    found = [[s.mode for s in systems] for systems in parts.values()]
+    if any(modes_found != found[0] for modes_found in found):
+        lacking = [m for m, f in zip(parts, found, strict=True) if f != found[0]]
+        raise ValueError(f"{folder}: {', '.join(lacking)} hold other modes than {members[0].name}")
+    systems = []
+    for index, mode in enumerate(found[0]):
+        chosen = {sub: systems_of[index] for sub, systems_of in parts.items()}
+        first = next(iter(chosen.values()))
+        merged = SystemScores(
+            name=folder.resolve().name if len(found[0]) == 1 else f"{folder.resolve().name}:{mode}",
+            per_query={}, aggregates=_mean_aggregates([s.aggregates for s in chosen.values()]),
+            dataset=(first.dataset or "").partition("/")[0] or None, mode=mode,
+            source=str(folder), unverified=next((s.unverified for s in chosen.values()
+                                                 if s.unverified), None),
+        )  # fmt: skip
+        merged.slices["subset"] = {}
+        for sub, system in chosen.items():
+            for qid, values in system.per_query.items():
+                merged.per_query[f"{sub}/{qid}"] = values
+                merged.slices["subset"][f"{sub}/{qid}"] = sub
+            merged.queries.update({f"{sub}/{qid}": text for qid, text in system.queries.items()})
+            for name, cases in system.slices.items():
+                recorded = merged.slices.setdefault(name, {})
+                recorded.update({f"{sub}/{qid}": value for qid, value in cases.items()})
+        systems.append(merged)
+    return systems
+
+
+def _mean_aggregates(
+    parts: Sequence[Mapping[str, Mapping[str, float | None]]],
+) -> dict[str, dict[str, float | None]]:
+    """The unweighted mean of each aggregate over the parts (None where one lacks it)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for metric in parts[0]:
+        for kind in parts[0][metric]:
+            values = [part.get(metric, {}).get(kind) for part in parts]
+            found = [float(v) for v in values if v is not None]
+            out.setdefault(metric, {})[kind] = (
+                sum(found) / len(found) if len(found) == len(values) else None
+            )
+    return out
 
 
 def _full_precision(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,6 +250,11 @@ def unverified_reason(data: Mapping[str, Any]) -> str | None:
     if not data:
         return None  # written before the data was recorded, or not a dataset
     name, folder = data.get("name"), data.get("folder")
+    if sample := data.get("sample"):
+        return (
+            f"scored on {folder}, a sample of {sample.get('of')} ({sample.get('queries')} of "
+            f"{sample.get('of_queries')} queries, seed {sample.get('seed')}): {OWN_DATA}"
+        )
     if data.get("differences"):
         return f"scored on {folder}, not the registered {name}: {'; '.join(data['differences'])}"
     if not data.get("registered", True):
@@ -273,6 +342,8 @@ def load_systems(
         path = Path(raw)
         if is_result_folder(path):
             systems.extend(load_result_folder(path, mode_list))
+        elif group_members(path):
+            systems.extend(load_group_folder(path, mode_list))
         elif path.is_file():
             if qrels is None:
                 raise ValueError(f"{path} is a run file: give qrels (--qrels FILE or --dataset)")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +44,7 @@ __all__ = [
     "load_beir",
     "load_qrels",
     "load_queries",
+    "load_query_metadata",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -135,6 +136,19 @@ def load_queries(path: PathLike, qrels: dict[str, dict[str, int]] | None = None)
             path,
         )
     return {qid: queries[qid] for qid in qrels}
+
+
+def load_query_metadata(path: PathLike, qids: Iterable[str]) -> dict[str, dict]:
+    """``{qid: metadata}`` of the queries ``qids`` in queries.jsonl: each line's ``metadata``
+    object (BEIR's loader drops it; a slice of the run may group by it). Queries without one
+    are left out."""
+    wanted = set(qids)
+    found: dict[str, dict] = {}
+    for _, obj in _iter_jsonl(path):
+        qid, metadata = str(obj["_id"]), obj.get("metadata")
+        if qid in wanted and isinstance(metadata, dict) and metadata:
+            found[qid] = metadata
+    return found
 
 
 def iter_corpus(path: PathLike, *, keep_metadata: bool = False) -> Iterator[Document]:

@@ -199,7 +199,7 @@ class Recipe(_Spec):
         """The BM25 index over ``texts``, built or from the cache (``info`` says which)."""
         b, c = self.bm25, self.chunking
 
-        def build_bm25() -> BM25Index | LuceneBM25Index:
+        def build_bm25(directory: Path | None = None) -> BM25Index | LuceneBM25Index:
             _say(progress, f"building the BM25 index over {len(texts):,} passages")
             with interrupts.phase("building the BM25 index"):
                 if b.analyzer == "lucene":
@@ -211,12 +211,19 @@ class Recipe(_Spec):
                         if b.fields == "multifield"
                         else {"contents": texts}
                     )
-                    # Equal scores rank by document id, as Anserini sorts them.
+                    # Equal scores rank by document id, as Anserini sorts them. Written
+                    # straight into the cache entry (``directory``), or a temporary folder.
                     ties = [ch.document_id for ch in chunks]
-                    return LuceneBM25Index.build(fields, k1=b.k1, b=b.b, tie_keys=ties)
-                return BM25Index.build(
+                    return LuceneBM25Index.build(
+                        fields, k1=b.k1, b=b.b, tie_keys=ties, directory=directory,
+                        progress=progress,
+                    )  # fmt: skip
+                bm25s = BM25Index.build(
                     texts, k1=b.k1, b=b.b, method=b.method, language=b.language, progress=progress
                 )
+                if directory is not None:
+                    bm25s.save(directory)
+                return bm25s
 
         t = time.perf_counter()
         if cache is None:
@@ -225,7 +232,7 @@ class Recipe(_Spec):
             # The Lucene index's format version: a fix to its analysis rebuilds old entries.
             version = [LUCENE_INDEX_VERSION] if b.analyzer == "lucene" else []
             key = cache_key("bm25", c.model_dump(), b.model_dump(), fingerprint, *version)
-            path, reused = cache.get_or_build("bm25", key, lambda d: build_bm25().save(d))
+            path, reused = cache.get_or_build("bm25", key, build_bm25)
             bm25, info["bm25"] = (
                 LuceneBM25Index.load(path)
                 if b.analyzer == "lucene"

@@ -34,6 +34,7 @@ from heta_eval.report.charts import (
     pair_comparisons,
     paired_metrics,
     significance,
+    slice_charts,
 )
 from heta_eval.report.headline import (
     DECIMALS,
@@ -123,6 +124,7 @@ def build_report(
         "dataset_note": dataset.note,
         "data_warnings": data_warnings,
         "distributions": distributions(systems, metrics),
+        "slices": slice_charts(systems, metrics),
         "pairs": pairs,
         "evidence": evidence_by_chunking(systems),
         "version": __version__,

@@ -22,6 +22,7 @@ __all__ = [
     "pair_comparisons",
     "paired_metrics",
     "significance",
+    "slice_charts",
     "system_pairs",
 ]
 
@@ -178,6 +179,41 @@ def significance(pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
             f"p < {s['alpha']:g} after Holm's correction over the metrics tested for that pair"
         )
     return {"marks": marks, "legend": legend}
+
+
+def slice_charts(systems: Sequence[System], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Per slice field the folders recorded (``run --slice-by``): the first headline metric's
+    mean per slice and system, as bars and as a table (cases, means, the slices' mean)."""
+    fields = list(dict.fromkeys(f for s in systems for f in s.summary.get("slices") or {}))
+    charts = []
+    for name in fields:
+        found = [(s, s.summary["slices"][name]) for s in systems if name in (s.summary.get(
+            "slices") or {})]  # fmt: skip
+        metric = next((m for m in metrics if any(m in f["modes"].get(s.mode, {})
+                                                 for s, f in found)), None)  # fmt: skip
+        if metric is None:
+            continue
+        values = list(dict.fromkeys(v for _, f in found for v in f["values"]))
+        groups, rows = [], []
+        for value in values:
+            bars = []
+            for system, recorded in found:
+                entry = recorded["modes"].get(system.mode, {}).get(metric, {})
+                bars.append((system.label, (entry.get("slices", {}).get(value) or {}).get("mean")))
+            cases = sum(1 for v in found[0][1]["cases"].values() if v == value)
+            groups.append((value, cases, bars))
+            rows.append([value, cases, *(_four(mean) for _, mean in bars)])
+        macro = [_four(f["modes"].get(s.mode, {}).get(metric, {}).get("macro")) for s, f in found]
+        charts.append({
+            "field": name, "metric": metric, "systems": [s.label for s, _ in found],
+            "rows": rows, "macro": macro,
+            "svg": svg.slice_bars(groups, f"{metric} by {name}"),
+        })  # fmt: skip
+    return charts
+
+
+def _four(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
 
 
 def evidence_by_chunking(systems: Sequence[System]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["differences", "histogram"]
+__all__ = ["differences", "histogram", "slice_bars"]
 
 WIDTH, HEIGHT = 320, 150
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 46, 8, 18, 24
@@ -156,3 +156,43 @@ def differences(
             f"<title>{n} queries (click: sort the table by this difference)</title></polygon>"
         )
     return _frame(title, body, width=width)
+
+
+def slice_bars(
+    groups: Sequence[tuple[str, int, Sequence[tuple[str, float | None]]]], title: str
+) -> str:
+    """One group of bars per slice (``(slice, cases, [(system, mean)])``), one bar per
+    system on a shared 0..max(1, top) axis; a system with no mean in a slice gets no bar.
+    Each bar's title names the slice, the system, the mean and the cases."""
+    systems = list(dict.fromkeys(name for _, _, bars in groups for name, _ in bars))
+    top = max([1.0, *(v for _, _, bars in groups for _, v in bars if v is not None)])
+    width = max(WIDTH, min(1200, 60 + 26 * len(groups) * max(len(systems), 1)))
+    plot_w, plot_h = width - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM - 12
+    body = _axes(width, HEIGHT - 12, "", "", f"{top:g}", "0")
+    step = plot_w / max(len(groups), 1)
+    bar = max(step / max(len(systems), 1) - 2, 1.0)
+    for i, (value, cases, bars) in enumerate(groups):
+        x0 = PAD_LEFT + i * step
+        label = escape(value if len(value) <= 16 else value[:15] + "…")
+        body.append(
+            f'<text x="{x0 + step / 2:.1f}" y="{HEIGHT - 4}" font-size="9" fill="#333" '
+            f'text-anchor="middle">{label} ({cases})</text>'
+        )
+        for name, mean in bars:
+            if mean is None:
+                continue
+            k = systems.index(name)
+            h = plot_h * mean / top
+            x, y = x0 + 1 + k * (bar + 2), HEIGHT - 12 - PAD_BOTTOM - h
+            body.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{max(h, 0.5):.1f}" '
+                f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(value)}, {escape(name)}: '
+                f"{mean:.4f} over {cases} {'query' if cases == 1 else 'queries'}</title></rect>"
+            )
+    keys = [
+        f'<rect x="{PAD_LEFT + 4 + 120 * k}" y="{PAD_TOP}" width="8" height="8" '
+        f'fill="{PALETTE[k % len(PALETTE)]}"/><text x="{PAD_LEFT + 15 + 120 * k}" '
+        f'y="{PAD_TOP + 8}" font-size="10" fill="#333">{escape(name[:18])}</text>'
+        for k, name in enumerate(systems)
+    ]
+    return _frame(title, body + keys, width=width)

@@ -139,6 +139,10 @@ class RunSummary(BaseModel):
     #: Where a dataset's files came from: name, folder, split, whether it is registered, and
     #: how the folder differs from the registry (then no reference check applies).
     data: dict[str, Any] = Field(default_factory=dict)
+    #: Per slice field (``--slice-by``): each case's slice, and per mode and evaluator each
+    #: slice's cases, scored cases, failed queries and mean, with the slices' mean
+    #: (:func:`heta_eval.slices.slice_summary`).
+    slices: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def partial(self) -> bool:

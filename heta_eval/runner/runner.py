@@ -25,6 +25,7 @@ from heta_eval.runner.plan import (
 )
 from heta_eval.runner.queries import QueryLoop, rescore_incomplete
 from heta_eval.runner.results import BenchmarkResults, Journal, QueryRecord, RunSummary
+from heta_eval.runner.slicing import case_values
 from heta_eval.runner.summary import (
     BuildRecord,
     assemble_summary,
@@ -88,6 +89,7 @@ class BenchmarkRunner:
         knowledge_base: Any = None,
         output_dir: str | Path | None = None,
         cache_dir: str | Path | bool | None = None,
+        slice_by: Sequence[str] = (),
     ) -> BenchmarkResults:
         """Run synchronously; safe where an event loop is already running (a notebook).
 
@@ -98,6 +100,9 @@ class BenchmarkRunner:
         run writes a folder at a time (another process's run into it is waited for, then
         resumed or extended: :mod:`heta_eval.runner.folder_lock`).
         Ctrl-C stops it at once (:mod:`heta_eval.interrupts`), also mid-encode.
+        ``slice_by``: case or query metadata fields (or ``query_length``, ``subset``) whose
+        per-slice means the summary keeps (:mod:`heta_eval.slices`); a folder keeps the
+        fields an earlier run into it asked for.
         """
         coroutine = self.arun(
             benchmark=benchmark,
@@ -108,6 +113,7 @@ class BenchmarkRunner:
             knowledge_base=knowledge_base,
             output_dir=output_dir,
             cache_dir=cache_dir,
+            slice_by=slice_by,
         )
         # Our handler, not asyncio's: asyncio's only cancels the task at its next await,
         # which a knowledge base being built (seconds to hours) never reaches.
@@ -125,12 +131,14 @@ class BenchmarkRunner:
         knowledge_base: Any = None,
         output_dir: str | Path | None = None,
         cache_dir: str | Path | bool | None = None,
+        slice_by: Sequence[str] = (),
     ) -> BenchmarkResults:
         """The async variant of :meth:`run`."""
         plan = plan_run(
             benchmark, recipe, knowledge_base, knowledge_base_name, query_modes, evaluators,
             self.top_k,
         )  # fmt: skip
+        slices = case_values(benchmark, plan.cases, slice_by)  # a bad field stops it here
         # One pass over the documents: their content fingerprint (a rerun resumes only on
         # the same documents) and their ids (judgments and replies naming none are reported).
         self._say(f"reading the documents of {benchmark.name}")
@@ -143,10 +151,10 @@ class BenchmarkRunner:
 
         folder = Path(output_dir) if output_dir is not None else None
         if folder is None:
-            return await self._run(plan, scan, warnings, None, knowledge_base, cache_dir)
+            return await self._run(plan, scan, warnings, None, knowledge_base, cache_dir, slices)
         # One writer per folder: what it holds is read, extended and written by one run.
         with folder_lock(folder, modes=plan.modes):
-            return await self._run(plan, scan, warnings, folder, knowledge_base, cache_dir)
+            return await self._run(plan, scan, warnings, folder, knowledge_base, cache_dir, slices)
 
     async def _run(
         self,
@@ -156,6 +164,7 @@ class BenchmarkRunner:
         folder: Path | None,
         kb: Any,
         cache_dir: str | Path | bool | None,
+        slices: dict[str, dict[str, str]],
     ) -> BenchmarkResults:
         """The run, once its folder (if any) is this process's alone."""
         journal: Journal | None = None
@@ -188,8 +197,11 @@ class BenchmarkRunner:
             status("opening the knowledge base (building it, or reading it from the cache)")
             kb, build = await self._open(plan, kb, cache_dir, scan, build)
         records, seconds = await self._query(plan, kb, pending, done, journal, scan.ids, previous)
+        if previous is not None and previous.slices:  # the fields an earlier run asked for
+            earlier = [field for field in previous.slices if field not in slices]
+            slices = {**slices, **case_values(plan.benchmark, plan.cases, earlier)}
         summary, ordered = assemble_summary(
-            plan, scan, all_modes, records, seconds, previous, build, warnings
+            plan, scan, all_modes, records, seconds, previous, build, warnings, slices
         )
         results = BenchmarkResults(summary, ordered, folder)
         if folder is not None and journal is not None:

@@ -5,7 +5,7 @@ replies; what an earlier invocation into the same folder built and timed."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,6 +24,7 @@ from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import LISTED, DocumentScan, dangling_judgments
 from heta_eval.runner.plan import RunPlan
 from heta_eval.runner.results import ModeSummary, QueryRecord, RunSummary, latency_summary
+from heta_eval.runner.slicing import summarize_slices
 
 __all__ = [
     "LOCAL_EXECUTOR",
@@ -85,11 +86,12 @@ def assemble_summary(
     previous: RunSummary | None,
     build: BuildRecord,
     warnings: list[str],
+    slices: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[RunSummary, list[QueryRecord]]:
     """The summary and the records in report order (mode by mode, cases in order).
 
     ``all_modes``: every mode the results folder holds; a folder extended with more modes
-    reports all of them.
+    reports all of them. ``slices``: ``{field: {case id: slice}}`` to summarize per slice.
     """
     benchmark = plan.benchmark
     summarized = [m for m in all_modes if m in plan.modes or any(k[1] == m for k in records)]
@@ -127,6 +129,7 @@ def assemble_summary(
         heta_eval_version=__version__,
         usage=usage,
         data=dict(getattr(benchmark, "data_record", None) or {}),
+        slices=summarize_slices(slices or {}, summarized, records),
     )
     return summary, ordered
 

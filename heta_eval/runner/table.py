@@ -18,17 +18,32 @@ from heta_eval.data.references import check, reference_systems
 from heta_eval.io.tables import Table
 from heta_eval.io.tables import markdown_text as _md
 from heta_eval.models.cells import EMPTY_CELL, counts_cell, value_cell
+from heta_eval.slices import slice_table
 
 if TYPE_CHECKING:
     from heta_eval.models.report import MetricSummary
     from heta_eval.runner.results import RunSummary
 
-__all__ = ["results_table"]
+__all__ = ["results_table", "sample_words"]
+
+
+def sample_words(sample: dict[str, Any]) -> str:
+    """What a sample is, in words (``summary.json``'s ``data.sample``).
+
+    >>> sample_words({"of": "scifact", "queries": 100, "of_queries": 300, "documents": 1728,
+    ...               "of_documents": 5183, "seed": 0})
+    'a sample of scifact: 100 of 300 queries, 1,728 of 5,183 documents, seed 0'
+    """
+    return (
+        f"a sample of {sample.get('of')}: {sample.get('queries', 0):,} of "
+        f"{sample.get('of_queries', 0):,} queries, {sample.get('documents', 0):,} of "
+        f"{sample.get('of_documents', 0):,} documents, seed {sample.get('seed')}"
+    )
 
 
 def results_table(summary: RunSummary) -> str:
     """The whole table, in markdown."""
-    blocks = [_about(summary), *_metric_blocks(summary)]
+    blocks = [_about(summary), *_metric_blocks(summary), *_slice_blocks(summary)]
     references = _references(summary)
     if references:
         blocks.append(references)
@@ -46,6 +61,8 @@ def _about(summary: RunSummary) -> str:
         kind = "" if data.get("registered") else ", a dataset of your own"
         if data.get("differences"):
             kind = f", NOT the registered {data['name']}"
+        if data.get("sample"):
+            kind = f", {sample_words(data['sample'])}"
         lines.append(
             _md(f"- dataset: {data['name']}, {data['split']} split ({data['folder']}{kind})")
         )
@@ -122,6 +139,15 @@ def _grid(
     return "\n".join(lines)
 
 
+def _slice_blocks(summary: RunSummary) -> list[str]:
+    """Per slice field, its means per slice (``--slice-by``)."""
+    blocks = []
+    for field, found in summary.slices.items():
+        table = slice_table(field, found).markdown().rstrip("\n")
+        blocks.append(_md(f"By {field} (mean per slice; * where queries failed):") + "\n\n" + table)
+    return blocks
+
+
 def _reference_systems(summary: RunSummary, mode: str) -> list[str]:
     """The published systems a mode of the reference knowledge base reproduces."""
     recipe = summary.recipe or {}
@@ -140,6 +166,11 @@ def _references(summary: RunSummary) -> str:
     data = summary.data
     if not data:
         return ""
+    if data.get("sample"):
+        return (
+            f"No reference check: {sample_words(data['sample'])}; its scores are not "
+            f"{data['sample'].get('of')}'s (compare it with runs of the same sample only)."
+        )
     if data.get("differences"):
         return (
             f"No reference check: this is not the registered {data['name']} "

@@ -11,7 +11,7 @@ from functools import lru_cache
 from heta_eval.kb.lucene.porter import porter_stem
 from heta_eval.kb.lucene.tokenizer import standard_tokens
 
-__all__ = ["ENGLISH_STOP_WORDS", "analyze"]
+__all__ = ["ENGLISH_STOP_WORDS", "analyze", "token_term"]
 
 #: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``.
 ENGLISH_STOP_WORDS = frozenset(
@@ -61,11 +61,16 @@ def analyze(text: str) -> list[str]:
     >>> analyze("The patients' responses to IL-6 weren't studied in John's 2 trials.")
     ['patient', 'respons', 'il', '6', "weren't", 'studi', 'john', '2', 'trial']
     """
-    return [term for term in map(_term, standard_tokens(text)) if term is not None]
+    return [term for term in map(token_term, standard_tokens(text)) if term is not None]
 
 
 @lru_cache(maxsize=1 << 20)
-def _term(token: str) -> str | None:
+def token_term(token: str) -> str | None:
+    """The term one token becomes (None: a stop word): what ``analyze`` does per token.
+
+    >>> token_term("John's"), token_term("The"), token_term("Studies")
+    ('john', None, 'studi')
+    """
     # Possessive filter: before lower-casing, so "JOHN'S" loses its "'S" too.
     if len(token) >= 2 and token[-1] in "sS" and token[-2] in _APOSTROPHES:
         token = token[:-2]
