@@ -20,7 +20,14 @@ from functools import cached_property
 from pathlib import Path
 
 from heta_eval.config import cache_dir
-from heta_eval.data.beir_loader import BeirDataset, load_beir, load_query_metadata
+from heta_eval.data.beir_loader import (
+    BeirDataset,
+    QueryRows,
+    load_beir,
+    load_query_metadata,
+    query_rows,
+)
+from heta_eval.data.corpus_store import CorpusStore
 from heta_eval.data.download import DownloadError, download_dataset
 from heta_eval.data.folders import ResolvedDataset, compare_folder, folder_info, is_folder_argument
 from heta_eval.data.locate import DatasetNotFoundError, find_dataset
@@ -169,6 +176,15 @@ class BeirBenchmark:
     def documents(self) -> Iterator[Document]:
         """Stream the corpus: one :class:`Document` per line, ``id`` = the BEIR ``_id``."""
         return self.dataset.corpus()
+
+    def corpus_store(self, *, cache: bool = True, progress: bool = False) -> CorpusStore:
+        """The corpus as columns on disk, read once (and cached) from corpus.jsonl: what a run
+        builds its knowledge base from, so no step holds the corpus as Python objects."""
+        return CorpusStore.from_jsonl(self.folder / "corpus.jsonl", cache=cache, progress=progress)
+
+    def query_rows(self) -> QueryRows:
+        """Where each query's vector is in a file of one vector per line of queries.jsonl."""
+        return query_rows(self.folder / "queries.jsonl")
 
     def cases(self) -> list[BenchmarkCase]:
         """One case per judged query, in qrels order; ``expected.relevance`` = its qrels."""

@@ -1,7 +1,9 @@
-"""BM25 at scale: heta-eval against Anserini 0.22.1 on a synthetic BEIR corpus of any size.
+"""At scale: BM25 against Anserini 0.22.1, dense search over given vectors against BEIR's exact
+search, on a synthetic BEIR corpus of any size.
 
     python bench/bench_scale.py [--docs N] [--queries N] [--shape msmarco|nq] [--scratch DIR]
                                 [--quick] [--repeats N] [--output FILE] [--no-run]
+                                [--only bm25|dense] [--dim D]
 
 The corpus (``_beir_corpus.write_beir_corpus``: MS MARCO-shaped passages or NQ-shaped titled
 ones, seeded) is generated into ``--scratch`` (default ``bench/out/scale/``, untracked) once
@@ -23,7 +25,16 @@ the notes add CPU seconds and the plain sums of resident sets):
   column from the file, ``LuceneBM25Index.build`` then ``search(queries, 1000)``; the same
   Anserini figures. Notes: build and search seconds apart.
 
-Skips with the reason where Java or the pyserini wheel is missing. Reports the load average.
+* ``vector_search run, given vectors ...``: seeded unit-length float16 vectors (``--dim``,
+  default 384) for every line of corpus.jsonl and queries.jsonl, written beside the corpus;
+  ``heta-eval run --modes vector_search --corpus-embeddings --query-embeddings`` on a fresh
+  cache against BEIR 2.2.0's ``DenseRetrievalExactSearch`` (``cos_sim``, chunks of 50,000, the
+  dataset read by its ``GenericDataLoader``, a model handing back the vectors' rows). Goals:
+  time <= 0.5x BEIR's (ratio >= 2), peak memory <= 1.0x. ``identical``: every query's top 10
+  the same documents in the same order and its top 1,000 the same set for >= 99.9% of queries.
+
+The BM25 rows skip with the reason where Java or the pyserini wheel is missing. Reports the
+load average.
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ from heta_eval import config  # noqa: E402
 from heta_eval.kb.lucene import anserini  # noqa: E402
 
 PEER = "Anserini 0.22.1 (Java 17, 2 threads)"
+DENSE_PEER = "beir 2.2.0 DenseRetrievalExactSearch"
 
 # The index alone, in a fresh process: the corpus streamed from its file (a lazy column), ids
 # as an Arrow array; prints build and search seconds and writes the hits.
@@ -306,6 +318,121 @@ def anserini_printed(scores: list[float]) -> list[str]:
     return out
 
 
+# BEIR's DenseRetrievalExactSearch over the given vectors, as a BEIR user runs it: the
+# dataset through GenericDataLoader, a model whose encode_* hand back the vectors' rows.
+_BEIR_DENSE = """
+import json, sys
+import numpy as np, torch
+from beir.datasets.data_loader import GenericDataLoader
+from beir.retrieval.search.dense import DenseRetrievalExactSearch
+
+folder, corpus_npy, queries_npy, out = sys.argv[1:5]
+corpus, queries, qrels = GenericDataLoader(folder).load(split="test")
+with open(f"{folder}/corpus.jsonl", encoding="utf-8") as lines:
+    row = {json.loads(line)["_id"]: i for i, line in enumerate(lines)}
+with open(f"{folder}/queries.jsonl", encoding="utf-8") as lines:
+    query_row = {json.loads(line)["_id"]: i for i, line in enumerate(lines)}
+vectors, query_vectors = np.load(corpus_npy, mmap_mode="r"), np.load(queries_npy)
+for doc_id, doc in corpus.items():
+    doc["row"] = row[doc_id]
+
+class Given:
+    def encode_queries(self, texts, **kwargs):
+        return torch.from_numpy(query_vectors[[query_row[t] for t in texts]].astype("f4"))
+    def encode_corpus(self, docs, **kwargs):
+        return torch.from_numpy(np.asarray(vectors[[d["row"] for d in docs]], dtype="f4"))
+
+search = DenseRetrievalExactSearch(Given(), corpus_chunk_size=50000, show_progress_bar=False)
+results = search.search(corpus, {q: q for q in queries}, 1000, "cos_sim")
+json.dump({q: sorted(docs, key=lambda d: -docs[d]) for q, docs in results.items()},
+          open(out, "w"))
+"""
+
+
+def write_vectors(folder: Path, dim: int, seed: int = 0) -> tuple[Path, Path]:
+    """Seeded unit-length float16 vectors for every line of the folder's corpus.jsonl and
+    queries.jsonl (written once, reused)."""
+    corpus, queries = folder / f"corpus-{dim}.npy", folder / f"queries-{dim}.npy"
+    if corpus.exists() and queries.exists():
+        return corpus, queries
+    for path, source in ((corpus, "corpus.jsonl"), (queries, "queries.jsonl")):
+        with open(folder / source, "rb") as lines:
+            rows = sum(1 for _ in lines)
+        rng = np.random.default_rng([seed, rows, dim])
+        out = np.lib.format.open_memmap(path.with_suffix(".part"), mode="w+",
+                                        dtype=np.float16, shape=(rows, dim))  # fmt: skip
+        for start in range(0, rows, 100_000):
+            block = rng.standard_normal((min(100_000, rows - start), dim), dtype=np.float32)
+            out[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        out.flush()
+        del out
+        path.with_suffix(".part").rename(path)
+    return corpus, queries
+
+
+def ours_dense_run(folder: Path, scratch: Path, vectors: tuple[Path, Path]) -> Side:
+    """``heta-eval run --modes vector_search`` over the given vectors, on a fresh cache."""
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        out = Path(tmp) / "results"
+        args = [sys.executable, "-m", "heta_eval", "run", "--dataset", str(folder), "--modes",
+                "vector_search", "--corpus-embeddings", str(vectors[0]), "--query-embeddings",
+                str(vectors[1]), "--output", str(out), "--quiet"]  # fmt: skip
+        seconds, cpu, peak, main = _timed_process(args, _env(Path(tmp) / "cache"))
+        hits = _read_trec(out / "runs" / "vector_search.trec")
+    notes = f"ours: {cpu:.0f} CPU s, main process {main:,.0f} MB"
+    return Side(seconds, max(peak.mb, main), max(peak.rss_mb, main), hits, notes)
+
+
+def peer_dense_run(folder: Path, scratch: Path, vectors: tuple[Path, Path]) -> Side:
+    """BEIR's exact search over the same vectors, a fresh process."""
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        out = Path(tmp) / "results.json"
+        args = [sys.executable, "-c", _BEIR_DENSE, str(folder), str(vectors[0]),
+                str(vectors[1]), str(out)]  # fmt: skip
+        seconds, cpu, peak, main = _timed_process(args, _env(Path(tmp) / "cache"))
+        ranked = json.loads(out.read_text())
+    notes = f"BEIR: {cpu:.0f} CPU s"
+    hits = {q: [(d, 0.0) for d in docs] for q, docs in ranked.items()}
+    return Side(seconds, max(peak.mb, main), max(peak.rss_mb, main), hits, notes)
+
+
+def same_dense(ours: dict, peer: dict) -> tuple[bool, str]:
+    """Top 10 the same documents in the same order for every query, and the top 1,000 the
+    same set for at least 99.9% of queries (float rounding may swap rows at the cut)."""
+    top10 = sets = 0
+    for q, theirs in peer.items():
+        mine = [d for d, _ in ours.get(q, []) if d != q][:1000]
+        top10 += mine[:10] == [d for d, _ in theirs[:10]]
+        sets += set(mine) == {d for d, _ in theirs}
+    n = len(peer)
+    note = f"top 10 equal for {top10:,} of {n:,} queries, top-1000 sets for {sets:,}"
+    return top10 == n and sets >= 0.999 * n, note
+
+
+def dense_rows(folder: Path, scratch: Path, label: str, dim: int) -> list[dict[str, Any]]:
+    """Given float16 vectors searched by ``heta-eval run`` and by BEIR's exact search."""
+    vectors = write_vectors(folder, dim)
+    # Compile (once per machine) what the timed run loads, as warm_up does for BM25.
+    small = write_beir_corpus(scratch / "msmarco-20000-200", docs=20_000, queries=200)
+    ours_dense_run(small, scratch, write_vectors(small, dim))
+    load = [round(x, 1) for x in os.getloadavg()]
+    peer = peer_dense_run(folder, scratch, vectors)
+    ours = ours_dense_run(folder, scratch, vectors)
+    same, note = same_dense(ours.hits, peer.hits)
+    log(f"dense: ours {ours.seconds:.1f} s {ours.mb:,.0f} MB, BEIR {peer.seconds:.1f} s "
+        f"{peer.mb:,.0f} MB; {note}")  # fmt: skip
+    notes = (f"{ours.notes}; {peer.notes}; {note}; {dim}-dimensional float16 vectors given "
+             f"(--corpus-embeddings, --query-embeddings), cos_sim; peak memory of the process "
+             f"tree, shared pages once; load {load}")  # fmt: skip
+    target = f"vector_search run, given vectors, {label}"
+    return [
+        row(f"{target} vs BEIR exact search, time", peer=DENSE_PEER, goal=">= 2.0",
+            ours_s=ours.seconds, peer_s=peer.seconds, identical=same, notes=notes),
+        _memory_row(f"{target} vs BEIR exact search, peak memory", ours.mb, peer.mb, same,
+                    notes, goal=1.0, peer=DENSE_PEER),
+    ]  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=None, help="passages (default 1,000,000)")
@@ -316,20 +443,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="(one run each: minutes)")
     parser.add_argument("--no-run", action="store_true", help="the index rows only")
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--only", choices=["bm25", "dense"], help="one kind of rows")
+    parser.add_argument("--dim", type=int, default=384, help="dense vectors' dimension")
     args = parser.parse_args(argv)
     docs = args.docs or (20_000 if args.quick else 1_000_000)
     queries = args.queries or (200 if args.quick else 2_000)
     label = f"{args.shape} {docs:,} x {queries:,} @1000"
-    reason = anserini.unavailable()
-    if reason is not None:
-        emit([row(f"BM25 run {label}", peer=PEER, goal=">= 1.0", notes=f"skipped: {reason}")],
-             args.output)  # fmt: skip
-        return 0
     args.scratch.mkdir(parents=True, exist_ok=True)
     log(f"corpus: {label} in {args.scratch}")
     folder = write_beir_corpus(args.scratch / f"{args.shape}-{docs}-{queries}", docs=docs,
                                queries=queries, shape=args.shape)  # fmt: skip
-    rows = measure(folder, args.scratch, label, args.shape, run=not args.no_run)
+    rows: list[dict[str, Any]] = []
+    if args.only != "dense":
+        reason = anserini.unavailable()
+        if reason is not None:
+            rows.append(row(f"BM25 run {label}", peer=PEER, goal=">= 1.0",
+                            notes=f"skipped: {reason}"))  # fmt: skip
+        else:
+            rows += measure(folder, args.scratch, label, args.shape, run=not args.no_run)
+    if args.only != "bm25":
+        rows += dense_rows(folder, args.scratch, label, args.dim)
     emit(rows, args.output)
     return 0
 
@@ -361,11 +494,12 @@ def measure(
     return rows
 
 
-def _memory_row(target: str, ours_mb: float, peer_mb: float, same: bool, notes: str) -> dict:
+def _memory_row(target: str, ours_mb: float, peer_mb: float, same: bool, notes: str, *,
+                goal: float = 1.5, peer: str = PEER) -> dict:  # fmt: skip
     ratio = ours_mb / peer_mb if peer_mb else None
-    out = row(target, peer=PEER, goal="<= 1.5", ratio=ratio, identical=same, notes=notes)
+    out = row(target, peer=peer, goal=f"<= {goal}", ratio=ratio, identical=same, notes=notes)
     out["ours_value"], out["peer_value"] = f"{ours_mb:,.0f} MB", f"{peer_mb:,.0f} MB"
-    out["met"] = ratio is not None and ratio <= 1.5
+    out["met"] = ratio is not None and ratio <= goal
     return out
 
 

@@ -11,7 +11,7 @@ with the page, the step and its output.
 To fit CI's budget, ``HETA_EVAL_DATA`` points at a small SciFact made from the real one (all
 300 test queries and their judgments, the judged documents and 200 others), so encoding it
 takes seconds; the clone's ``.venv/bin`` holds wrappers around this interpreter instead of
-``make install``; ``my_run.trec``, ``my_cases.jsonl``, ``my_docs/`` and ``my_dataset/`` (the
+``make install``; ``my_run.trec``, ``my_cases.jsonl``, ``my_docs/``, ``my_corpus.npy`` and ``my_dataset/`` (the
 docs' names for your own files) are made in the clone first. ``NOT_RUN`` and ``NOT_RUN_IF`` list the lines
 left out, and why.
 """
@@ -232,10 +232,16 @@ def own_dataset(source: Path, target: Path, queries: int = 30, others: int = 300
                 out.write(line)
 
 
-def your_own_files(clone: Path, run_file: Path, scifact: Path) -> None:
-    """What the README calls my_run.trec, my_cases.jsonl and my_docs/, and what
-    docs/datasets.md calls my_dataset/."""
+def your_own_files(clone: Path, run_file: Path, scifact: Path, small: Path) -> None:
+    """What the README calls my_run.trec, my_cases.jsonl, my_docs/ and my_corpus.npy (vectors
+    of the small SciFact's documents, as MiniLM's queries are: 384 dimensions, unit length),
+    and what docs/datasets.md calls my_dataset/."""
+    import numpy as np
+
     own_dataset(scifact, clone / "my_dataset")
+    rows = sum(1 for _ in (small / "scifact" / "corpus.jsonl").open())
+    vectors = np.random.default_rng(0).normal(size=(rows, 384)).astype(np.float32)
+    np.save(clone / "my_corpus.npy", vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
     shutil.copy(run_file, clone / "my_run.trec")
     (clone / "my_docs").mkdir()
     (clone / "my_docs" / "paris.md").write_text("# Paris\n\nParis is the capital of France.\n")
@@ -270,7 +276,7 @@ def test_every_command_of_the_readme_and_docs_runs_as_written_on_a_fresh_clone(
 ):
     clone = fresh_clone(tmp_path)
     small_scifact(scifact_dir, tmp_path / "small-beir")
-    your_own_files(clone, scifact_run_file, scifact_dir)
+    your_own_files(clone, scifact_run_file, scifact_dir, tmp_path / "small-beir")
     script, labels = session_script(all_steps(clone))
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("HETA_EVAL", "PYTHON"))},

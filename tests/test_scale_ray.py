@@ -194,7 +194,7 @@ def test_ray_encodes_the_route_it_records_to_the_bytes_of_a_local_encode(
 SHARDED_INDEX = """
 import json, os, sys, tracemalloc
 import numpy as np, ray
-from heta_eval.kb.bm25 import top_indices
+from heta_eval.kb.exact_search import exact_search
 from heta_eval.scale.executor import RayShardedIndex
 
 
@@ -202,8 +202,7 @@ ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
 rng = np.random.default_rng(11)
 matrix = rng.normal(size=(40_000, 96)).astype(np.float32)
 queries = np.concatenate([matrix[:3], rng.normal(size=(3, 96)).astype(np.float32)])
-expected = [top_indices(matrix @ q, 50) for q in queries]
-expected_scores = [(matrix @ q)[e] for q, e in zip(queries, expected)]
+expected, expected_scores = exact_search(matrix, queries, 50)  # the single-machine search
 path = os.path.join(sys.argv[2], "matrix.npy")
 np.save(path, matrix)
 del matrix
@@ -215,13 +214,13 @@ peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 del mapped
 os.remove(path)  # the driver's matrix is gone: the search can use only the actors' shards
-hits = index.top_k(queries, 50)
+rows, scores = index.top_k(queries, 50)
 print(json.dumps({
     "peak": peak,
     "shard_bytes": [(b - a) * 96 * 4 for a, b in index.ranges],
     "nodes": [p["node"] for p in index.placement],
-    "equal": all(h[0].tolist() == e.tolist() for h, e in zip(hits, expected)),
-    "scores_equal": all(np.array_equal(h[1], s) for h, s in zip(hits, expected_scores)),
+    "equal": rows.tolist() == expected.tolist(),
+    "scores_equal": bool(np.array_equal(scores, expected_scores)),
 }))
 """
 

@@ -1,5 +1,7 @@
-"""The options of ``heta-eval run`` that reach your own service: ``--kb-url``,
-``--kb-header`` and ``--rate``, and the bearer token of ``HETA_EVAL_KB_TOKEN``.
+"""The options of ``heta-eval run`` that say what system runs: your own service (``--kb-url``,
+``--kb-header``, ``--rate`` and the bearer token of ``HETA_EVAL_KB_TOKEN``), your run files
+(``--kb-run``), and your own vectors for the reference (``--corpus-embeddings``,
+``--query-embeddings``, ``--score-function``).
 
 A header is ``'Name: value'``; the value may name environment variables as ``${NAME}``, so
 a secret stays out of your shell history and your scripts:
@@ -24,7 +26,14 @@ from typing import Any
 from heta_eval.cli import CliError
 from heta_eval.io.ids import mode_name_problem
 
-__all__ = ["add_kb_arguments", "knowledge_base_from_args", "parse_header", "run_file_modes"]
+__all__ = [
+    "add_kb_arguments",
+    "add_vector_arguments",
+    "given_vectors",
+    "knowledge_base_from_args",
+    "parse_header",
+    "run_file_modes",
+]
 
 # RFC 9110 token characters: what a header name may hold.
 _NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -134,3 +143,47 @@ def knowledge_base_from_args(args: argparse.Namespace, modes: tuple[str, ...]) -
     return HttpKnowledgeBase(
         args.kb_url, modes=modes, headers=headers, token=config.kb_token(), rate=rate
     )
+
+
+def add_vector_arguments(parser: Any) -> None:
+    """Add ``--corpus-embeddings``, ``--query-embeddings`` and ``--score-function``."""
+    vectors = parser.add_argument_group(
+        "your own vectors (vector_search, hybrid_search; docs/scale.md)"
+    )
+    vectors.add_argument(
+        "--corpus-embeddings", type=Path, metavar="C.npy",
+        help="the documents' vectors instead of encoding them: a .npy of float16 or float32 "
+        "rows, one per line of corpus.jsonl, in its order (memory-mapped; documents are not "
+        "chunked)",
+    )  # fmt: skip
+    vectors.add_argument(
+        "--query-embeddings", type=Path, metavar="Q.npy",
+        help="the queries' vectors too: one row per line of queries.jsonl (default: the "
+        "recipe's model encodes the queries)",
+    )  # fmt: skip
+    vectors.add_argument(
+        "--score-function", choices=["cos_sim", "dot"],
+        help="how vectors score (BEIR's names; default: cos_sim)",
+    )  # fmt: skip
+
+
+def given_vectors(args: argparse.Namespace, modes: list[str]) -> dict[str, Any]:
+    """``--corpus-embeddings`` / ``--query-embeddings`` described (header, size, SHA-256):
+    what the recipe, and so the results folder, records of them."""
+    if args.query_embeddings is not None and args.corpus_embeddings is None:
+        raise CliError("--query-embeddings needs --corpus-embeddings")
+    if args.corpus_embeddings is None:
+        return {}
+    if not {"vector_search", "hybrid_search"} & set(modes):
+        raise CliError("--corpus-embeddings is searched by vector_search and hybrid_search; "
+                       f"--modes has neither ({', '.join(modes)})")  # fmt: skip
+    from heta_eval.kb.given_vectors import VectorsError, VectorsFile
+
+    try:
+        progress = not args.quiet
+        given = {"corpus_vectors": VectorsFile.describe(args.corpus_embeddings, progress=progress)}
+        if args.query_embeddings is not None:
+            given["query_vectors"] = VectorsFile.describe(args.query_embeddings, progress=progress)
+    except VectorsError as error:
+        raise CliError(str(error)) from None
+    return given

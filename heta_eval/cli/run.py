@@ -10,7 +10,12 @@ from typing import Any
 
 from heta_eval.cli import CliError
 from heta_eval.cli.judge_options import add_judge_arguments, judge_from_args
-from heta_eval.cli.kb_options import add_kb_arguments, knowledge_base_from_args
+from heta_eval.cli.kb_options import (
+    add_kb_arguments,
+    add_vector_arguments,
+    given_vectors,
+    knowledge_base_from_args,
+)
 from heta_eval.cli.numbers import CHUNK, CHUNK_OVERLAP, CONCURRENCY, HITS, SECONDS, add_number
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
 from heta_eval.cli.run_data import add_sample_arguments, add_slice_argument, sample_spec
@@ -38,6 +43,8 @@ examples:
   heta-eval run --benchmark cases.jsonl --documents docs/ --modes keyword_search \\
       --judge --judge-prices prices.json --dry-run      # what the judge would cost
   heta-eval run --dataset scifact --modes vector_search --ray auto
+  heta-eval run --dataset msmarco --modes vector_search --corpus-embeddings corpus.npy \\
+      --query-embeddings queries.npy      # vectors made elsewhere, searched and scored here
 
 A rerun with the same arguments continues where an interrupted run stopped; a rerun with
 other modes adds them to the folder. A folder of another run (other documents, cases,
@@ -109,6 +116,7 @@ def add_parser(subparsers: Any) -> None:
         ],
         help=f"dense encoder precision or int8 route (default: the recipe's); {AUTO_PRECISION}",
     )
+    add_vector_arguments(parser)
     run = parser.add_argument_group("the run")
     add_measure_arguments(run)
     add_number(
@@ -203,9 +211,11 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
     from heta_eval.kb import Recipe
 
-    overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision)
+    overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision,
+                 args.corpus_embeddings, args.query_embeddings, args.score_function)  # fmt: skip
     if not args.recipe and all(value is None for value in overrides):
         return None  # the runner takes the benchmark's own (BEIR: whole documents)
+    given = given_vectors(args, modes)
     try:
         if args.recipe:
             recipe = Recipe.from_file(args.recipe)
@@ -223,8 +233,16 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
             )
         dense = {
             key: value for key, value in
-            (("device", args.device), ("precision", args.precision)) if value is not None
+            (("device", args.device), ("precision", args.precision),
+             ("score_function", args.score_function)) if value is not None
         }  # fmt: skip
+        if given:  # one vector per document: documents stay whole
+            dense.update(given)
+            if args.chunk_size is None:
+                recipe = Recipe.model_validate(
+                    {**recipe.model_dump(), "chunking": {**recipe.chunking.model_dump(),
+                                                         "size": None, "overlap": 0}}
+                )  # fmt: skip
         if dense:
             recipe = Recipe.model_validate(
                 {**recipe.model_dump(), "dense": {**recipe.dense.model_dump(), **dense}}
@@ -256,12 +274,16 @@ def handle(args: argparse.Namespace) -> int:
             raise CliError("--modes goes without --kb-run: the modes are --kb-run's MODE names")
         modes = [text.partition("=")[0].strip() for text in args.kb_run]
     knowledge_base = knowledge_base_from_args(args, tuple(modes))
+    if knowledge_base is not None and args.corpus_embeddings is not None:
+        raise CliError("--corpus-embeddings are searched by the reference knowledge base, not "
+                       "by --kb-url or --kb-run")  # fmt: skip
     chosen = _check_options(args, modes)
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.data.sample import SampleError
     from heta_eval.kb.dense import ModelLoadError
+    from heta_eval.kb.given_vectors import VectorsError
     from heta_eval.runner import (
         BenchmarkFormatError,
         BenchmarkRunner,
@@ -295,7 +317,7 @@ def handle(args: argparse.Namespace) -> int:
         return EXIT_BUSY
     except (
         DatasetNotFoundError, DatasetFormatError, BenchmarkFormatError, RunConfigurationError,
-        ModelLoadError,
+        ModelLoadError, VectorsError,
         ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
         SliceError,  # --slice-by names a field that cannot group the cases

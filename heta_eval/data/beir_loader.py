@@ -39,12 +39,14 @@ if TYPE_CHECKING:
 __all__ = [
     "BeirDataset",
     "DatasetFormatError",
+    "QueryRows",
     "count_lines",
     "iter_corpus",
     "load_beir",
     "load_qrels",
     "load_queries",
     "load_query_metadata",
+    "query_rows",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -136,6 +138,31 @@ def load_queries(path: PathLike, qrels: dict[str, dict[str, int]] | None = None)
             path,
         )
     return {qid: queries[qid] for qid in qrels}
+
+
+@dataclass(frozen=True)
+class QueryRows:
+    """Where each query is in a file of one row per query (vectors given with a run): the
+    row of each query id, the rows expected, and what the rows follow.
+
+    >>> QueryRows({"q1": 0}, 1).source
+    'queries.jsonl'
+    """
+
+    rows: dict[str, int]
+    total: int
+    source: str = "queries.jsonl"
+
+
+def query_rows(path: PathLike) -> QueryRows:
+    """The line (0-based) of each query id in queries.jsonl: where its vector is in a file of
+    one vector per line. An id on several lines is at its last, whose text BEIR keeps."""
+    rows: dict[str, int] = {}
+    total = 0
+    for number, obj in _iter_jsonl(path):
+        rows[str(obj["_id"])] = number - 1
+        total = number
+    return QueryRows(rows, total, Path(path).name)
 
 
 def load_query_metadata(path: PathLike, qids: Iterable[str]) -> dict[str, dict]:

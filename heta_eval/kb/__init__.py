@@ -7,7 +7,7 @@ from heta_eval.kb.answerers import Answerer, ChatAnswerer, ExtractiveAnswerer
 from heta_eval.kb.chunking import Chunk, chunk_document, chunk_documents, split_sentences
 from heta_eval.kb.http_client import HttpKnowledgeBase
 from heta_eval.kb.hybrid import reciprocal_rank_fusion
-from heta_eval.kb.protocol import IngestingKnowledgeBase, KnowledgeBase
+from heta_eval.kb.protocol import BatchKnowledgeBase, IngestingKnowledgeBase, KnowledgeBase
 from heta_eval.kb.recipe import AnswererSpec, BM25Spec, ChunkingSpec, DenseSpec, Recipe
 from heta_eval.kb.reference import MODES, ReferenceKnowledgeBase
 
@@ -16,6 +16,7 @@ __all__ = [
     "Answerer",
     "AnswererSpec",
     "BM25Spec",
+    "BatchKnowledgeBase",
     "ChatAnswerer",
     "Chunk",
     "ChunkingSpec",

@@ -8,21 +8,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from heta_eval import interrupts
+from heta_eval.data.beir_loader import QueryRows
+from heta_eval.data.corpus_store import CorpusStore
 from heta_eval.io.write import write_whole
 from heta_eval.kb.answerers import make_answerer
 from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.cache import ArtifactCache, cache_key, default_cache_dir
-from heta_eval.kb.chunking import chunk_documents
-from heta_eval.kb.cpu import this_cpu
-from heta_eval.kb.dense import DEFAULT_MODEL, DenseEncoder
-from heta_eval.kb.embedding_cache import cached_embeddings
+from heta_eval.kb.dense import DEFAULT_MODEL
+from heta_eval.kb.given_vectors import VectorsFile
 from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
-from heta_eval.kb.precision import Precision, device_kind
+from heta_eval.kb.passages import Passages, passages
+from heta_eval.kb.precision import Precision
 from heta_eval.kb.reference import ReferenceKnowledgeBase
-from heta_eval.models.corpus import corpus_fingerprint
+from heta_eval.kb.vectors import DenseParts, dense_parts
 from heta_eval.models.records import Document
 
 __all__ = ["AnswererSpec", "BM25Spec", "ChunkingSpec", "DenseSpec", "Recipe"]
@@ -78,6 +79,29 @@ class DenseSpec(_Spec):
     precision: Precision = "auto"
     device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]+)?)$")
     batch_size: int | None = Field(default=None, gt=0)
+    #: How a query's vector scores a passage's: cosine (BEIR's ``cos_sim``; the encoder's
+    #: vectors are of unit length, so it is their inner product) or the inner product.
+    score_function: Literal["cos_sim", "dot"] = "cos_sim"
+    #: Vectors given with the run instead of encoding the corpus (one row per document, in
+    #: the order of the corpus's lines) and, optionally, the queries (:mod:`.given_vectors`).
+    corpus_vectors: VectorsFile | None = None
+    query_vectors: VectorsFile | None = None
+
+    @field_validator("corpus_vectors", "query_vectors", mode="before")
+    @classmethod
+    def _describe(cls, value: Any) -> Any:
+        # A path is read (header, size, SHA-256) once, here: the recipe records what it is.
+        return VectorsFile.describe(value) if isinstance(value, str | Path) else value
+
+    @model_validator(mode="after")
+    def _queries_with_corpus(self) -> DenseSpec:
+        if self.query_vectors is not None and self.corpus_vectors is None:
+            raise ValueError("dense.query_vectors needs dense.corpus_vectors")
+        pair = (self.corpus_vectors, self.query_vectors)
+        if pair[1] is not None and pair[0] is not None and pair[0].dimension != pair[1].dimension:
+            raise ValueError(f"dense.query_vectors are {pair[1].dimension}-dimensional, "
+                             f"dense.corpus_vectors {pair[0].dimension}-dimensional")  # fmt: skip
+        return self
 
 
 class AnswererSpec(_Spec):
@@ -123,6 +147,9 @@ class Recipe(_Spec):
     def _overlap_below_size(self) -> Recipe:
         if self.chunking.size is not None and self.chunking.overlap >= self.chunking.size:
             raise ValueError("chunking.overlap must be smaller than chunking.size")
+        if self.dense.corpus_vectors is not None and self.chunking.size is not None:
+            raise ValueError("dense.corpus_vectors hold one vector per document: set "
+                             "chunking.size to null (whole documents)")  # fmt: skip
         return self
 
     @classmethod
@@ -137,90 +164,100 @@ class Recipe(_Spec):
     def build(
         self,
         name: str,
-        documents: Sequence[Document],
+        documents: Sequence[Document] | CorpusStore,
         *,
         cache_dir: str | Path | Literal[False] | None = None,
         progress: bool = True,
         executor: Any = None,
         fingerprint: str | None = None,
+        query_rows: QueryRows | None = None,
     ) -> ReferenceKnowledgeBase:
-        """Build the knowledge base ``name`` over ``documents``.
+        """Build the knowledge base ``name`` over ``documents`` (a list, or a
+        :class:`~heta_eval.data.corpus_store.CorpusStore`, which is never loaded whole).
 
         ``cache_dir=None`` uses :func:`default_cache_dir`; ``False`` disables the cache.
         ``executor`` (e.g. :class:`heta_eval.scale.RayExecutor`) encodes the corpus and
         serves dense search elsewhere; the cached artifacts are the same either way.
         ``fingerprint``: the documents' :func:`~heta_eval.models.corpus.corpus_fingerprint`
-        where the caller has it already (the runner does), so the corpus is hashed once.
+        where the caller has it already (a store has it), so the corpus is hashed once.
+        ``query_rows``: where each query's vector is, when ``dense.query_vectors`` are given.
         """
-        documents = list(documents)
-        if not documents:
+        store = (
+            documents if isinstance(documents, CorpusStore)
+            else CorpusStore.from_documents(documents)
+        )  # fmt: skip
+        if not len(store):
             raise ValueError(f"cannot build knowledge base {name!r} from an empty corpus")
         started = time.perf_counter()
         info: dict = {
             "cache_dir": False if cache_dir is False else str(cache_dir or default_cache_dir())
         }
         cache = None if cache_dir is False else ArtifactCache(cache_dir or default_cache_dir())
-        fingerprint = fingerprint or corpus_fingerprint(documents)
+        fingerprint = fingerprint or store.fingerprint
         c = self.chunking
-        chunks = chunk_documents(documents, size=c.size, overlap=c.overlap, unit=c.unit)
         # BM25 indexes title + text, like Pyserini's BEIR indexes; the dense text is BEIR's.
-        texts = [f"{ch.title} {ch.text}".strip() for ch in chunks]
+        found = passages(store, size=c.size, overlap=c.overlap, unit=c.unit)
 
         bm25 = None
         if "keyword_search" in self.modes or "hybrid_search" in self.modes:
-            bm25 = self._bm25(chunks, texts, cache, fingerprint, info, progress)
-        encoder = embeddings = None
+            bm25 = self._bm25(found, cache, fingerprint, info, progress)
+        dense = DenseParts(None, None)
         if "vector_search" in self.modes or "hybrid_search" in self.modes:
-            encoder, embeddings = self._dense(texts, cache, info, progress, executor)
+            dense = dense_parts(
+                self.dense, found.texts, cache=cache, info=info, progress=progress,
+                executor=executor, query_rows=query_rows,
+            )  # fmt: skip
 
         info["seconds"] = round(time.perf_counter() - started, 3)
         kb = ReferenceKnowledgeBase(
             name,
             recipe=self,
-            documents=documents,
-            chunks=chunks,
+            store=store,
+            passages=found,
             bm25=bm25,
-            embeddings=embeddings,
-            encoder=encoder,
+            embeddings=dense.embeddings,
+            encoder=dense.encoder,
             answerer=make_answerer(self.answerer),
             build_info=info,
+            row_scale=dense.row_scale,
+            query_vectors=dense.query_vectors,
         )
         return executor.attach(kb) if executor is not None else kb
 
     def _bm25(
         self,
-        chunks: Sequence[Any],
-        texts: list[str],
+        found: Passages,
         cache: ArtifactCache | None,
         fingerprint: str,
         info: dict,
         progress: bool,
     ) -> Any:
-        """The BM25 index over ``texts``, built or from the cache (``info`` says which)."""
+        """The BM25 index over the passages, built or from the cache (``info`` says which)."""
         b, c = self.bm25, self.chunking
+        texts = found.texts
 
         def build_bm25(directory: Path | None = None) -> BM25Index | LuceneBM25Index:
             _say(progress, f"building the BM25 index over {len(texts):,} passages")
             with interrupts.phase("building the BM25 index"):
                 if b.analyzer == "lucene":
                     fields = (
-                        {
-                            "contents": [ch.text for ch in chunks],
-                            "title": [ch.title for ch in chunks],
-                        }
+                        {"contents": found.bodies, "title": found.titles}
                         if b.fields == "multifield"
                         else {"contents": texts}
                     )
-                    # Equal scores rank by document id, as Anserini sorts them. Written
-                    # straight into the cache entry (``directory``), or a temporary folder.
-                    ties = [ch.document_id for ch in chunks]
+                    # Equal scores rank by document id, as Anserini sorts them (a store's ids:
+                    # its Arrow column, never a Python list). Written straight into the cache
+                    # entry (``directory``), or a temporary folder.
+                    ids = found.table.document_ids
+                    ties = getattr(ids, "arrow", ids)
                     return LuceneBM25Index.build(
                         fields, k1=b.k1, b=b.b, tie_keys=ties, directory=directory,
                         progress=progress,
                     )  # fmt: skip
                 bm25s = BM25Index.build(
-                    texts, k1=b.k1, b=b.b, method=b.method, language=b.language, progress=progress
-                )
+                    list(texts), k1=b.k1, b=b.b, method=b.method, language=b.language,
+                    progress=progress,
+                )  # fmt: skip
                 if directory is not None:
                     bm25s.save(directory)
                 return bm25s
@@ -245,68 +282,8 @@ class Recipe(_Spec):
         info["bm25_skipped"] = getattr(bm25, "skipped", 0)
         return bm25
 
-    def _dense(
-        self,
-        texts: list[str],
-        cache: ArtifactCache | None,
-        info: dict,
-        progress: bool,
-        executor: Any,
-    ) -> tuple[Any, Any]:
-        """The encoder and the vectors of ``texts``, encoded or from the cache."""
-        d = self.dense
-        encoder = DenseEncoder(d.model, precision=d.precision, batch_size=d.batch_size,
-                               device=d.device)  # fmt: skip
-        root = cache.root if cache is not None else None
-
-        def encode_texts(batch: list[str], keep: Any = None) -> Any:
-            if executor is None:
-                _load_model(encoder, progress)
-                return encoder.encode(batch, progress=progress, on_batch=keep)
-            # Ray's encode keeps its finished shards itself.
-            return executor.encode_corpus(encoder, batch, progress=progress, cache_root=root)
-
-        t = time.perf_counter()
-        if cache is None:
-            with interrupts.phase(f"encoding {len(texts):,} passages"):
-                embeddings, info["embeddings"] = encode_texts(texts), "built"
-        else:
-            # Keyed by the texts encoded (not the corpus or chunking that made them) and the
-            # encoder's identity: model, resolved precision, device kind ("auto" shares
-            # entries with what it resolves to; vectors of one precision or device kind are
-            # never served for another). Local and Ray encodes share entries; only texts no
-            # entry holds are encoded.
-            # An executor serves the vectors from its own shards: mapped, never loaded.
-            embeddings, info["embeddings"], path = cached_embeddings(
-                cache, encoder.identity(), texts, encode_texts, mapped=executor is not None
-            )
-            info["embeddings_path"] = str(path)
-        # Loaded now, not by the first query: on a loaded machine loading takes minutes,
-        # which would count against that query's timeout.
-        _load_model(encoder, progress)
-        info["embeddings_seconds"] = round(time.perf_counter() - t, 3)
-        info["precision"] = encoder.precision
-        info["route"] = encoder.route
-        info["route_reason"] = encoder.route_choice.reason
-        if encoder.route_choice.evidence:
-            info["route_evidence"] = encoder.route_choice.evidence
-        info["device"] = encoder.device
-        if device_kind(encoder.device) == "cpu":
-            info["cpu"] = this_cpu().describe()
-        return encoder, embeddings
-
 
 def _say(progress: bool, line: str) -> None:
     """A status line on stderr for a step that shows no bar of its own."""
     if progress:
         print(line, file=sys.stderr, flush=True)
-
-
-def _load_model(encoder: Any, progress: bool) -> None:
-    """Load the encoder's model now, saying so: loading takes seconds, silent otherwise."""
-    if encoder.loaded:
-        return
-    _say(progress, f"loading the embedding model {encoder.model_name} "
-                   f"({encoder.precision}, {encoder.device})")  # fmt: skip
-    with interrupts.phase("loading the embedding model"):
-        encoder.runner  # noqa: B018 (loads and caches it)

@@ -1,18 +1,28 @@
-"""The reference knowledge base: chunks + BM25 + dense vectors + RRF, with an answerer."""
+"""The reference knowledge base: passages + BM25 + dense vectors + RRF, with an answerer.
+
+Queries are searched in batches: BM25's compiled kernel scores a batch in parallel, and dense
+search multiplies a batch of query vectors by the corpus a block at a time
+(:func:`~heta_eval.kb.exact_search.exact_search`), where one product per query would read the
+whole corpus once per query.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from heta_eval.kb.bm25 import BM25Index, top_indices
-from heta_eval.kb.chunking import Chunk
+from heta_eval import interrupts
+from heta_eval.data.corpus_store import CorpusStore
+from heta_eval.kb.bm25 import BM25Index
 from heta_eval.kb.dense import DenseEncoder
+from heta_eval.kb.exact_search import exact_search
 from heta_eval.kb.hybrid import reciprocal_rank_fusion
 from heta_eval.kb.lucene.index import LuceneBM25Index
+from heta_eval.kb.passages import Passages
 from heta_eval.models.columns import ChunkTable, ResultColumns
 from heta_eval.models.records import Document, QueryResponse
 from heta_eval.retrieval.first_chunks import first_chunks
@@ -21,24 +31,50 @@ if TYPE_CHECKING:
     from heta_eval.kb.answerers import Answerer
     from heta_eval.kb.recipe import Recipe
 
-__all__ = ["MODES", "ReferenceKnowledgeBase"]
+__all__ = ["MODES", "QueryVectors", "ReferenceKnowledgeBase"]
 
 MODES: tuple[str, ...] = ("keyword_search", "vector_search", "hybrid_search")
 
-Ranker = Callable[[int], tuple[np.ndarray, np.ndarray]]
+#: ``rank(positions, depth)``: the best ``depth`` passages of each query at ``positions`` of
+#: the batch, as ``(rows, scores)``, best first (fewer rows: nothing more matches).
+Ranker = Callable[[list[int], int], list[tuple[np.ndarray, np.ndarray]]]
+Hits = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True)
+class QueryVectors:
+    """Query vectors given with the run: ``matrix`` rows, the row of each query id, and
+    whether cosine is asked (each vector is then divided by its length)."""
+
+    matrix: np.ndarray
+    rows: Mapping[str, int]
+    cosine: bool = True
+
+    def of(self, query_ids: Sequence[str | None]) -> np.ndarray:
+        """The float32 vectors of ``query_ids``; an id without a row is a ``KeyError``."""
+        missing = [q for q in query_ids if q not in self.rows]
+        if missing:
+            raise KeyError(f"no query vector for query id {missing[0]!r} (the query vectors "
+                           "hold one row per line of queries.jsonl)")  # fmt: skip
+        vectors = np.asarray(self.matrix[[self.rows[q] for q in query_ids]], dtype=np.float32)
+        if self.cosine:
+            vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors
 
 
 class ReferenceKnowledgeBase:
-    """Searches chunks by BM25 (``keyword_search``), dense vectors (``vector_search``) or
-    their RRF fusion (``hybrid_search``). Build one with :meth:`Recipe.build`.
+    """Searches passages (whole documents or chunks) by BM25 (``keyword_search``), dense
+    vectors (``vector_search``) or their RRF fusion (``hybrid_search``). Build one with
+    :meth:`Recipe.build`.
 
-    With ``distinct_documents=True`` (the default) results hold the best chunk of each of
-    the ``top_k`` best documents: chunks are over-fetched until ``top_k`` distinct documents
-    are found or the corpus is exhausted.
+    With ``distinct_documents=True`` (the default) results hold the best passage of each of
+    the ``top_k`` best documents: passages are over-fetched until ``top_k`` distinct
+    documents are found or nothing more matches.
 
     Results come as :class:`~heta_eval.models.columns.ResultColumns` over :attr:`chunk_table`:
     ``QueryResult`` objects are built only when read, and the retrieval metrics never need
-    them.
+    them. :meth:`query_batch` answers many queries in one search (the runner's way);
+    :meth:`query` one.
 
     >>> import asyncio
     >>> from heta_eval.kb.recipe import Recipe
@@ -50,49 +86,68 @@ class ReferenceKnowledgeBase:
     'd2'
     """
 
+    #: Queries the runner hands :meth:`query_batch` at once: dense search reads the corpus
+    #: once per batch (and widens float16 vectors once), so a batch is large.
+    batch_size = 1024
+
     def __init__(
         self,
         name: str,
         *,
         recipe: Recipe,
-        documents: Sequence[Document],
-        chunks: list[Chunk],
+        store: CorpusStore,
+        passages: Passages,
         bm25: BM25Index | LuceneBM25Index | None,
         embeddings: np.ndarray | None,
         encoder: DenseEncoder | None,
         answerer: Answerer | None,
         build_info: dict[str, Any] | None = None,
+        row_scale: np.ndarray | None = None,
+        query_vectors: QueryVectors | None = None,
     ) -> None:
         self.name = name
         self.recipe = recipe
-        self.documents = list(documents)
-        self.chunks = chunks
+        self.store = store
+        self.passages = passages
         self.bm25 = bm25
+        #: The passages' vectors (memory-mapped where they come from a file), and per row a
+        #: factor of its scores (inverse lengths: cosine of given vectors), or ``None``.
         self.embeddings = embeddings
+        self.row_scale = row_scale
         self.encoder = encoder
+        self.query_vectors = query_vectors
         self.answerer = answerer
         #: How each artifact was obtained: ``{"bm25": "built" | "cache", ...}`` and timings.
         self.build_info = build_info or {}
         self.modes: tuple[str, ...] = tuple(m for m in MODES if m in recipe.modes)
-        self._chunk_table: ChunkTable | None = None
+        table = passages.table
+        # Whole documents with distinct ids: a passage's document is its own, no over-fetching.
+        self._one_per_document = len(table.documents) == len(table)
+
+    @property
+    def takes_query_id(self) -> bool:
+        """Whether queries are searched by id (their vectors were given with the run)."""
+        return self.query_vectors is not None
 
     @property
     def chunk_table(self) -> ChunkTable:
-        """The chunks as a :class:`~heta_eval.models.columns.ChunkTable` (built on first use)."""
-        if self._chunk_table is None:
-            chunks = self.chunks
-            self._chunk_table = ChunkTable(
-                [chunk.document_id for chunk in chunks],
-                texts=[chunk.text for chunk in chunks],
-                reference_ids=[chunk.chunk_id for chunk in chunks],
-                sources=_ChunkSources(chunks),
-            )
-        return self._chunk_table
+        """The passages as a :class:`~heta_eval.models.columns.ChunkTable`."""
+        return self.passages.table
+
+    @property
+    def chunks(self) -> Sequence[Any]:
+        """The passages as :class:`~heta_eval.kb.chunking.Chunk` objects."""
+        return self.passages.chunks
+
+    @property
+    def documents(self) -> Sequence[Document]:
+        """The corpus's documents (built from the store when read)."""
+        return [self.store.document(i) for i in range(len(self.store))]
 
     def __repr__(self) -> str:
         return (
-            f"ReferenceKnowledgeBase(name={self.name!r}, documents={len(self.documents)}, "
-            f"chunks={len(self.chunks)}, modes={self.modes})"
+            f"ReferenceKnowledgeBase(name={self.name!r}, documents={len(self.store)}, "
+            f"chunks={len(self.passages)}, modes={self.modes})"
         )
 
     # -- ingestion -------------------------------------------------------------------------
@@ -101,132 +156,151 @@ class ReferenceKnowledgeBase:
         rebuilt = await asyncio.to_thread(
             self.recipe.build,
             self.name,
-            [*self.documents, *documents],
+            [*self.store.documents(), *documents],
             progress=False,
             cache_dir=self.build_info.get("cache_dir", False),
         )
         self.__dict__.update(rebuilt.__dict__)
 
     # -- search ----------------------------------------------------------------------------
-    def search(self, queries: Sequence[str], *, mode: str, top_k: int = 10) -> list[ResultColumns]:
-        """Synchronous batch search (query vectors are encoded in one batch)."""
+    def search(
+        self,
+        queries: Sequence[str],
+        *,
+        mode: str,
+        top_k: int = 10,
+        query_ids: Sequence[str] | None = None,
+    ) -> list[ResultColumns]:
+        """Search ``queries`` (one batch; ``query_ids`` where the query vectors were given)."""
         if mode not in self.modes:
             raise ValueError(
                 f"unknown mode {mode!r} for knowledge base {self.name!r}; "
                 f"available modes: {', '.join(self.modes)}"
             )
+        queries = list(queries)
         if top_k <= 0:
             return [self.chunk_table.columns([], []) for _ in queries]
-        dense: Iterator[Ranker] = iter(())
-        if mode in ("vector_search", "hybrid_search"):
-            assert self.encoder is not None
-            depth = self._first_depth(top_k)
-            if mode == "hybrid_search":
-                depth = max(depth, min(self.recipe.rrf_depth, len(self.chunks)))
-            dense = self._dense_rankers(self.encoder.encode(list(queries)), depth)
-        out = []
-        for query in queries:
-            if mode == "keyword_search":
-                # Like Lucene, BM25 returns only chunks that match at least one query term.
-                ranker = self._score_ranker(
-                    self._bm25_scores(query), positive_only=True, ties=self._bm25_ties
-                )
-            elif mode == "vector_search":
-                ranker = next(dense)
-            else:
-                ranker = self._rrf_ranker(self._bm25_scores(query), next(dense))
-            rows, scores = self._collect(ranker, top_k)
-            out.append(self.chunk_table.columns(rows, scores))
-        return out
+        if mode == "keyword_search":
+            rank = self._keyword_ranker(queries)
+        elif mode == "vector_search":
+            rank = self._dense_ranker(self._query_vectors(queries, query_ids))
+        else:
+            rank = self._hybrid_ranker(queries, self._query_vectors(queries, query_ids))
+        return [self.chunk_table.columns(r, s) for r, s in self._collect(rank, len(queries), top_k)]
 
-    async def query(self, text: str, *, mode: str | None = None, top_k: int = 10) -> QueryResponse:
+    async def query(
+        self, text: str, *, mode: str | None = None, top_k: int = 10, query_id: str | None = None
+    ) -> QueryResponse:
         """Search ``text`` in ``mode`` (default: the first of ``modes``) and answer it."""
+        ids = None if query_id is None else [query_id]
+        return (await self.query_batch([text], mode=mode, top_k=top_k, query_ids=ids))[0]
+
+    async def query_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        mode: str | None = None,
+        top_k: int = 10,
+        query_ids: Sequence[str] | None = None,
+    ) -> list[QueryResponse]:
+        """:meth:`query` for many queries in one search."""
         mode = mode or self.modes[0]
-        results = (await asyncio.to_thread(self.search, [text], mode=mode, top_k=top_k))[0]
-        answer = await self.answerer.answer(text, results) if self.answerer is not None else None
-        return QueryResponse(query=text, mode=mode, results=results, answer=answer)
+        ranked = await asyncio.to_thread(
+            self.search, texts, mode=mode, top_k=top_k, query_ids=query_ids
+        )
+        responses = []
+        for text, results in zip(texts, ranked, strict=True):
+            answer = None
+            if self.answerer is not None:
+                answer = await self.answerer.answer(text, results)
+            responses.append(QueryResponse(query=text, mode=mode, results=results, answer=answer))
+        return responses
 
-    def _bm25_scores(self, query: str) -> np.ndarray:
+    def _query_vectors(self, queries: list[str], query_ids: Sequence[str] | None) -> np.ndarray:
+        if self.query_vectors is not None:
+            if query_ids is None:
+                raise ValueError("the query vectors were given with the run: search by query id")
+            return self.query_vectors.of(list(query_ids))
+        assert self.encoder is not None
+        return self.encoder.encode(queries)
+
+    def _keyword_ranker(self, queries: list[str]) -> Ranker:
         assert self.bm25 is not None
-        return self.bm25.scores(query)
+        bm25 = self.bm25
 
-    @property
-    def _bm25_ties(self) -> np.ndarray | None:
-        # The Lucene index ranks equal scores by document id (as Anserini); bm25s by row.
-        return getattr(self.bm25, "tie_ranks", None)
+        def rank(positions: list[int], depth: int) -> list[Hits]:
+            rows, scores = bm25.search([queries[i] for i in positions], depth)
+            # Like Lucene, BM25 returns only passages that match at least one query term.
+            keep = (rows >= 0) & (scores > 0)
+            return [(r[k], s[k]) for r, s, k in zip(rows, scores, keep, strict=True)]
 
-    @staticmethod
-    def _score_ranker(
-        scores: np.ndarray, *, positive_only: bool = False, ties: np.ndarray | None = None
-    ) -> Ranker:
-        def ranked(n: int) -> tuple[np.ndarray, np.ndarray]:
-            idx = top_indices(scores, n, ties)
-            if positive_only:
-                idx = idx[scores[idx] > 0]
-            return idx, scores[idx]
+        return rank
 
-        return ranked
+    def _dense_ranker(self, vectors: np.ndarray) -> Ranker:
+        def rank(positions: list[int], depth: int) -> list[Hits]:
+            rows, scores = self._dense_top(vectors[positions], depth)
+            return list(zip(rows, scores, strict=True))
 
-    def _dense_rankers(self, query_vectors: np.ndarray, depth: int) -> Iterator[Ranker]:
-        """One exact inner-product ranker per query vector, made as it is consumed; ``depth``
-        is how deep the first ranking goes (a sharded index fetches that much at once)."""
+        return rank
+
+    def _dense_top(self, vectors: np.ndarray, depth: int) -> Hits:
+        """Exact top-``depth`` rows of each query vector: ``(rows, scores)``, ``(m, depth)``."""
         assert self.embeddings is not None
-        for vector in query_vectors:
-            yield self._score_ranker(self.embeddings @ vector)
+        return exact_search(self.embeddings, vectors, depth, row_scale=self.row_scale,
+                            on_block=_interruptible)  # fmt: skip
 
-    def _rrf_ranker(self, keyword: np.ndarray, dense: Ranker) -> Ranker:
-        def ranked(n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _hybrid_ranker(self, queries: list[str], vectors: np.ndarray) -> Ranker:
+        keyword, dense = self._keyword_ranker(queries), self._dense_ranker(vectors)
+
+        def rank(positions: list[int], depth: int) -> list[Hits]:
             # Each list is fused at depth max(n, rrf_depth) so shallow top_k still fuse fairly.
-            depth = max(n, self.recipe.rrf_depth)
-            # Chunks sharing no term with the query get no BM25 rank (as in keyword_search).
-            keyword_top = top_indices(keyword, depth, self._bm25_ties)
-            fused = reciprocal_rank_fusion(
-                [
-                    keyword_top[keyword[keyword_top] > 0].tolist(),
-                    dense(depth)[0].tolist(),
-                ],
-                k=self.recipe.rrf_k,
-            )[:n]
-            return (
-                np.array([i for i, _ in fused], dtype=np.int64),
-                np.array([s for _, s in fused], dtype=np.float64),
-            )
+            deep = max(depth, self.recipe.rrf_depth)
+            fused = []
+            for (kw, _), (dn, _) in zip(keyword(positions, deep), dense(positions, deep),
+                                        strict=True):  # fmt: skip
+                pairs = reciprocal_rank_fusion([kw.tolist(), dn.tolist()], k=self.recipe.rrf_k)
+                pairs = pairs[:depth]
+                fused.append((np.array([i for i, _ in pairs], dtype=np.int64),
+                              np.array([s for _, s in pairs], dtype=np.float64)))  # fmt: skip
+            return fused
 
-        return ranked
+        return rank
 
     def _first_depth(self, top_k: int) -> int:
-        """How many chunks :meth:`_collect` ranks first for ``top_k`` results."""
-        total = len(self.chunks)
-        if not self.recipe.distinct_documents:
+        """How many passages :meth:`_collect` ranks first for ``top_k`` results."""
+        total = len(self.passages)
+        if not self.recipe.distinct_documents or self._one_per_document:
             return min(top_k, total)
         return min(total, top_k * self.recipe.overfetch)
 
-    def _collect(self, ranked: Ranker, top_k: int) -> tuple[np.ndarray, np.ndarray]:
-        total = len(self.chunks)
+    def _collect(self, rank: Ranker, count: int, top_k: int) -> list[Hits]:
+        """Each query's best passage of each of its ``top_k`` best documents: passages are
+        ranked ever deeper (doubling) for the queries still short of ``top_k`` documents."""
+        total = len(self.passages)
         n = self._first_depth(top_k)
-        if not self.recipe.distinct_documents:
-            return ranked(n)
-        # Over-fetch chunks, doubling until top_k distinct documents (or the whole corpus).
+        if not self.recipe.distinct_documents or self._one_per_document:
+            return rank(list(range(count)), n)
         codes = self.chunk_table.codes
         n_documents = len(self.chunk_table.documents)
         no_self_hits = np.full(1, -1, dtype=np.int64)  # a search knows no query id
-        while True:
-            idx, scores = ranked(n)
-            # Each document's best chunk, in rank order: the collapse's rule.
-            keep, _ = first_chunks(
-                codes[idx], np.array([0, len(idx)], dtype=np.int64), no_self_hits, n_documents
-            )
-            first = np.flatnonzero(keep)[:top_k]
-            if len(first) == top_k or n >= total:
-                return idx[first], scores[first]
-            n = min(total, n * 2)
+        out: list[Hits | None] = [None] * count
+        todo = list(range(count))
+        while todo:
+            short = []
+            for q, (idx, scores) in zip(todo, rank(todo, n), strict=True):
+                # Each document's best passage, in rank order: the collapse's rule.
+                keep, _ = first_chunks(
+                    codes[idx], np.array([0, len(idx)], dtype=np.int64), no_self_hits, n_documents
+                )
+                first = np.flatnonzero(keep)[:top_k]
+                if len(first) == top_k or len(idx) < n or n >= total:
+                    out[q] = (idx[first], scores[first])
+                else:
+                    short.append(q)
+            todo, n = short, min(total, n * 2)
+        return [hits for hits in out if hits is not None]
 
 
-class _ChunkSources:
-    """Row -> the chunk's locator, built on demand (a class, not a lambda: picklable)."""
-
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        self.chunks = chunks
-
-    def __call__(self, row: int) -> dict[str, Any]:
-        return self.chunks[row].source()
+def _interruptible(done: int, total: int) -> None:
+    """Between two blocks of a long search: act on Ctrl-C."""
+    interrupts.check()

@@ -71,7 +71,12 @@ class ChunkTable:
         if sources is not None and not callable(sources) and len(sources) != n:
             raise ValueError(f"ChunkTable sources: {len(sources)} rows, document_ids has {n}")
         try:
-            ids = pa.array(document_ids, type=pa.large_string())
+            # A column of a corpus store is an Arrow array already: no trip through Python.
+            arrow = getattr(document_ids, "arrow", None)
+            if isinstance(arrow, pa.ChunkedArray):
+                ids = arrow.combine_chunks().cast(pa.large_string())
+            else:
+                ids = pa.array(document_ids, type=pa.large_string())
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             ids = None
         if ids is None or ids.null_count or (n and not pc.min(pc.utf8_length(ids)).as_py()):
@@ -99,6 +104,15 @@ class ChunkTable:
 
     def __repr__(self) -> str:
         return f"ChunkTable(rows={len(self)}, documents={len(self.documents)})"
+
+    def document_ids_at(self, rows: Sequence[int] | np.ndarray) -> list[str]:
+        """The document id of each of ``rows``, in order (one gather from :attr:`documents`).
+
+        >>> ChunkTable(["d1", "d2", "d1"]).document_ids_at([2, 1])
+        ['d1', 'd2']
+        """
+        codes = self.codes[np.asarray(rows, dtype=np.int64)]
+        return self.documents.take(codes).to_pylist()
 
     def columns(self, rows: Sequence[int] | np.ndarray, scores: Any = None) -> ResultColumns:
         """Results at these rows (best first) with these scores (see :class:`ResultColumns`)."""
@@ -205,8 +219,7 @@ class ResultColumns(Sequence["QueryResult"]):
     @property
     def document_ids(self) -> list[str]:
         """The document id of each result, in rank order."""
-        ids = self.table.document_ids
-        return [ids[row] for row in self.rows.tolist()]
+        return self.table.document_ids_at(self.rows)
 
     def to_list(self) -> list[QueryResult]:
         """Every result as a ``QueryResult`` (built once, then kept)."""

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from heta_eval.adapters import load_benchmark
 from heta_eval.data.registry import get_dataset
 from heta_eval.io import json_text
@@ -160,13 +162,35 @@ def load_dataset(
         }
         for judged in labels.values():
             want.update(judged)
-        documents = {}
-        for document in benchmark.documents():
-            if document.id in want:
-                documents[document.id] = (document.title or "", document.text or "")
+        documents = _texts(benchmark, want)
     except Exception as error:
         return Dataset(name, {}, {}, note=f"dataset {name!r} not read: {_short(error)}")
     return Dataset(name, documents, labels)
+
+
+def _texts(benchmark: Any, want: set[str]) -> dict[str, tuple[str, str]]:
+    """Title and text of each ``want``ed document: looked up in the benchmark's corpus store
+    where it has one (a BEIR corpus: one vectorized pass over the ids, no Document objects),
+    else read from its documents."""
+    documents: dict[str, tuple[str, str]] = {}
+    own = getattr(benchmark, "corpus_store", None)
+    if callable(own):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        store = own()
+        wanted = pa.array(sorted(want), type=pa.large_string())
+        found = pc.is_in(store.ids.arrow, value_set=wanted).to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(found)
+        for doc_id, title, text in zip(
+            store.ids.take(rows), store.titles.take(rows), store.texts.take(rows), strict=True
+        ):
+            documents[doc_id] = (title, text)  # a repeated id: its last line, as below
+        return documents
+    for document in benchmark.documents():
+        if document.id in want:
+            documents[document.id] = (document.title or "", document.text or "")
+    return documents
 
 
 def _find_benchmark(name: str, data_dir: str | os.PathLike[str] | None) -> Any:

@@ -181,7 +181,7 @@ def _collapse_columns(
         for _ in range(2):
             keep, counts = first_chunks(codes, offsets, own, len(seen), seen=seen if mine else None)
             kept = np.flatnonzero(keep)
-            ids = list(map(table.document_ids.__getitem__, results.rows[kept].tolist()))
+            ids = table.document_ids_at(results.rows[kept])
             if query_id is None or own[0] >= 0 or query_id not in ids:
                 break
             own[0] = codes[kept[ids.index(query_id)]]

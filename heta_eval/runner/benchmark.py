@@ -9,6 +9,8 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
+from heta_eval.data.beir_loader import QueryRows
+from heta_eval.data.corpus_store import CorpusStore
 from heta_eval.evaluation import (
     AnswerContains,
     AnswerExactMatch,
@@ -23,7 +25,14 @@ from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.rag.answers import AnswerF1
 from heta_eval.runner.checks import case_id_problem
 
-__all__ = ["Benchmark", "BenchmarkFormatError", "JsonlBenchmark", "default_evaluators"]
+__all__ = [
+    "Benchmark",
+    "BenchmarkFormatError",
+    "JsonlBenchmark",
+    "corpus_of",
+    "default_evaluators",
+    "query_rows_of",
+]
 
 
 @runtime_checkable
@@ -47,6 +56,35 @@ class Benchmark(Protocol):
     def cases(self) -> Sequence[BenchmarkCase]: ...
 
     def evaluators(self) -> Sequence[BenchmarkEvaluatorProtocol]: ...
+
+
+def corpus_of(benchmark: Benchmark, *, cache: bool = True, progress: bool = False) -> CorpusStore:
+    """The benchmark's documents as a :class:`~heta_eval.data.corpus_store.CorpusStore`: its
+    own (``corpus_store``: a BEIR corpus, streamed once into columns on disk), else its
+    documents gathered in memory.
+
+    >>> class Tiny:
+    ...     def documents(self): return [Document(id="d1", text="Cats purr.")]
+    >>> len(corpus_of(Tiny()))
+    1
+    """
+    own = getattr(benchmark, "corpus_store", None)
+    if callable(own):
+        return own(cache=cache, progress=progress)
+    return CorpusStore.from_documents(benchmark.documents())
+
+
+def query_rows_of(benchmark: Benchmark, cases: Sequence[BenchmarkCase]) -> QueryRows:
+    """Where each query is in a file of one vector per query: the benchmark's own order
+    (``query_rows``: a BEIR dataset's queries.jsonl), else the order of its cases.
+
+    >>> query_rows_of(object(), [BenchmarkCase(id="q1", query="?")]).rows
+    {'q1': 0}
+    """
+    own = getattr(benchmark, "query_rows", None)
+    if callable(own):
+        return own()
+    return QueryRows({case.id: i for i, case in enumerate(cases)}, len(cases), "the cases")
 
 
 class BenchmarkFormatError(ValueError):

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_eval.data.corpus_store import CorpusStore
 from heta_eval.io.ids import holds_surrogate, id_problem, unscorable_id
 from heta_eval.models.columns import ResultColumns
 from heta_eval.models.corpus import corpus_fingerprint
@@ -36,6 +37,7 @@ __all__ = [
     "name_documents",
     "reply_problem",
     "scan_documents",
+    "scan_store",
     "system_identity",
 ]
 
@@ -46,12 +48,25 @@ LISTED = 10
 @dataclass
 class DocumentScan:
     """The documents' content fingerprint (``count:sha256-prefix``, what a results folder
-    records), their ids, and the full :func:`~heta_eval.models.corpus.corpus_fingerprint`
-    (what keys the artifact cache: a recipe's build reuses it instead of hashing again)."""
+    records), their ids (a set, or a corpus store's :class:`DocumentIds`), and the full
+    :func:`~heta_eval.models.corpus.corpus_fingerprint` (what keys the artifact cache: a
+    recipe's build reuses it instead of hashing again)."""
 
     fingerprint: str
-    ids: set[str] = field(default_factory=set)
+    ids: Collection[str] = field(default_factory=set)
     corpus: str = ""
+
+
+def scan_store(store: CorpusStore) -> DocumentScan:
+    """:func:`scan_documents` of a corpus store: its fingerprint was taken as it was built,
+    its ids are looked up where they are stored.
+
+    >>> store = CorpusStore.from_documents([Document(id="d1", text="Paris.")])
+    >>> scan_store(store).fingerprint == scan_documents(store.documents()).fingerprint
+    True
+    """
+    ids = store.id_index
+    return DocumentScan(_counted(len(ids), store.fingerprint), ids, store.fingerprint)
 
 
 def scan_documents(documents: Iterable[Document]) -> DocumentScan:
@@ -169,7 +184,9 @@ def inputs_id_problem(cases: Sequence[BenchmarkCase], scan: DocumentScan) -> str
     return None
 
 
-def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tuple[str, str]]:
+def dangling_judgments(
+    cases: Sequence[BenchmarkCase], ids: Container[str]
+) -> list[tuple[str, str]]:
     """``(case id, document id)`` of every judgment or gold evidence naming no document.
 
     >>> case = BenchmarkCase(id="q1", query="?", expected={"relevance": {"d1": 1, "d9": 1}})
@@ -183,7 +200,7 @@ def dangling_judgments(cases: Sequence[BenchmarkCase], ids: set[str]) -> list[tu
     return found
 
 
-def name_documents(response: QueryResponse, ids: set[str]) -> QueryResponse:
+def name_documents(response: QueryResponse, ids: Collection[str]) -> QueryResponse:
     """Map results whose ``source`` has no ``document_id`` but whose ``id`` or ``reference_id``
     names a known document to that document (the rule: :mod:`heta_eval.models.document_id`);
     everything else is left as it is.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,33 +47,47 @@ class QueryLoop:
         retrieval: Sequence[BeirRetrievalMetric],
         top_k: int,
         journal: Journal | None,
-        document_ids: set[str],
+        document_ids: Container[str],
     ) -> list[QueryRecord]:
-        """The records of the ``pending`` cases of ``mode`` (``cases``: all of them)."""
+        """The records of the ``pending`` cases of ``mode`` (``cases``: all of them).
+
+        A knowledge base with ``query_batch`` is asked ``batch_size`` cases at a time (one
+        batch at a time: it spreads each batch over the machine itself); a batch that fails
+        is asked again case by case, so that a failure costs only its own case.
+        """
         if not pending:
             return []
-        semaphore = asyncio.Semaphore(self.concurrency)
         bar = tqdm(
             total=len(cases), initial=len(cases) - len(pending), desc=mode, unit="case",
             disable=not self.progress, dynamic_ncols=True,
         )  # fmt: skip
         finished: list[QueryRecord] = []
         responses: dict[str, QueryResponse] = {}
+        ask = _Ask(self, kb, mode, evaluators, retrieval, top_k, document_ids)
 
-        async def one(case: BenchmarkCase) -> None:
-            async with semaphore:
-                record, response = await self.query_and_score(
-                    kb, mode, case, evaluators, retrieval, top_k, document_ids
-                )
+        def done(record: QueryRecord, response: QueryResponse | None) -> None:
             if journal is not None:
                 journal.append(record)  # without retrieval scores yet: see below
             if response is not None:
-                responses[case.id] = response
+                responses[record.case_id] = response
             finished.append(record)
             bar.update(1)
 
         try:
-            await asyncio.gather(*(one(case) for case in pending))
+            if callable(getattr(kb, "query_batch", None)):
+                size = max(1, int(getattr(kb, "batch_size", None) or DEFAULT_BATCH))
+                for first in range(0, len(pending), size):
+                    for record, response in await ask.batch(pending[first : first + size]):
+                        done(record, response)
+            else:
+                semaphore = asyncio.Semaphore(self.concurrency)
+
+                async def one(case: BenchmarkCase) -> None:
+                    async with semaphore:
+                        record, response = await ask.one(case)
+                    done(record, response)
+
+                await asyncio.gather(*(one(case) for case in pending))
         finally:
             bar.close()
         if retrieval and responses:
@@ -86,29 +100,22 @@ class QueryLoop:
                         journal.append(record)  # the last record of a case wins on resume
         return finished
 
-    async def query_and_score(
+    async def score_reply(
         self,
-        kb: Any,
-        mode: str,
         case: BenchmarkCase,
+        mode: str,
+        raw: Any,
+        latency_ms: float,
         evaluators: Sequence[BenchmarkEvaluatorProtocol],
         retrieval: Sequence[BeirRetrievalMetric],
-        top_k: int,
-        document_ids: set[str],
+        document_ids: Container[str],
     ) -> tuple[QueryRecord, QueryResponse | None]:
-        """One case asked and scored by the per-case evaluators; a failed query is a record
-        with its error (and no response)."""
-        started = time.perf_counter()
+        """One case's reply checked and scored by the per-case evaluators; a reply that
+        cannot be kept is a failed record with the reason (and no response)."""
         resolver = retrieval[0].resolver if retrieval else None
         try:
-            # A knowledge base that answers by id (run files) is given the case's id too.
-            by_id = {"query_id": case.id} if getattr(kb, "takes_query_id", False) else {}
-            raw = await asyncio.wait_for(
-                kb.query(case.query, mode=mode, top_k=top_k, **by_id), self.query_timeout
-            )
             response = raw if isinstance(raw, QueryResponse) else QueryResponse.model_validate(raw)
             response = name_documents(response, document_ids)
-            latency_ms = round((time.perf_counter() - started) * 1000, 3)
             # The documents kept for the TREC run: the system's own output, self-hits
             # included (the metrics remove them), mapped like the first retrieval metric.
             ranking = collapse_to_documents(
@@ -120,11 +127,8 @@ class QueryLoop:
                 raise ReplyError(f"reply not kept: {problem}")
             # The chunk hits behind the shown documents, mapped as the ranking was.
             hits = chunk_hits(response.results, list(ranking.scores), resolver)
-        except asyncio.TimeoutError:
-            error = f"query timed out after {self.query_timeout}s"
-            return _failed(case, mode, error, started), None
-        except Exception as error:  # any knowledge-base failure is recorded against its case
-            return _failed(case, mode, f"{type(error).__name__}: {error}", started), None
+        except Exception as error:  # any bad reply is recorded against its case
+            return _failed(case, mode, f"{type(error).__name__}: {error}", latency_ms), None
 
         started = time.perf_counter()
         scores = {}
@@ -154,12 +158,86 @@ class QueryLoop:
         ), response
 
 
+#: Cases a knowledge base with ``query_batch`` is handed at once when it names no
+#: ``batch_size``.
+DEFAULT_BATCH = 64
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """How one mode's cases are asked of one knowledge base: one at a time, or in batches."""
+
+    loop: QueryLoop
+    kb: Any
+    mode: str
+    evaluators: Sequence[BenchmarkEvaluatorProtocol]
+    retrieval: Sequence[BeirRetrievalMetric]
+    top_k: int
+    document_ids: Container[str]
+
+    async def one(self, case: BenchmarkCase) -> tuple[QueryRecord, QueryResponse | None]:
+        """One case asked (within the query timeout) and scored."""
+        started = time.perf_counter()
+        try:
+            # A knowledge base that answers by id (run files, given vectors) gets the id too.
+            by_id = {"query_id": case.id} if getattr(self.kb, "takes_query_id", False) else {}
+            raw = await asyncio.wait_for(
+                self.kb.query(case.query, mode=self.mode, top_k=self.top_k, **by_id),
+                self.loop.query_timeout,
+            )
+        except asyncio.TimeoutError:
+            error = f"query timed out after {self.loop.query_timeout}s"
+            return _failed(case, self.mode, error, _since(started)), None
+        except Exception as error:  # any knowledge-base failure is recorded against its case
+            reason = f"{type(error).__name__}: {error}"
+            return _failed(case, self.mode, reason, _since(started)), None
+        return await self.score(case, raw, _since(started))
+
+    async def batch(
+        self, cases: Sequence[BenchmarkCase]
+    ) -> list[tuple[QueryRecord, QueryResponse | None]]:
+        """Cases asked in one ``query_batch`` call (each case's latency is its share of the
+        call); a call that fails or times out asks its cases again one by one."""
+        started = time.perf_counter()
+        # The batch may take as long as its cases would, ``concurrency`` at a time.
+        timeout = self.loop.query_timeout
+        if timeout is not None:
+            timeout *= -(-len(cases) // self.loop.concurrency)
+        try:
+            raws = await asyncio.wait_for(
+                self.kb.query_batch(
+                    [case.query for case in cases], mode=self.mode, top_k=self.top_k,
+                    query_ids=[case.id for case in cases],
+                ),
+                timeout,
+            )  # fmt: skip
+            if len(raws) != len(cases):
+                raise ValueError(f"{len(raws)} replies to {len(cases)} queries")
+        except Exception:  # each case asked alone: a failure is charged to its own case
+            return [await self.one(case) for case in cases]
+        share = _since(started) / len(cases)
+        return [await self.score(case, raw, share) for case, raw in zip(cases, raws, strict=True)]
+
+    async def score(
+        self, case: BenchmarkCase, raw: Any, latency_ms: float
+    ) -> tuple[QueryRecord, QueryResponse | None]:
+        return await self.loop.score_reply(
+            case, self.mode, raw, round(latency_ms, 3), self.evaluators, self.retrieval,
+            self.document_ids,
+        )  # fmt: skip
+
+
+def _since(started: float) -> float:
+    """Milliseconds since ``started``."""
+    return (time.perf_counter() - started) * 1000
+
+
 class ReplyError(ValueError):
     """A reply that cannot be kept (a bad id, text that is not text): its query fails."""
 
 
-def _failed(case: BenchmarkCase, mode: str, error: str, started: float) -> QueryRecord:
-    latency_ms = round((time.perf_counter() - started) * 1000, 3)
+def _failed(case: BenchmarkCase, mode: str, error: str, latency_ms: float) -> QueryRecord:
+    latency_ms = round(latency_ms, 3)
     return QueryRecord(
         case_id=case.id, mode=mode, query=case.query, error=error, latency_ms=latency_ms
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ from heta_eval import interrupts
 from heta_eval._runtime import run_sync
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
-from heta_eval.runner.benchmark import Benchmark, BenchmarkFormatError
-from heta_eval.runner.checks import DocumentScan, inputs_id_problem, scan_documents
+from heta_eval.runner.benchmark import Benchmark, BenchmarkFormatError, corpus_of, query_rows_of
+from heta_eval.runner.checks import DocumentScan, inputs_id_problem, scan_store
 from heta_eval.runner.folder_lock import folder_lock, status
 from heta_eval.runner.plan import (
     RunConfigurationError,
@@ -143,23 +144,27 @@ class BenchmarkRunner:
         # the same documents) and their ids (judgments and replies naming none are reported).
         self._say(f"reading the documents of {benchmark.name}")
         status(f"reading the documents of {benchmark.name}")
-        scan = scan_documents(benchmark.documents())
+        store = corpus_of(benchmark, cache=cache_dir is not False, progress=self.progress)
+        scan = scan_store(store)
         problem = inputs_id_problem(plan.cases, scan)
         if problem is not None:  # before anything runs: such an id would forge a run file
             raise BenchmarkFormatError(f"{benchmark.name}: {problem}")
         warnings = self._warn(plan, scan)
 
         folder = Path(output_dir) if output_dir is not None else None
+        corpus = _Corpus(store, scan)
         if folder is None:
-            return await self._run(plan, scan, warnings, None, knowledge_base, cache_dir, slices)
+            return await self._run(plan, corpus, warnings, None, knowledge_base, cache_dir, slices)
         # One writer per folder: what it holds is read, extended and written by one run.
         with folder_lock(folder, modes=plan.modes):
-            return await self._run(plan, scan, warnings, folder, knowledge_base, cache_dir, slices)
+            return await self._run(
+                plan, corpus, warnings, folder, knowledge_base, cache_dir, slices
+            )
 
     async def _run(
         self,
         plan: RunPlan,
-        scan: DocumentScan,
+        corpus: _Corpus,
         warnings: list[str],
         folder: Path | None,
         kb: Any,
@@ -167,6 +172,7 @@ class BenchmarkRunner:
         slices: dict[str, dict[str, str]],
     ) -> BenchmarkResults:
         """The run, once its folder (if any) is this process's alone."""
+        scan = corpus.scan
         journal: Journal | None = None
         done: dict[tuple[str, str], QueryRecord] = {}
         all_modes = plan.modes
@@ -195,7 +201,8 @@ class BenchmarkRunner:
         build = BuildRecord.earlier(previous)
         if any(pending.values()):
             status("opening the knowledge base (building it, or reading it from the cache)")
-            kb, build = await self._open(plan, kb, cache_dir, scan, build)
+            kb, build = await self._open(plan, kb, cache_dir, corpus, build)
+            warnings = [*warnings, *build.info.get("warnings", [])]
         records, seconds = await self._query(plan, kb, pending, done, journal, scan.ids, previous)
         if previous is not None and previous.slices:  # the fields an earlier run asked for
             earlier = [field for field in previous.slices if field not in slices]
@@ -232,19 +239,22 @@ class BenchmarkRunner:
         plan: RunPlan,
         kb: Any,
         cache_dir: str | Path | bool | None,
-        scan: DocumentScan,
+        corpus: _Corpus,
         build: BuildRecord,
     ) -> tuple[Any, BuildRecord]:
         """The knowledge base, built from the recipe (or reused from the cache) when none was
         given, and checked: it has the modes asked and it answers."""
         if kb is None:
             started = time.perf_counter()
+            given = getattr(getattr(plan.recipe, "dense", None), "query_vectors", None)
+            rows = query_rows_of(plan.benchmark, plan.cases) if given is not None else None
             kb = plan.recipe.build(
                 plan.knowledge_base_name,
-                plan.benchmark.documents(),
+                corpus.store,
                 cache_dir=None if cache_dir is True else cache_dir,
                 progress=self.progress,
-                fingerprint=scan.corpus,
+                fingerprint=corpus.scan.corpus,
+                **({"query_rows": rows} if rows is not None else {}),
                 **({"executor": self.executor} if self.executor is not None else {}),
             )
             build = BuildRecord.now(kb, round(time.perf_counter() - started, 3), self.executor)
@@ -258,7 +268,7 @@ class BenchmarkRunner:
         pending: dict[str, list[BenchmarkCase]],
         done: dict[tuple[str, str], QueryRecord],
         journal: Journal | None,
-        document_ids: set[str],
+        document_ids: Collection[str],
         previous: RunSummary | None,
     ) -> tuple[dict[tuple[str, str], QueryRecord], dict[str, float]]:
         """Every mode's pending queries, journaled as they finish: all records (``done``
@@ -294,6 +304,15 @@ class BenchmarkRunner:
     def _say(self, line: str) -> None:
         if self.progress:
             print(line, file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class _Corpus:
+    """The benchmark's documents, read once: the store the knowledge base is built from,
+    and its scan (fingerprint, ids)."""
+
+    store: Any
+    scan: DocumentScan
 
 
 def _progress(mode: str, total: int, pending: int) -> Callable[[QueryRecord], None]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from heta_eval import interrupts
 from heta_eval.kb.dense import DenseEncoder
-from heta_eval.kb.reference import Ranker, ReferenceKnowledgeBase
+from heta_eval.kb.reference import ReferenceKnowledgeBase
 from heta_eval.models.records import Document
 from heta_eval.scale.cluster import cluster_resources, connect, parse_address
 from heta_eval.scale.errors import ClusterWatch, RayRunError, lost_after, ray_failures, where
@@ -175,7 +175,8 @@ class RayExecutor:
         with self.phase("placing the dense index on the cluster"):
             self.start()
             shards = self.search_shards or cluster_resources()["nodes"]
-            self.index = RayShardedIndex(kb.embeddings, shards, address=self.address)
+            self.index = RayShardedIndex(kb.embeddings, shards, address=self.address,
+                                         row_scale=kb.row_scale)  # fmt: skip
         return ShardedSearchKnowledgeBase(kb, self.index)
 
     def describe(self) -> dict[str, Any]:
@@ -222,19 +223,22 @@ class _DenseShard:
         self.offset = offset
         self.rows = rows
         self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.row_scale: np.ndarray | None = None
 
-    def load(self, matrix: np.ndarray) -> str:
-        """Keep a private copy of the shard (the object store's is freed) and say where."""
+    def load(self, matrix: np.ndarray, row_scale: np.ndarray | None = None) -> str:
+        """Keep a private copy of the shard (the object store's is freed; float16 vectors
+        stay float16) and its rows' score factors, and say where."""
         import ray
 
-        self.matrix = np.array(matrix, dtype=np.float32, order="C")
+        self.matrix = np.array(matrix, order="C")
+        self.row_scale = None if row_scale is None else np.array(row_scale)
         return ray.get_runtime_context().get_node_id()
 
-    def top_k(self, queries: np.ndarray, k: int) -> list[Hits]:
+    def top_k(self, queries: np.ndarray, k: int) -> Hits:
         if len(self.matrix) != self.rows:
             raise RuntimeError(f"shard at row {self.offset} holds {len(self.matrix)} of "
                                f"its {self.rows} rows")  # fmt: skip
-        return [shard_top_k(self.matrix, self.offset, q, k) for q in queries]
+        return shard_top_k(self.matrix, self.offset, queries, k, self.row_scale)
 
 
 class RayShardedIndex:
@@ -243,7 +247,14 @@ class RayShardedIndex:
     from it and handed over through the object store, so this process never holds more.
     """
 
-    def __init__(self, embeddings: np.ndarray, shards: int, *, address: str = "auto") -> None:
+    def __init__(
+        self,
+        embeddings: np.ndarray,
+        shards: int,
+        *,
+        address: str = "auto",
+        row_scale: np.ndarray | None = None,
+    ) -> None:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -262,20 +273,22 @@ class RayShardedIndex:
         #: Where each shard lives: ``[{"rows": [start, end], "node": node id}, ...]``.
         self.placement: list[dict[str, Any]] = []
         for (a, b), shard in zip(self.ranges, self.actors, strict=True):
-            ref = ray.put(np.array(embeddings[a:b], dtype=np.float32, order="C"))
-            node = ray.get(shard.load.remote(ref))
+            ref = ray.put(np.array(embeddings[a:b], order="C"))
+            scale = None if row_scale is None else row_scale[a:b]
+            node = ray.get(shard.load.remote(ref, scale))
             del ref  # the actor has its own copy: free the object store's
             self.placement.append({"rows": [a, b], "node": node})
 
-    def top_k(self, queries: np.ndarray, k: int) -> list[Hits]:
-        """Exact global top-``k`` of each query: every shard's top-k, merged. A lost shard
-        fails the call (with a one-line :class:`RayRunError`; the runner records it against
-        the query): an answer from the other shards alone would be wrong."""
+    def top_k(self, queries: np.ndarray, k: int) -> Hits:
+        """Exact global top-``k`` of each query (``(m, k)`` rows and scores): every shard's
+        top-k of the whole batch, merged. A lost shard fails the call (with a one-line
+        :class:`RayRunError`; the runner records it against the queries): an answer from the
+        other shards alone would be wrong."""
         import ray
 
         with ray_failures(self.address, "searching"):
             parts = ray.get([a.top_k.remote(queries, k) for a in self.actors])
-        return [merge_top_k([p[i] for p in parts], k) for i in range(len(queries))]
+        return merge_top_k(parts, k)
 
 
 class ShardedSearchKnowledgeBase(ReferenceKnowledgeBase):
@@ -288,19 +301,10 @@ class ShardedSearchKnowledgeBase(ReferenceKnowledgeBase):
         self.embeddings = None
         self.index = index
 
-    def _dense_rankers(self, query_vectors: np.ndarray, depth: int) -> Iterator[Ranker]:
-        # The first ranking of every query in one call per shard; a deeper one (over-fetching
-        # for distinct documents) asks the shards again. A prefix of an exact top-n is the
-        # exact top of that length: the order (score, then row) is total.
-        first = self.index.top_k(query_vectors, depth) if len(query_vectors) else []
-        for vector, (rows, scores) in zip(query_vectors, first, strict=True):
-
-            def ranked(n: int, v=vector, rows=rows, scores=scores) -> Hits:
-                if min(n, len(self.chunks)) <= len(rows):
-                    return rows[:n], scores[:n]
-                return self.index.top_k(v[None], n)[0]
-
-            yield ranked
+    def _dense_top(self, vectors: np.ndarray, depth: int) -> Hits:
+        # Every query of the batch in one call per shard; a prefix of an exact top-n is the
+        # exact top of that length (the order, score then row, is total).
+        return self.index.top_k(vectors, depth)
 
     async def ingest(self, documents: Sequence[Document]) -> None:
         raise NotImplementedError(

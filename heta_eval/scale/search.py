@@ -1,12 +1,11 @@
 """Exact dense search over row shards: each shard's top-k, merged into the global top-k.
 
-The merge orders by score (best first) and then by global row index, the order
-:func:`~heta_eval.kb.bm25.top_indices` gives on the whole matrix, so the merged result is the
-single-machine result: every row of the global top-k is in its own shard's top-k. Scores are
-computed as ``shard @ query``, as the single-machine search computes ``matrix @ query``; shard
-boundaries fall on multiples of :data:`ALIGN` rows because BLAS matrix-vector kernels work in
-row blocks, and a boundary inside a block changes the last bit of some scores (measured with
-OpenBLAS: 330 of 259,150 scores differed at unaligned cuts, none at aligned ones).
+Each shard is searched by :func:`~heta_eval.kb.exact_search.exact_search`, the search of the
+whole matrix on one machine, and the merge orders by score (best first) and then by global
+row, the order that search gives: every row of the global top-k is in its own shard's top-k,
+so the merged result is the single-machine result. Shard boundaries fall on multiples of
+:data:`ALIGN` rows, so that no shard is thinner than a block of BLAS's product kernels (a
+thinner product can round the last bit of a score another way).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from heta_eval.kb.bm25 import top_indices
+from heta_eval.kb.exact_search import exact_search
 
 __all__ = ["ALIGN", "merge_top_k", "shard_top_k", "sharded_top_k", "split_rows"]
 
@@ -41,20 +40,30 @@ def split_rows(total: int, shards: int, align: int = ALIGN) -> list[tuple[int, i
     return [(int(a), int(b)) for a, b in itertools.pairwise(cuts) if b > a]
 
 
-def shard_top_k(shard: np.ndarray, offset: int, query: np.ndarray, k: int) -> Hits:
-    """The ``k`` best rows of one shard for one query: (global row indices, scores).
+def shard_top_k(
+    shard: np.ndarray,
+    offset: int,
+    queries: np.ndarray,
+    k: int,
+    row_scale: np.ndarray | None = None,
+) -> Hits:
+    """The ``k`` best rows of one shard for each query: (global row indices, scores), by
+    :func:`~heta_eval.kb.exact_search.exact_search`; ``queries`` is ``(m, d)`` (results
+    ``(m, k)``) or one ``(d,)`` query (results ``(k,)``).
 
     >>> m = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     >>> shard_top_k(m, 10, np.array([0.0, 1.0], dtype=np.float32), 1)[0].tolist()
     [11]
     """
-    scores = shard @ query
-    idx = top_indices(scores, k)
-    return idx + offset, scores[idx]
+    single = queries.ndim == 1
+    rows, scores = exact_search(shard, np.atleast_2d(queries), k, row_scale=row_scale)
+    rows = rows + offset
+    return (rows[0], scores[0]) if single else (rows, scores)
 
 
 def merge_top_k(parts: Sequence[Hits], k: int) -> Hits:
-    """The global top-``k`` of several shards' hits: best score first, ties by lower row.
+    """The global top-``k`` of several shards' hits, per query (the last axis): best score
+    first, ties by lower row.
 
     >>> a = (np.array([0, 1]), np.array([0.9, 0.5], dtype=np.float32))
     >>> b = (np.array([7]), np.array([0.9], dtype=np.float32))
@@ -63,20 +72,19 @@ def merge_top_k(parts: Sequence[Hits], k: int) -> Hits:
     """
     if not parts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    idx = np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False)
-    scores = np.concatenate([p[1] for p in parts])
-    order = np.lexsort((idx, -scores))[:k]
-    return idx[order], scores[order]
+    idx = np.concatenate([p[0] for p in parts], axis=-1).astype(np.int64, copy=False)
+    scores = np.concatenate([p[1] for p in parts], axis=-1)
+    order = np.lexsort((idx, -scores), axis=-1)[..., :k]
+    return np.take_along_axis(idx, order, -1), np.take_along_axis(scores, order, -1)
 
 
-def sharded_top_k(shards: Sequence[tuple[int, np.ndarray]], query: np.ndarray, k: int) -> Hits:
+def sharded_top_k(shards: Sequence[tuple[int, np.ndarray]], queries: np.ndarray, k: int) -> Hits:
     """Top-``k`` over in-process ``(offset, shard)`` pairs; what the Ray shard actors do
     where the shards live, and then the driver's merge.
 
     >>> m = np.random.default_rng(0).normal(size=(500, 4)).astype(np.float32)
-    >>> q = m[3]
     >>> parts = [(a, m[a:b]) for a, b in split_rows(500, 4)]
-    >>> bool((sharded_top_k(parts, q, 5)[0] == top_indices(m @ q, 5)).all())
+    >>> bool((sharded_top_k(parts, m[:3], 5)[0] == exact_search(m, m[:3], 5)[0]).all())
     True
     """
-    return merge_top_k([shard_top_k(s, offset, query, k) for offset, s in shards], k)
+    return merge_top_k([shard_top_k(s, offset, queries, k) for offset, s in shards], k)

@@ -29,6 +29,7 @@ from heta_eval.io.write import write_whole
 from heta_eval.kb.cache import default_cache_dir
 from heta_eval.kb.recipe import Recipe
 from heta_eval.runner import BenchmarkRunner
+from heta_eval.runner.benchmark import corpus_of
 from heta_eval.scale.errors import explain
 
 __all__ = ["Cell", "Sweep", "SweepError", "run_cell"]
@@ -235,8 +236,9 @@ class Sweep:
                 if not any(c.mode in ("vector_search", "hybrid_search") for c in pending
                            if c.dataset == dataset and c.recipe == name):  # fmt: skip
                     continue
-                if documents is None:
-                    documents = list(load_benchmark(dataset, data_dir=self.data_dir).documents())
+                if documents is None:  # the corpus store: the runner's own, not Documents
+                    benchmark = load_benchmark(dataset, data_dir=self.data_dir)
+                    documents = corpus_of(benchmark)
                 log(f"encoding {dataset} for recipe {name} on the cluster")
                 dense_only = recipe.model_copy(update={"modes": ["vector_search"]})
                 dense_only.build(dataset, documents, cache_dir=self.cache_dir,

@@ -1,0 +1,369 @@
+"""A corpus as columns on disk: ids, titles and texts read once from ``corpus.jsonl`` into an
+Arrow file that every later step memory-maps, so no step holds the corpus as Python objects.
+
+MS MARCO's 8.8M passages as ``Document`` objects take more memory than the machine a BEIR
+run should fit on; as Arrow columns they are a file of the corpus's size, mapped, of which a
+step touches only what it reads. The store is built by streaming the file once, with the
+loader's checks on every line (file and line in every error), and in the same pass the
+corpus fingerprint (:func:`~heta_eval.models.corpus.corpus_fingerprint`, the very value that
+hashing ``Document`` objects gives, so results folders and caches keyed on it stay valid).
+
+Stores of files are cached under ``$HETA_EVAL_CACHE_DIR/corpus/``, keyed by the file's path,
+size and modification time: an edited corpus is read again. A store is written to a
+temporary file and renamed into place when complete, so an interrupted build leaves nothing
+a later run trusts.
+
+>>> store = CorpusStore.from_documents([Document(id="d1", title="Paris", text="Big."),
+...                                     Document(id="d2", text="Rome.")])
+>>> len(store), store.ids[1], store.texts[0], "d2" in store.id_index, "d3" in store.id_index
+(2, 'd2', 'Big.', True, False)
+>>> store.document(0).title
+'Paris'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+
+from heta_eval import config
+from heta_eval.data.beir_loader import DatasetFormatError, jsonl_line_problem
+from heta_eval.io.ids import holds_surrogate, id_problem
+from heta_eval.models.corpus import corpus_fingerprint
+from heta_eval.models.records import Document
+
+__all__ = ["STORE_VERSION", "CorpusStore", "DocumentIds", "StringColumn"]
+
+#: Bumped when the file layout or the checks change, so older stores are read again.
+STORE_VERSION = 1
+#: Rows per Arrow record batch: the unit of writing and of reading in order.
+BATCH_ROWS = 65_536
+_COLUMNS = ("id", "title", "text")
+# JSON's own string quoting (the C one where the interpreter has it), as json.dumps quotes.
+_quote = json.encoder.encode_basestring
+_decode = json.JSONDecoder().decode
+
+
+class StringColumn(Sequence[str]):
+    """One column of a store: ``col[i]`` is a ``str``, ``col[a:b]`` a ``list[str]``; iteration
+    reads a record batch at a time. :attr:`arrow` is the column itself, for code that works
+    on Arrow arrays.
+
+    >>> import pyarrow as pa
+    >>> col = StringColumn(pa.chunked_array([["a", "b"], ["c"]]))
+    >>> col[2], col[1:3], list(col), col.take([2, 0])
+    ('c', ['b', 'c'], ['a', 'b', 'c'], ['c', 'a'])
+    """
+
+    def __init__(self, array: Any, *, source: tuple[Path, str] | None = None) -> None:
+        import pyarrow as pa
+
+        self.arrow = array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array])
+        lengths = [len(chunk) for chunk in self.arrow.chunks]
+        self._starts = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+        #: The Arrow file and column this one is mapped from: a pass over every row maps each
+        #: record batch on its own and lets it go, so the pages read are not kept by this
+        #: process (the whole corpus, otherwise: 3.5 GB of MS MARCO's texts).
+        self.source = source
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            return self.arrow.slice(start, max(0, stop - start)).to_pylist()
+        n = len(self)
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError(f"row {index} out of range ({n} rows)")
+        chunk = int(np.searchsorted(self._starts, i, side="right")) - 1
+        return self.arrow.chunks[chunk][i - int(self._starts[chunk])].as_py()
+
+    def __iter__(self) -> Iterator[str]:
+        if self.source is None:
+            for chunk in self.arrow.chunks:
+                yield from chunk.to_pylist()
+            return
+        import pyarrow as pa
+
+        path, name = self.source
+        for number in range(len(self.arrow.chunks)):
+            with pa.memory_map(str(path), "r") as mapped:
+                values = pa.ipc.open_file(mapped).get_batch(number).column(name).to_pylist()
+            yield from values
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> list[str]:
+        """The values at ``rows``, in that order (one Arrow gather, not one lookup per row)."""
+        return self.arrow.take(np.asarray(rows, dtype=np.int64)).to_pylist()
+
+    def __repr__(self) -> str:
+        return f"StringColumn({len(self)} rows)"
+
+
+class DocumentIds:
+    """The set of a store's document ids, without a Python set of them: a sorted array of
+    64-bit hashes and the rows they come from; a lookup hashes the id, finds its rows by
+    binary search and compares the stored ids there. ``len`` counts distinct ids.
+
+    >>> import pyarrow as pa
+    >>> ids = DocumentIds(StringColumn(pa.array(["d1", "d2", "d1"])))
+    >>> "d2" in ids, "d9" in ids, 7 in ids, len(ids), ids.rows("d1")
+    (True, False, False, 2, [0, 2])
+    """
+
+    def __init__(self, ids: StringColumn) -> None:
+        self._ids = ids
+        # One pass over the ids (a record batch of Python strings at a time).
+        hashes = np.fromiter(map(hash, ids), np.int64, len(ids))
+        self._order = np.argsort(hashes, kind="stable")
+        self._hashes = hashes[self._order]
+        self._distinct = self._count_distinct()
+
+    def _count_distinct(self) -> int:
+        if not len(self._hashes):
+            return 0
+        starts = np.flatnonzero(np.diff(self._hashes)) + 1
+        count = len(starts) + 1
+        # Rows sharing a hash are one id repeated, or (rarely) distinct ids that collide.
+        bounds = np.concatenate([[0], starts, [len(self._hashes)]])
+        for a, b in itertools.pairwise(bounds):
+            if b - a > 1:
+                count += len(set(self._ids.take(self._order[a:b]))) - 1
+        return count
+
+    def rows(self, doc_id: object) -> list[int]:
+        """The rows holding ``doc_id``, in order (several where an id is repeated)."""
+        if type(doc_id) is not str:
+            return []
+        h = hash(doc_id)
+        a = int(np.searchsorted(self._hashes, h, side="left"))
+        b = int(np.searchsorted(self._hashes, h, side="right"))
+        candidates = sorted(int(r) for r in self._order[a:b])
+        return [r for r in candidates if self._ids[r] == doc_id]
+
+    def __contains__(self, doc_id: object) -> bool:
+        return bool(self.rows(doc_id))
+
+    def __len__(self) -> int:
+        return self._distinct
+
+    def __iter__(self) -> Iterator[str]:
+        """Every row's id, in row order (a repeated id comes once per row)."""
+        return iter(self._ids)
+
+
+class CorpusStore(Sequence[Document]):
+    """A corpus as three string columns (:attr:`ids`, :attr:`titles`, :attr:`texts`), row
+    ``i`` being the corpus's ``i``-th document, and its :attr:`fingerprint`. It is also a
+    ``Sequence[Document]`` (each built when read), so code written for a list of documents
+    takes a store unchanged.
+
+    Build one with :meth:`from_jsonl` (a BEIR ``corpus.jsonl``: streamed once, cached) or
+    :meth:`from_documents` (documents already in memory; their sentence and page spans are
+    kept for chunking).
+    """
+
+    def __init__(self, table: Any, fingerprint: str, *, documents: Sequence[Document] | None = None,
+                 path: Path | None = None, keep_alive: Any = None) -> None:  # fmt: skip
+        def column(name: str) -> StringColumn:
+            return StringColumn(table.column(name), source=None if path is None else (path, name))
+
+        self.ids, self.titles, self.texts = column("id"), column("title"), column("text")
+        #: :func:`~heta_eval.models.corpus.corpus_fingerprint` of the documents.
+        self.fingerprint = fingerprint
+        #: The Arrow file the columns are mapped from (``None``: in memory).
+        self.path = path
+        self._documents = documents
+        self._keep_alive = keep_alive  # a temporary folder that lives as long as the store
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        where = f", path={str(self.path)!r}" if self.path else ""
+        return f"CorpusStore({len(self)} documents{where})"
+
+    @cached_property
+    def id_index(self) -> DocumentIds:
+        """The document ids as a set (:class:`DocumentIds`), built on first use."""
+        return DocumentIds(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Document]: ...
+    def __getitem__(self, index: int | slice) -> Document | list[Document]:
+        if isinstance(index, slice):
+            return [self.document(i) for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"document {index} out of range ({n} documents)")
+        return self.document(index % n)
+
+    def __iter__(self) -> Iterator[Document]:
+        return self.documents()
+
+    def document(self, row: int) -> Document:
+        """Row ``row`` as a :class:`Document`."""
+        if self._documents is not None:
+            return self._documents[row]
+        return Document(id=self.ids[row], title=self.titles[row], text=self.texts[row])
+
+    def documents(self) -> Iterator[Document]:
+        """Every document, in order, built one record batch at a time."""
+        if self._documents is not None:
+            yield from self._documents
+            return
+        for doc_id, title, text in zip(self.ids, self.titles, self.texts, strict=True):
+            yield Document(id=doc_id, title=title, text=text)
+
+    @property
+    def has_spans(self) -> bool:
+        """Whether some document has sentence or page spans (only documents given in memory
+        can: a BEIR corpus has none)."""
+        docs = self._documents
+        return docs is not None and any(d.sentences or d.pages for d in docs)
+
+    # -- building ---------------------------------------------------------------------------
+    @classmethod
+    def from_documents(cls, documents: Iterable[Document]) -> CorpusStore:
+        """A store of documents already in memory (they are kept, spans and all)."""
+        import pyarrow as pa
+
+        docs = list(documents)
+        fingerprint = corpus_fingerprint(docs)
+        table = pa.table({
+            "id": pa.array([d.id for d in docs], type=pa.large_string()),
+            "title": pa.array([d.title for d in docs], type=pa.large_string()),
+            "text": pa.array([d.text for d in docs], type=pa.large_string()),
+        })  # fmt: skip
+        return cls(table, fingerprint, documents=docs)
+
+    @classmethod
+    def from_jsonl(
+        cls, path: str | os.PathLike[str], *, cache: bool = True, progress: bool = False
+    ) -> CorpusStore:
+        """The store of a BEIR ``corpus.jsonl``: read from the cache when this very file
+        (path, size, modification time) was read before, else streamed once into it.
+        ``cache=False`` builds into a temporary folder removed with the store. A line that
+        cannot be read is a :class:`~heta_eval.data.beir_loader.DatasetFormatError` naming
+        the file and line."""
+        source = Path(path).resolve()
+        stat = source.stat()
+        if not cache:
+            folder = tempfile.TemporaryDirectory(prefix="heta-eval-corpus-")
+            target = Path(folder.name) / "corpus.arrow"
+            fingerprint = _build(source, stat.st_size, target, progress)
+            store = cls.open(target, fingerprint)
+            store._keep_alive = folder
+            return store
+        key = hashlib.sha256(
+            json.dumps([STORE_VERSION, str(source), stat.st_size, stat.st_mtime_ns]).encode()
+        ).hexdigest()[:24]
+        root = config.cache_dir("corpus")
+        target = root / f"{source.parent.name or 'corpus'}-{key}.arrow"
+        meta = target.with_suffix(".json")
+        if target.exists() and meta.exists():
+            recorded = json.loads(meta.read_text(encoding="utf-8"))
+            return cls.open(target, recorded["fingerprint"])
+        root.mkdir(parents=True, exist_ok=True)
+        partial = root / f".{target.name}.{uuid.uuid4().hex}.part"
+        try:
+            fingerprint = _build(source, stat.st_size, partial, progress)
+            meta_partial = partial.with_suffix(".json.part")
+            meta_partial.write_text(json.dumps({"fingerprint": fingerprint, "source": str(source)}))
+            os.replace(partial, target)  # the data first: a store without its meta is not read
+            os.replace(meta_partial, meta)
+        finally:
+            partial.unlink(missing_ok=True)
+            partial.with_suffix(".json.part").unlink(missing_ok=True)
+        return cls.open(target, fingerprint)
+
+    @classmethod
+    def open(cls, path: Path, fingerprint: str) -> CorpusStore:
+        """A store from its Arrow file, memory-mapped."""
+        import pyarrow as pa
+
+        table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+        return cls(table, fingerprint, path=path)
+
+
+def _build(source: Path, size: int, target: Path, progress: bool) -> str:
+    """Stream ``source`` into the Arrow file ``target``; the corpus fingerprint."""
+    import pyarrow as pa
+    from tqdm.auto import tqdm
+
+    schema = pa.schema([(name, pa.large_string()) for name in _COLUMNS])
+    digest = hashlib.sha256()
+    columns: tuple[list[str], list[str], list[str]] = ([], [], [])
+
+    def flush(writer: Any) -> None:
+        if columns[0]:
+            arrays = [pa.array(values, type=pa.large_string()) for values in columns]
+            writer.write_batch(pa.record_batch(arrays, schema=schema))
+            for values in columns:
+                values.clear()
+
+    with (
+        open(source, "rb") as handle,
+        pa.OSFile(str(target), "wb") as sink,
+        pa.ipc.new_file(sink, schema) as writer,
+        tqdm(total=size, desc=f"reading {source.name}", unit="B", unit_scale=True,
+             disable=not progress, dynamic_ncols=True) as bar,
+    ):  # fmt: skip
+        ids, titles, texts = columns
+        for number, raw in enumerate(handle, start=1):
+            doc_id, title, text = _fields(raw, source, number)
+            # corpus_fingerprint's record, json.dumps([id, title, text, [], []]) spelled out.
+            record = f"[{_quote(doc_id)}, {_quote(title)}, {_quote(text)}, [], []]\n"
+            digest.update(record.encode())
+            ids.append(doc_id)
+            titles.append(title)
+            texts.append(text)
+            if len(ids) == BATCH_ROWS:
+                flush(writer)
+                bar.update(handle.tell() - bar.n)
+        flush(writer)
+        bar.update(size - bar.n)
+    return digest.hexdigest()
+
+
+def _fields(raw: bytes, source: Path, number: int) -> tuple[str, str, str]:
+    """One line's id, title and text, as the loader reads them (missing: ``""``)."""
+    try:  # the common case, checked as the loader checks it but without its detours
+        obj = _decode(raw.decode("utf-8"))
+        doc_id = obj["_id"]
+        if type(doc_id) is not str or id_problem(doc_id) is not None:
+            raise ValueError("an id to look at closely")
+        if (b"\\ud" in raw or b"\\uD" in raw) and holds_surrogate(obj):
+            raise ValueError("a lone surrogate")
+    except (ValueError, KeyError, TypeError, RecursionError):
+        obj, why = jsonl_line_problem(raw)
+        if why is not None:
+            raise DatasetFormatError(why, source, number) from None
+        assert isinstance(obj, dict)
+        doc_id = str(obj["_id"])
+    title, text = obj.get("title") or "", obj.get("text") or ""
+    if type(title) is not str or type(text) is not str:
+        name, value = ("title", title) if type(title) is not str else ("text", text)
+        raise DatasetFormatError(
+            f'"{name}" is a {type(value).__name__}, expected a string', source, number
+        )
+    return doc_id, title, text
