@@ -34,7 +34,7 @@ TORCH ?= cpu
 TORCH_VERSION := 2.13.0
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install torch test test-system lint eval repro bench bench-quick clean
+.PHONY: install torch test test-system lint eval repro bench bench-quick figures clean
 
 $(BIN)/heta-eval: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +94,13 @@ bench: install
 
 bench-quick: install
 	$(BIN)/python bench/run_all.py --quick
+
+# The figures the README and docs quote, measured on this CPU: make bench, then SciFact through
+# every encoding route; kept as this kind of CPU's record (bench/records/<kind>.json), and the
+# docs' generated tables rewritten from every kind's record (bench/figures.py; about an hour on
+# 2 cores). FIGURES=--render rewrites the tables only; FIGURES=--skip-bench keeps the bench rows.
+figures: install
+	$(BIN)/python bench/figures.py $(FIGURES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

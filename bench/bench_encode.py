@@ -126,8 +126,8 @@ def encoding_rows(texts: list[str], what: str, repeats: int) -> tuple[list[dict]
                 identical=None,
                 notes=(
                     (f"auto: {auto.route_choice.reason}; " if name == auto.route else "")
-                    + f"texts/s, {what}, all-MiniLM-L6-v2, ours in batches of {auto.batch_size}, "
-                    f"the peer in {batch}, "
+                    + f"texts/s, {what}, all-MiniLM-L6-v2, ours each text alone on "
+                    f"{auto.workers} single-threaded workers, the peer in batches of {batch} on "
                     f"{torch.get_num_threads()} threads; CPU {label}; cosine to float32 "
                     f"min {cosines.min():.4f} mean {cosines.mean():.5f}"
                 ),

@@ -171,7 +171,7 @@ def test_a_slow_tokenizer_is_refused_with_a_clear_error() -> None:
 def test_rust_threads_follow_the_tokenizers_environment(monkeypatch, environ, expected) -> None:
     from heta_eval._runtime import usable_cpus
     from heta_eval.kb import dense
-    from heta_eval.kb.tokenization import rust_threads
+    from heta_eval.kb.tokenization import ahead_threads, rust_threads
 
     for name in ("TOKENIZERS_PARALLELISM", "TOKENIZERS_NUM_THREADS", "RAYON_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
@@ -179,5 +179,5 @@ def test_rust_threads_follow_the_tokenizers_environment(monkeypatch, environ, ex
         monkeypatch.setenv(name, value)
     assert rust_threads() == (expected or usable_cpus())
     # On CUDA, a single-threaded Rust tokenizer gets one tokenizer thread per CPU instead.
-    assert dense._ahead() == (max(1, usable_cpus() - 1) if rust_threads() == 1 else 3)
+    assert ahead_threads() == (max(1, usable_cpus() - 1) if rust_threads() == 1 else 3)
     assert dense.DenseEncoder(device="cpu").tokenizer_workers == 0

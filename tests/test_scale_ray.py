@@ -3,7 +3,8 @@
 
 * the run files equal a local run's, both nodes encoded and hold a search shard, the summary
   records the executor;
-* vectors encoded on Ray are a cache hit for a local run (same key);
+* vectors encoded on Ray are a cache hit for a local run (same key), and on every route the
+  same bytes as a local encode's (OpenVINO's int8 once ran as ONNX Runtime's on the actors);
 * the sharded index: the driver holds at most one shard's rows at a time, and searches
   exactly with its matrix gone;
 * an encoder actor's process SIGKILLed mid-encode is replaced, the run completes with the
@@ -27,6 +28,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -60,8 +62,7 @@ if (_why := LoopbackNamespace.available()) is not None:
 
 # Small batches, chunks and shards so a tiny corpus still spans several encoding shards on
 # both nodes, and more than 64 chunks: two search shards (their boundaries fall on multiples
-# of 64 rows, heta_eval.scale.search.ALIGN). float32: in bfloat16 on an AMX CPU a vector
-# depends on the passages batched with it, and Ray's shards batch differently (docs/ray.md).
+# of 64 rows, heta_eval.scale.search.ALIGN).
 RECIPE = {"dense": {"batch_size": 8, "precision": "float32"}, "chunking": {"size": 64}}
 SHARD = "16"
 MODES = "keyword_search,vector_search,hybrid_search"
@@ -155,6 +156,39 @@ def test_ray_run_equals_local_run_and_both_nodes_encode(cluster, data, local_run
     build = summary(tmp_path / "local-again")["build"]
     assert build["embeddings"] == "cache"
     assert build["embeddings_path"] == summary(tmp_path / "ray")["build"]["embeddings_path"]
+
+
+@pytest.mark.parametrize("precision", ["openvino-int8", "bfloat16"])
+def test_ray_encodes_the_route_it_records_to_the_bytes_of_a_local_encode(
+    cluster, data, tmp_path, precision
+):
+    # openvino-int8: the actors were handed the precision (int8) and ran ONNX Runtime's int8
+    # while the results folder and the cache said OpenVINO. bfloat16: Ray's shards batched
+    # texts differently from a local encode, and in bfloat16 a vector moved with its batch.
+    cache = tmp_path / "cache-ray"
+    on_ray = heta_eval(*run_args(data, tmp_path / "ray", "--ray", cluster, "--ray-shard-size",
+                                 SHARD, "--precision", precision), cache=cache)  # fmt: skip
+    assert on_ray.returncode == 0, on_ray.stderr
+    build = summary(tmp_path / "ray")["build"]
+    route = precision if "-" in precision else f"torch-{precision}"
+    assert build["route"] == route and build["embeddings"] == "built"
+    # A local encode into a cache of its own, holding only the quantized models (not to
+    # quantize again): the same entry, the same bytes.
+    local_cache = tmp_path / "cache-local"
+    (local_cache / "kb").mkdir(parents=True)
+    for folder in (cache / "kb").iterdir():
+        if folder.is_dir() and folder.name.startswith(("onnx-", "openvino-")):
+            shutil.copytree(folder, local_cache / "kb" / folder.name)
+    local = heta_eval(*run_args(data, tmp_path / "local", "--precision", precision),
+                      cache=local_cache)  # fmt: skip
+    assert local.returncode == 0, local.stderr
+    local_build = summary(tmp_path / "local")["build"]
+    assert local_build["embeddings"] == "built" and local_build["route"] == route
+    entry, local_entry = Path(build["embeddings_path"]), Path(local_build["embeddings_path"])
+    assert entry.name == local_entry.name
+    ray_vectors = (entry / "embeddings.npy").read_bytes()
+    assert len(ray_vectors) > 100 * 384 * 4
+    assert ray_vectors == (local_entry / "embeddings.npy").read_bytes()
 
 
 SHARDED_INDEX = """

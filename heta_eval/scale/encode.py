@@ -21,18 +21,20 @@ __all__ = ["ShardEncoder", "encode_shards"]
 
 
 class ShardEncoder:
-    """The actor of the pool: one :class:`DenseEncoder` (one model load) per actor.
+    """The actor of the pool: one :class:`DenseEncoder` (one model load) per actor, running
+    the driver's encoding ``route`` (an engine and a precision: ``openvino-int8``, not just
+    ``int8``, which would be ONNX Runtime's).
 
-    Called with a batch of chunk rows (``shard``, ``pos``, ``text``) in plan order, it
-    encodes them ``batch_size`` at a time (the batches a local encode forms, see
-    :func:`~heta_eval.scale.shards.plan_shards`) and returns the vectors with the node and
-    the worker process that computed them.
+    Called with a batch of chunk rows (``shard``, ``pos``, ``text``), it encodes them and
+    returns the vectors with the node and the worker process that computed them. A text's
+    vector does not depend on the texts beside it (:mod:`heta_eval.kb.shapes`), so how Ray
+    cuts the rows changes nothing.
     """
 
-    def __init__(self, model: str, precision: str, batch_size: int, device: str) -> None:
+    def __init__(self, model: str, route: str, batch_size: int, device: str) -> None:
         import ray
 
-        self.encoder = DenseEncoder(model, precision=precision, batch_size=batch_size,  # type: ignore[arg-type]
+        self.encoder = DenseEncoder(model, precision=route, batch_size=batch_size,  # type: ignore[arg-type]
                                     device=device)  # fmt: skip
         # Load the model now: a model this node cannot load fails the pool's start, once,
         # rather than every batch sent to it.
@@ -42,14 +44,9 @@ class ShardEncoder:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         texts = [str(t) for t in batch["text"]]
-        # Rows of one local batch share (shard, pos // batch_size), however Ray cut the rows.
-        keys = batch["shard"] * (1 << 32) + batch["pos"] // self.encoder.batch_size
-        cuts = np.flatnonzero(np.diff(keys)) + 1
-        # One call over all those batches, so that the encoder tokenizes the next batches
-        # while the model runs (on a GPU the host side is the bottleneck).
-        vectors = self.encoder.encode_batches(texts, [
-            np.arange(a, b) for a, b in zip([0, *cuts], [*cuts, len(texts)], strict=True)
-        ])  # fmt: skip
+        # One call over the whole batch, so that the encoder tokenizes ahead while the model
+        # runs (on a GPU the host side is the bottleneck).
+        vectors = self.encoder.encode(texts)
         return {
             "shard": batch["shard"],
             "pos": batch["pos"],
@@ -142,7 +139,7 @@ def _encoding_dataset(
         ShardEncoder,
         fn_constructor_kwargs={
             "model": encoder.model_name,
-            "precision": encoder.precision,
+            "route": encoder.route,
             "batch_size": encoder.batch_size,
             "device": "cuda" if gpus_per_worker else encoder.device,
         },

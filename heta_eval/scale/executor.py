@@ -139,10 +139,7 @@ class RayExecutor:
 
         self.cached = cache_root is not None
         root = Path(cache_root) if cache_root is not None else Path(tempfile.mkdtemp())
-        store = ShardStore.for_encode(
-            root, texts, encoder.model_name, encoder.precision, self.shard_size,
-            encoder.batch_size,
-        )  # fmt: skip
+        store = ShardStore.for_encode(root, texts, encoder.identity(), self.shard_size)
         try:
             kept = store if cache_root is not None else None
             with self.phase("encoding the corpus", lambda: _shards_kept(kept)):

@@ -4,8 +4,9 @@ folder in the artifact cache where finished shards wait until the whole corpus i
 A shard is a fixed set of chunk indices (chunks sorted by text length, longest first, so
 every batch pads little; see :func:`plan_shards`), saved as ``shard-NNNNN.npy`` once fully
 encoded. An interrupted encode leaves its finished shards; the next one encodes only the
-missing ones. The folder is keyed by what the vectors depend on (texts, model, precision,
-shard and batch size).
+missing ones. The folder is keyed by what the vectors depend on (the texts and the encoder's
+identity: model, route with its scheme, device kind, shapes, encoding version) and the shard
+size.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import hashlib
 import os
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,10 +34,9 @@ def plan_shards(texts: Sequence[str], shard_size: int, batch_size: int = 1) -> l
     multiple of ``batch_size`` each.
 
     The order is the one :meth:`~heta_eval.kb.dense.DenseEncoder.encode` sorts a corpus by
-    before batching it (a stable ``np.argsort`` of minus the character lengths: equal lengths
-    keep their order), so encoding a shard batch by batch forms the very batches a local
-    encode of the whole corpus forms: same padding, same vectors to the bit, also in bfloat16
-    (where another batching moves them by ~1e-3).
+    (a stable ``np.argsort`` of minus the character lengths: equal lengths keep their order),
+    so a shard's texts are of like length (on a GPU they fill the same length buckets). The
+    vectors do not depend on it: a text's vector is its own (:mod:`heta_eval.kb.shapes`).
 
     >>> [s.tolist() for s in plan_shards(["a", "ccc", "bb", "dddd", "e"], 2)]
     [[3, 1], [2, 0], [4]]
@@ -62,7 +63,8 @@ class ShardStore:
     """The folder of finished shards of one encode.
 
     >>> import tempfile
-    >>> store = ShardStore.for_encode(tempfile.mkdtemp(), ["x", "y"], "m", "float32", 1)
+    >>> identity = {"model": "m", "precision": "float32", "device": "cpu"}
+    >>> store = ShardStore.for_encode(tempfile.mkdtemp(), ["x", "y"], identity, 1)
     >>> store.save(1, np.ones((1, 2), dtype=np.float32)); store.finished()
     {1}
     """
@@ -72,12 +74,13 @@ class ShardStore:
 
     @classmethod
     def for_encode(
-        cls, root: str | Path, texts: Sequence[str], model: str, precision: str, shard_size: int,
-        batch_size: int = 1,
-    ) -> ShardStore:  # fmt: skip
-        parts = ("dense-shards", model, precision, shard_size, batch_size, texts_digest(texts))
-        key = cache_key(*parts)
-        return cls(Path(root) / f"shards-{key}")
+        cls, root: str | Path, texts: Sequence[str], identity: Mapping[str, Any], shard_size: int
+    ) -> ShardStore:
+        """The store of one encode: ``identity`` is the encoder's
+        (:meth:`~heta_eval.kb.dense.DenseEncoder.identity`), which tells routes of one
+        precision apart (OpenVINO's int8 from ONNX Runtime's)."""
+        parts = ("dense-shards", dict(identity), shard_size, texts_digest(texts))
+        return cls(Path(root) / f"shards-{cache_key(*parts)}")
 
     def path(self, shard: int) -> Path:
         return self.folder / f"shard-{shard:05d}.npy"
