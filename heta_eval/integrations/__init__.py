@@ -11,7 +11,7 @@ the extra, one line says which to install.
 
 >>> import heta_eval.integrations as integrations
 >>> sorted(integrations.__all__)[:3]
-['EncoderEmbedding', 'EncoderEmbeddings', 'documents_of']
+['EncoderDocumentEmbedder', 'EncoderEmbedding', 'EncoderEmbeddings']
 """
 
 from heta_eval._lazy import attach
@@ -19,7 +19,9 @@ from heta_eval._lazy import attach
 #: Public name -> the module that defines it (each framework's module imports it).
 _LAZY = {
     "EncoderEmbedding": "heta_eval.integrations.llamaindex",
+    "EncoderDocumentEmbedder": "heta_eval.integrations.haystack",
     "EncoderEmbeddings": "heta_eval.integrations.langchain",
+    "EncoderTextEmbedder": "heta_eval.integrations.haystack",
     "documents_of": "heta_eval.integrations.wrapping",
     "from_haystack": "heta_eval.integrations.haystack",
     "from_langchain": "heta_eval.integrations.langchain",

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from typing import Any
 
 from heta_eval.extras import require
@@ -23,7 +24,7 @@ from heta_eval.extras import require
 require("haystack")  # one line naming the extra when it is missing
 
 from haystack import Document as HaystackDocument  # noqa: E402
-from haystack import Pipeline  # noqa: E402
+from haystack import Pipeline, component  # noqa: E402
 
 from heta_eval.integrations.wrapping import (  # noqa: E402
     ID_KEY,
@@ -34,8 +35,9 @@ from heta_eval.integrations.wrapping import (  # noqa: E402
     wrapped,
 )
 from heta_eval.kb.callables import CallableKnowledgeBase  # noqa: E402
+from heta_eval.kb.dense import DenseEncoder  # noqa: E402
 
-__all__ = ["from_haystack", "haystack_documents"]
+__all__ = ["EncoderDocumentEmbedder", "EncoderTextEmbedder", "from_haystack", "haystack_documents"]
 
 LIBRARY = "haystack-ai"
 #: Input sockets that take the query text, and the hits asked.
@@ -147,3 +149,41 @@ def _init_parameters(component: Any) -> dict[str, Any]:
         inner = {k: v for k, v in store.get("init_parameters", {}).items() if k != "index"}
         parameters["document_store"] = {"type": store.get("type"), "init_parameters": inner}
     return parameters
+
+
+@component
+class EncoderTextEmbedder:
+    """heta-eval's dense encoder (:class:`~heta_eval.kb.dense.DenseEncoder`: the bundled
+    all-MiniLM-L6-v2 by default, float32 on the CPU) as a Haystack text embedder: ``text``
+    in, ``embedding`` out, for an ``InMemoryEmbeddingRetriever``'s pipeline.
+
+    >>> len(EncoderTextEmbedder().run(text="a cat")["embedding"])
+    384
+    """
+
+    def __init__(self, encoder: Any = None) -> None:
+        self.encoder = encoder or DenseEncoder(device="cpu", precision="float32")
+
+    @component.output_types(embedding=list[float])
+    def run(self, text: str) -> dict[str, Any]:
+        return {"embedding": self.encoder.encode([text])[0].tolist()}
+
+
+@component
+class EncoderDocumentEmbedder:
+    """The same encoder as a Haystack document embedder: each document's ``content``
+    embedded (a copy of the document, with its ``embedding``), ready to be written to a store.
+
+    >>> docs = EncoderDocumentEmbedder().run(documents=[HaystackDocument(content="a cat")])
+    >>> len(docs["documents"][0].embedding)
+    384
+    """
+
+    def __init__(self, encoder: Any = None) -> None:
+        self.encoder = encoder or DenseEncoder(device="cpu", precision="float32")
+
+    @component.output_types(documents=list[HaystackDocument])
+    def run(self, documents: list[HaystackDocument]) -> dict[str, Any]:
+        vectors = self.encoder.encode([doc.content or "" for doc in documents])
+        pairs = zip(documents, vectors.tolist(), strict=True)
+        return {"documents": [replace(doc, embedding=vector) for doc, vector in pairs]}
