@@ -30,8 +30,8 @@ from heta_eval.integrations.wrapping import (  # noqa: E402
     ID_KEY,
     class_name,
     documents_of,
-    hit,
     passage_text,
+    reply,
     wrapped,
 )
 from heta_eval.kb.callables import CallableKnowledgeBase  # noqa: E402
@@ -78,8 +78,8 @@ def from_haystack(
             f"from_haystack takes a Haystack Pipeline or component, not a {class_name(system)}"
         )
 
-    def hits(query: str, top_k: int) -> list[dict]:
-        return [hit(doc.score, doc.meta, doc.id, id_key) for doc in search(query, top_k)]
+    def hits(query: str, top_k: int) -> Any:
+        return reply(query, [(doc.score, doc.meta, doc.id) for doc in search(query, top_k)], id_key)
 
     settings["id_key"] = id_key
     return wrapped(hits, library=LIBRARY, wraps=system, settings=settings, mode=mode, **options)

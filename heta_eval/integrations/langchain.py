@@ -30,8 +30,8 @@ from heta_eval.integrations.wrapping import (  # noqa: E402
     ID_KEY,
     class_name,
     documents_of,
-    hit,
     passage_text,
+    reply,
     wrapped,
 )
 from heta_eval.kb.callables import CallableKnowledgeBase  # noqa: E402
@@ -54,8 +54,8 @@ def langchain_documents(source: Any, *, id_key: str = ID_KEY) -> list[LangChainD
     ]
 
 
-def _hits(found: Sequence[tuple[LangChainDocument, Any]], id_key: str) -> list[dict]:
-    return [hit(score, doc.metadata, doc.id, id_key) for doc, score in found]
+def _hits(query: str, found: Sequence[tuple[LangChainDocument, Any]], id_key: str) -> Any:
+    return reply(query, [(score, doc.metadata, doc.id) for doc, score in found], id_key)
 
 
 def from_langchain(
@@ -71,16 +71,16 @@ def from_langchain(
     if isinstance(system, VectorStore):
         store = system
 
-        def search(query: str, top_k: int) -> list[dict]:
-            return _hits(store.similarity_search_with_score(query, k=top_k), id_key)
+        def search(query: str, top_k: int) -> Any:
+            return _hits(query, store.similarity_search_with_score(query, k=top_k), id_key)
 
         settings = {"call": "similarity_search_with_score", "k": "top_k of the run",
                     "embeddings": class_name(store.embeddings)}  # fmt: skip
     elif isinstance(system, BaseRetriever):
         retriever = system
 
-        def search(query: str, top_k: int) -> list[dict]:
-            return _hits([(doc, None) for doc in retriever.invoke(query)], id_key)
+        def search(query: str, top_k: int) -> Any:
+            return _hits(query, [(doc, None) for doc in retriever.invoke(query)], id_key)
 
         settings = _retriever_settings(retriever)
     else:

@@ -33,6 +33,7 @@ from heta_eval.integrations.wrapping import (  # noqa: E402
     documents_of,
     hit,
     passage_text,
+    reply,
     wrapped,
 )
 from heta_eval.kb.callables import CallableKnowledgeBase  # noqa: E402
@@ -92,9 +93,11 @@ def from_llamaindex(
             f"from_llamaindex takes a LlamaIndex retriever or index, not a {class_name(system)}"
         )
 
-    def search(query: str, top_k: int) -> list[dict]:
+    def search(query: str, top_k: int) -> Any:
         found = retriever_for(top_k).retrieve(query)
-        return [_hit(node, id_key) for node in found]
+        if all(id_key in scored.node.metadata for scored in found):
+            return reply(query, [(s.score, s.node.metadata, s.node.node_id) for s in found], id_key)
+        return [_hit(scored, id_key) for scored in found]  # some named by their source
 
     settings["id_key"] = id_key
     return wrapped(search, library=LIBRARY, wraps=system, settings=settings, mode=mode, **options)

@@ -11,16 +11,19 @@ they wrap, and a framework's hit as a result that names its BEIR document.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from heta_eval.data.beir_loader import iter_corpus
 from heta_eval.kb.callables import CallableKnowledgeBase, from_callable
-from heta_eval.models.records import Document
+from heta_eval.models.columns import ChunkTable
+from heta_eval.models.records import Document, QueryResponse
 
-__all__ = ["ID_KEY", "documents_of", "hit", "json_safe", "passage_text", "wrapped"]
+__all__ = ["ID_KEY", "documents_of", "hit", "json_safe", "passage_text", "reply", "wrapped"]
 
 #: The metadata field every loader writes the BEIR document id into, and adapters read.
 ID_KEY = "doc_id"
@@ -41,6 +44,29 @@ def documents_of(source: Any) -> Iterator[Document]:
 def passage_text(document: Document) -> str:
     """What a framework indexes: ``title + " " + text``, as the reference knowledge base."""
     return f"{document.title} {document.text}".strip()
+
+
+def reply(
+    query: str, found: Sequence[tuple[Any, Mapping[str, Any] | None, Any]], id_key: str
+) -> Any:
+    """A framework's hits for ``query`` (``(score, metadata, chunk id)``, best first) as the
+    reply :func:`~heta_eval.kb.callables.hits_response` checks: where every hit names its
+    document (a non-empty string) and the scores are all numbers (or all absent), the
+    columns the reference knowledge base answers with (:class:`ResultColumns`: validated as
+    they are built, no object per hit: an adapter costs next to nothing over the framework);
+    else one dict per hit, which the callable's check validates one by one and names the
+    first bad one of."""
+    ids = [(metadata or {}).get(id_key) for _, metadata, _ in found]
+    scores = [score for score, _, _ in found]
+    kinds = set(map(type, scores))
+    plain = kinds <= {float, int} or kinds == {type(None)}
+    if found and plain and set(map(type, ids)) == {str} and "" not in ids:
+        numbers = None if kinds == {type(None)} else np.array(scores, dtype=np.float64)
+        if numbers is None or np.isfinite(numbers).all():
+            chunks = [None if chunk is None else str(chunk) for _, _, chunk in found]
+            table = ChunkTable(ids, reference_ids=chunks)
+            return QueryResponse(query=query, results=table.columns(np.arange(len(ids)), numbers))
+    return [hit(score, metadata, chunk, id_key) for score, metadata, chunk in found]
 
 
 def hit(score: Any, metadata: Mapping[str, Any] | None, chunk_id: Any, id_key: str) -> dict:
