@@ -46,7 +46,9 @@ anything with a ``name`` and an async ``evaluate`` is one: :class:`BenchmarkEval
 True
 
 Run a whole benchmark (:class:`Document` corpus, cases, evaluators) against a knowledge base
-built from a :class:`Recipe`, with :class:`BenchmarkRunner` (see its example).
+built from a :class:`Recipe`, with :class:`BenchmarkRunner` (see its example), or against any
+function that returns hits, wrapped by :func:`from_callable` (the framework adapters:
+:mod:`heta_eval.integrations`).
 
 >>> from heta_eval import BenchmarkRunner, Document, Recipe, beir_default_metrics
 >>> len(beir_default_metrics()), Recipe().modes[0], Document(id="d1", text="Paris.").id
@@ -81,6 +83,7 @@ _LAZY = {
     "evaluate_responses": "heta_eval.rag.aggregate",
     "evaluate_run": "heta_eval.retrieval.run",
     "evaluate_run_file": "heta_eval.retrieval.run_file",
+    "from_callable": "heta_eval.kb.callables",
     "read_qrels": "heta_eval.io.qrels",
     "read_run": "heta_eval.io.run",
 }

@@ -1,7 +1,8 @@
 """Optional parts of heta-eval and the extra that installs each.
 
 ``pip install heta-eval`` is the evaluation core; the reference knowledge base, comparisons
-and plots, and Ray come with extras. A missing one is named in one line:
+and plots, Ray and each framework adapter (LangChain, LlamaIndex, Haystack) come with
+extras. A missing one is named in one line:
 
 >>> print(MissingExtraError("torch"))
 torch is not installed: this needs the 'kb' extra (pip install 'heta-eval[kb]')
@@ -38,6 +39,10 @@ EXTRAS: dict[str, str] = {
     "faiss": "faiss",
     "qdrant_client": "qdrant",
     "lancedb": "lancedb",
+    # The framework adapters (heta_eval.integrations).
+    "langchain_core": "langchain",
+    "llama_index": "llamaindex",
+    "haystack": "haystack",
 }
 
 

@@ -288,6 +288,7 @@ def handle(args: argparse.Namespace) -> int:
     from heta_eval.kb.ann.base import AnnError
     from heta_eval.kb.dense import ModelLoadError
     from heta_eval.kb.given_vectors import VectorsError
+    from heta_eval.kb.protocol import member
     from heta_eval.runner import (
         BenchmarkFormatError,
         BenchmarkRunner,
@@ -330,7 +331,7 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     if len(all_results) > 1:
         print(macro_table(name, all_results))
-    for mode, count in getattr(knowledge_base, "unanswered", {}).items():
+    for mode, count in member(knowledge_base, "unanswered").items():
         if count:  # scored 0, as trec_eval -c counts them: said, never silent
             print(f"warning: {mode}: {count} cases have no line in its run file and score 0",
                   file=sys.stderr)  # fmt: skip

@@ -1,34 +1,41 @@
-"""Knowledge bases: the protocol, the reference implementation, recipes and an HTTP client.
+"""Knowledge bases: the protocol, the reference implementation, recipes, an HTTP client and
+any function as a knowledge base (:func:`from_callable`).
 
-Heavy dependencies (torch, sentence-transformers) load only when a dense index is built.
+Names load on first use (PEP 562): the protocol (:mod:`heta_eval.kb.protocol`, what the
+runner reads) costs nothing heavy; bm25s and the Lucene analyzer load with the reference
+knowledge base, torch and sentence-transformers only when a dense index is built.
+
+>>> from heta_eval.kb import KnowledgeBase, from_callable
+>>> isinstance(from_callable(lambda query, top_k: [("d1", 1.0)]), KnowledgeBase)
+True
 """
 
-from heta_eval.kb.answerers import Answerer, ChatAnswerer, ExtractiveAnswerer
-from heta_eval.kb.chunking import Chunk, chunk_document, chunk_documents, split_sentences
-from heta_eval.kb.http_client import HttpKnowledgeBase
-from heta_eval.kb.hybrid import reciprocal_rank_fusion
-from heta_eval.kb.protocol import BatchKnowledgeBase, IngestingKnowledgeBase, KnowledgeBase
-from heta_eval.kb.recipe import AnswererSpec, BM25Spec, ChunkingSpec, DenseSpec, Recipe
-from heta_eval.kb.reference import MODES, ReferenceKnowledgeBase
+from heta_eval._lazy import attach
 
-__all__ = [
-    "MODES",
-    "Answerer",
-    "AnswererSpec",
-    "BM25Spec",
-    "BatchKnowledgeBase",
-    "ChatAnswerer",
-    "Chunk",
-    "ChunkingSpec",
-    "DenseSpec",
-    "ExtractiveAnswerer",
-    "HttpKnowledgeBase",
-    "IngestingKnowledgeBase",
-    "KnowledgeBase",
-    "Recipe",
-    "ReferenceKnowledgeBase",
-    "chunk_document",
-    "chunk_documents",
-    "reciprocal_rank_fusion",
-    "split_sentences",
-]
+#: Public name -> the module that defines it.
+_LAZY = {
+    "MODES": "heta_eval.kb.reference",
+    "Answerer": "heta_eval.kb.answerers",
+    "AnswererSpec": "heta_eval.kb.recipe",
+    "BM25Spec": "heta_eval.kb.recipe",
+    "BatchKnowledgeBase": "heta_eval.kb.protocol",
+    "CallableKnowledgeBase": "heta_eval.kb.callables",
+    "ChatAnswerer": "heta_eval.kb.answerers",
+    "Chunk": "heta_eval.kb.chunking",
+    "ChunkingSpec": "heta_eval.kb.recipe",
+    "DenseSpec": "heta_eval.kb.recipe",
+    "ExtractiveAnswerer": "heta_eval.kb.answerers",
+    "HttpKnowledgeBase": "heta_eval.kb.http_client",
+    "IngestingKnowledgeBase": "heta_eval.kb.protocol",
+    "KnowledgeBase": "heta_eval.kb.protocol",
+    "Recipe": "heta_eval.kb.recipe",
+    "ReferenceKnowledgeBase": "heta_eval.kb.reference",
+    "chunk_document": "heta_eval.kb.chunking",
+    "chunk_documents": "heta_eval.kb.chunking",
+    "from_callable": "heta_eval.kb.callables",
+    "reciprocal_rank_fusion": "heta_eval.kb.hybrid",
+    "split_sentences": "heta_eval.kb.chunking",
+}
+
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = attach(__name__, _LAZY)

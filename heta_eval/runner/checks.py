@@ -23,6 +23,7 @@ from typing import Any
 
 from heta_eval.data.corpus_store import CorpusStore
 from heta_eval.io.ids import holds_surrogate, id_problem, unscorable_id
+from heta_eval.kb.protocol import member
 from heta_eval.models.columns import ResultColumns
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.document_id import known_document_id
@@ -122,14 +123,14 @@ def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, An
         # Without its modes: they only say which indexes to build, not how any mode works.
         dump = {k: v for k, v in recipe.model_dump(mode="json").items() if k != "modes"}
         return {"kind": "recipe", "name": name, "fingerprint": content_fingerprint(dump)}
-    url = getattr(knowledge_base, "url", None)
+    url = member(knowledge_base, "url")
     if url is not None:
         service = {"kind": "service", "name": name, "url": str(url)}
         # Headers take part by name only: their values are secrets (and a token may rotate).
-        headers = list(getattr(knowledge_base, "header_names", None) or ())
+        headers = list(member(knowledge_base, "header_names"))
         return {**service, "headers": headers} if headers else service
     kind = type(knowledge_base)
-    identity = getattr(knowledge_base, "identity", None)
+    identity = member(knowledge_base, "identity")
     return {
         "kind": "object",
         "name": name,

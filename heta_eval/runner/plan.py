@@ -16,6 +16,7 @@ from typing import Any
 from heta_eval.io import json_text
 from heta_eval.io.ids import mode_name_problem
 from heta_eval.io.write import write_whole
+from heta_eval.kb.protocol import member, protocol_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
@@ -98,6 +99,13 @@ def plan_run(
         # A benchmark may say how its protocol builds the reference (BEIR: whole documents).
         default = getattr(benchmark, "recipe", None)
         recipe = default(query_modes) if default else Recipe(modes=list(query_modes))
+    if knowledge_base is not None:  # before anything runs: its first query would fail
+        problem = protocol_problem(knowledge_base)
+        if problem is not None:
+            kind = type(knowledge_base).__name__
+            raise RunConfigurationError(
+                f"knowledge base {knowledge_base_name!r} ({kind}) cannot be run: {problem}"
+            )
     modes = tuple(dict.fromkeys(query_modes))
     if not modes:
         raise RunConfigurationError("query_modes is empty: name at least one mode")
@@ -153,12 +161,12 @@ def check_mode_names(modes: Sequence[str]) -> None:
 
 async def check_knowledge_base(kb: Any, modes: Sequence[str], name: str) -> None:
     """Refuse a knowledge base without one of the modes, or a service that does not answer."""
-    unknown = [mode for mode in modes if mode not in getattr(kb, "modes", modes)]
+    unknown = [mode for mode in modes if mode not in kb.modes]
     if unknown:
         raise RunConfigurationError(
             f"knowledge base {name!r} has no mode {unknown[0]!r}; its modes are {list(kb.modes)}"
         )
-    check = getattr(kb, "check_connection", None)
+    check = member(kb, "check_connection")
     if check is not None:
         try:
             await check()

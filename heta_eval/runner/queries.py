@@ -13,6 +13,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from heta_eval.kb.protocol import member
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase, QueryResponse
 from heta_eval.models.report import EvaluationFailure
@@ -98,8 +99,8 @@ class QueryLoop:
                 score_held()
 
         try:
-            if callable(getattr(kb, "query_batch", None)):
-                size = max(1, int(getattr(kb, "batch_size", None) or DEFAULT_BATCH))
+            if member(kb, "query_batch") is not None:
+                size = member(kb, "batch_size")
                 for first in range(0, len(pending), size):
                     for record, response in await ask.batch(pending[first : first + size]):
                         done(record, response)
@@ -175,10 +176,6 @@ class QueryLoop:
         ), response
 
 
-#: Cases a knowledge base with ``query_batch`` is handed at once when it names no
-#: ``batch_size``.
-DEFAULT_BATCH = 64
-
 #: Results held in replies before their retrieval metrics are scored and the replies let go:
 #: every reply of SciFact at 1,000 hits (300,000 results) in one batch, MS MARCO's 6,980 at
 #: 1,000 in 14.
@@ -202,7 +199,7 @@ class _Ask:
         started = time.perf_counter()
         try:
             # A knowledge base that answers by id (run files, given vectors) gets the id too.
-            by_id = {"query_id": case.id} if getattr(self.kb, "takes_query_id", False) else {}
+            by_id = {"query_id": case.id} if member(self.kb, "takes_query_id") else {}
             raw = await asyncio.wait_for(
                 self.kb.query(case.query, mode=self.mode, top_k=self.top_k, **by_id),
                 self.loop.query_timeout,

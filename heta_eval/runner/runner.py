@@ -12,6 +12,7 @@ from typing import Any
 
 from heta_eval import interrupts
 from heta_eval._runtime import run_sync
+from heta_eval.kb.protocol import member
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.runner.benchmark import Benchmark, BenchmarkFormatError, corpus_of, query_rows_of
@@ -203,7 +204,12 @@ class BenchmarkRunner:
             status("opening the knowledge base (building it, or reading it from the cache)")
             kb, build = await self._open(plan, kb, cache_dir, corpus, build)
             warnings = [*warnings, *build.info.get("warnings", [])]
-        records, seconds = await self._query(plan, kb, pending, done, journal, scan.ids, previous)
+        try:
+            records, seconds = await self._query(
+                plan, kb, pending, done, journal, scan.ids, previous
+            )
+        finally:
+            await _close(kb)
         if previous is not None and previous.slices:  # the fields an earlier run asked for
             earlier = [field for field in previous.slices if field not in slices]
             slices = {**slices, **case_values(plan.benchmark, plan.cases, earlier)}
@@ -258,6 +264,8 @@ class BenchmarkRunner:
                 **({"executor": self.executor} if self.executor is not None else {}),
             )
             build = BuildRecord.now(kb, round(time.perf_counter() - started, 3), self.executor)
+        else:
+            build = BuildRecord.given(kb, build)
         await check_knowledge_base(kb, plan.modes, plan.knowledge_base_name)
         return kb, build
 
@@ -313,6 +321,18 @@ class _Corpus:
 
     store: Any
     scan: DocumentScan
+
+
+async def _close(kb: Any) -> None:
+    """Await the knowledge base's ``aclose`` (its connection pools) once its queries are
+    done; a failure to close is said, and loses nothing."""
+    close = member(kb, "aclose") if kb is not None else None
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception as error:  # the results are kept whatever closing does
+        print(f"warning: closing the knowledge base failed: {error}", file=sys.stderr)
 
 
 def _progress(mode: str, total: int, pending: int) -> Callable[[QueryRecord], None]:

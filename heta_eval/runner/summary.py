@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval import __version__
+from heta_eval.kb.protocol import member
 from heta_eval.measures.averaging import combine, round5
 from heta_eval.models.document_id import DOCUMENT_ID_FIELDS_HELP
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
@@ -57,7 +58,14 @@ class BuildRecord:
     @classmethod
     def now(cls, kb: Any, seconds: float, executor: Any) -> BuildRecord:
         described = executor.describe() if executor is not None else dict(LOCAL_EXECUTOR)
-        return cls(dict(getattr(kb, "build_info", {}) or {}), seconds, described)
+        return cls(dict(member(kb, "build_info")), seconds, described)
+
+    @classmethod
+    def given(cls, kb: Any, earlier: BuildRecord) -> BuildRecord:
+        """A knowledge base the caller built: what it says it is (``build_info``: an
+        integration's library, version, class and settings), else the earlier record."""
+        info = member(kb, "build_info")
+        return cls(dict(info), earlier.seconds, earlier.executor) if info else earlier
 
 
 def previous_summary(folder: Path | None) -> RunSummary | None:

@@ -73,6 +73,8 @@ def _about(summary: RunSummary) -> str:
         lines.append(_md(f"- system: the service at {system.get('url')}{sent}"))
     elif system.get("kind") == "recipe" and summary.recipe:
         lines.append(_md(f"- system: recipe {summary.recipe.get('name', '?')}"))
+    elif system.get("kind") == "object" and summary.build.get("wraps"):
+        lines.append(_md(f"- system: {_wrapped(summary.build['wraps'])}"))
     build = summary.build
     if build.get("precision"):
         dense = (summary.recipe or {}).get("dense") or {}
@@ -86,6 +88,22 @@ def _about(summary: RunSummary) -> str:
         why = f": {build['route_reason']}" if build.get("route_reason") else ""
         lines.append(_md(f"- encoding route: {build['route']}{why}"))
     return "\n".join(lines)
+
+
+def _wrapped(wraps: Any) -> str:
+    """What an adapter or a function wraps, in words (``build.wraps``).
+
+    >>> _wrapped({"library": "langchain-core", "version": "1.8.3", "class": "a.Store"})
+    'a.Store (langchain-core 1.8.3)'
+    >>> _wrapped({"dense": "m.search"}), _wrapped("m.search")
+    ('the functions dense: m.search', 'the function m.search')
+    """
+    if isinstance(wraps, dict) and "class" in wraps:
+        version = f" {wraps['version']}" if wraps.get("version") else ""
+        return f"{wraps['class']} ({wraps.get('library', '?')}{version})"
+    if isinstance(wraps, dict):
+        return "the functions " + ", ".join(f"{mode}: {name}" for mode, name in wraps.items())
+    return f"the function {wraps}"
 
 
 def _metric_blocks(summary: RunSummary) -> list[str]:
