@@ -18,6 +18,7 @@ from heta_eval.cli.kb_options import (
 )
 from heta_eval.cli.numbers import CHUNK, CHUNK_OVERLAP, CONCURRENCY, HITS, SECONDS, add_number
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
+from heta_eval.cli.rerank_options import add_rerank_arguments, rerank_spec, second_stage
 from heta_eval.cli.run_data import add_sample_arguments, add_slice_argument, sample_spec
 from heta_eval.cli.run_metrics import Chosen, add_measure_arguments, chosen_measures, evaluators
 from heta_eval.cli.run_report import (
@@ -117,6 +118,7 @@ def add_parser(subparsers: Any) -> None:
         help=f"dense encoder precision or int8 route (default: the recipe's); {AUTO_PRECISION}",
     )
     add_vector_arguments(parser)
+    add_rerank_arguments(parser)
     run = parser.add_argument_group("the run")
     add_measure_arguments(run)
     add_number(
@@ -278,6 +280,7 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError("--corpus-embeddings are searched by the reference knowledge base, not "
                        "by --kb-url or --kb-run")  # fmt: skip
     chosen = _check_options(args, modes)
+    args.rerank_spec = rerank_spec(args)
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
@@ -352,6 +355,9 @@ def _run_one(
     if judge is not None:
         base = scoring if scoring is not None else benchmark.evaluators()
         scoring = [*base, judge]
+    recipe, knowledge_base, modes = second_stage(
+        args, args.rerank_spec, benchmark, recipe, knowledge_base, modes, scoring
+    )
     held = (
         nullcontext() if args.dry_run
         else folder_lock(folder, modes=modes, wait=not args.no_wait)
