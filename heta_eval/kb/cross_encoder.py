@@ -26,12 +26,14 @@ import numpy as np
 
 from heta_eval.kb.route_defaults import RouteChoice, default_route
 from heta_eval.kb.routes import route_choice
+from heta_eval.kb.runners import default_model_path
 
 __all__ = [
     "RERANK_VERSION",
     "CrossEncoderError",
     "PairModel",
     "check_cross_encoder",
+    "demo_cross_encoder",
     "load_pair_model",
     "model_fingerprint",
     "rerank_route",
@@ -86,8 +88,11 @@ is a ...ForSequenceClassification model
             f"{model}: not a cross-encoder: config.json names {found}{also if pooling else ''}; "
             "a reranker is a ...ForSequenceClassification model"
         )
-    labels = {str(k): str(v) for k, v in (config.get("id2label") or {}).items()}
-    outputs = int(config.get("num_labels") or len(labels) or 1)
+    from transformers import AutoConfig
+
+    read = AutoConfig.from_pretrained(model)  # its defaults: 2 outputs where none is written
+    labels = {str(k): str(v) for k, v in (read.id2label or {}).items()}
+    outputs = int(read.num_labels)
     if outputs == 1:
         if label not in (None, 0, "0") and label not in labels.values():
             raise CrossEncoderError(f"{model}: has one output; label {label!r} names none")
@@ -211,3 +216,36 @@ def load_pair_model(model: str, precision: str, device: str, column: int | None)
         loaded.set_keep_in_fp32_modules(heads[-1:])
     loaded.eval()
     return PairModel(loaded, device, column)
+
+
+def demo_cross_encoder(folder: str | Path, *, seed: int = 0, outputs: int = 1) -> str:
+    """Save an untrained but real cross-encoder in ``folder`` and return its path: the bundled
+    all-MiniLM-L6-v2 weights under a ``BertForSequenceClassification`` head of ``outputs``
+    outputs drawn from ``seed``. Its scores rank nothing well; it is for examples and tests
+    offline (a trained one, e.g. ``cross-encoder/ms-marco-MiniLM-L-6-v2``, is downloaded).
+
+    >>> import tempfile
+    >>> path = demo_cross_encoder(tempfile.mkdtemp())
+    >>> check_cross_encoder(path) is None  # one output: scored by it
+    True
+    """
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers.utils import logging as transformers_logging
+
+    source = default_model_path()
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()  # "newly initialized": the head, as meant
+    try:
+        model = BertForSequenceClassification.from_pretrained(source, num_labels=outputs)
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for layer, scale in ((model.bert.pooler.dense, 1.0), (model.classifier, 4.0)):
+            shape = layer.weight.shape  # logits spread over a few units
+            layer.weight.copy_(torch.randn(shape, generator=generator) * scale / shape[1] ** 0.5)
+            layer.bias.zero_()
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(source).save_pretrained(folder)
+    return str(folder)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from heta_eval.kb.cross_encoder import model_fingerprint
 from heta_eval.kb.reranker import CrossEncoderReranker, document_text, top_documents
 from heta_eval.models.records import QueryResponse, QueryResult
 from heta_eval.retrieval.collapse import collapse_to_documents
@@ -68,8 +69,6 @@ class RerankSpec(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """What a results folder records of it (the model a folder by its files' SHA-256)."""
-        from heta_eval.kb.cross_encoder import model_fingerprint
-
         return {**self.model_dump(), "fingerprint": model_fingerprint(self.model)}
 
 
@@ -80,14 +79,20 @@ class RerankingKnowledgeBase:
     document level.
 
     >>> import asyncio, tempfile
+    >>> from heta_eval.kb.cross_encoder import demo_cross_encoder
     >>> from heta_eval.kb.recipe import Recipe
     >>> from heta_eval.models.records import Document
     >>> kb = Recipe(modes=["keyword_search"]).build(
-    ...     "demo", [Document(id="d1", text="Paris is in France.")], cache_dir=False,
-    ...     progress=False)
-    >>> reranked = RerankingKnowledgeBase(kb, reranker=None)  # doctest: +SKIP
-    >>> rerank_mode(kb.modes[0])
-    'keyword_search+rerank'
+    ...     "demo", [Document(id="d1", text="Paris is in France."),
+    ...              Document(id="d2", text="Rome is in Italy, not France.")],
+    ...     cache_dir=False, progress=False)
+    >>> reranker = CrossEncoderReranker(demo_cross_encoder(tempfile.mkdtemp()), cache_dir=False)
+    >>> reranked = RerankingKnowledgeBase(kb, reranker, depth=10)
+    >>> reranked.modes
+    ('keyword_search', 'keyword_search+rerank')
+    >>> reply = asyncio.run(reranked.query("France", mode="keyword_search+rerank", top_k=10))
+    >>> sorted(result.source["document_id"] for result in reply.results)
+    ['d1', 'd2']
     """
 
     def __init__(
