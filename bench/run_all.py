@@ -36,6 +36,7 @@ SCRIPTS = (
     "bench_ray.py",
     "bench_report.py",
     "bench_fusion.py",
+    "bench_rerank.py",
 )
 
 
