@@ -37,6 +37,7 @@ SCRIPTS = (
     "bench_report.py",
     "bench_fusion.py",
     "bench_integrations.py",
+    "bench_rerank.py",
 )
 
 

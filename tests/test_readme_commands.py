@@ -69,6 +69,8 @@ NOT_RUN_IF = {
     r"scifact-train|-both\.trec": "fusion.md's tuning on SciFact's training split: the slice of "
     "SciFact this test runs on holds only the test split; tests/test_fusion.py tunes on one "
     "split and reports on another (tune_on_split, heta-eval fuse --optimize)",
+    r"--rerank cross-encoder/": "downloads the public cross-encoder (no network in CI); "
+    "tests/test_rerank.py runs the same path on a cross-encoder built offline",
     r"bench/gpu_": "needs a CUDA GPU and the model folder it names (no test depends on a GPU; "
     "tests/test_dense_tokenization.py pins the tokenization it measures)",
 }

@@ -10,7 +10,7 @@ from typing import Any
 from heta_eval.cli import CliError
 from heta_eval.cli.numbers import Number
 
-__all__ = ["ann_from_args", "read_spec", "read_specs"]
+__all__ = ["ann_from_args", "ann_modes", "read_spec", "read_specs"]
 
 
 def read_spec(option: str, text: str) -> Any:
@@ -58,3 +58,13 @@ def ann_from_args(args: argparse.Namespace, modes: list[str], knowledge_base: An
         raise CliError(f"--ann is searched by vector_search and hybrid_search; --modes has "
                        f"neither ({', '.join(modes)})")  # fmt: skip
     return read_spec("--ann", args.ann)
+
+
+def ann_modes(recipe: Any, modes: list[str]) -> list[str]:
+    """The modes a run asks, named after the recipe's approximate index when it has one
+    (``vector_search`` through FAISS HNSW is ``vector_search+faiss-hnsw``)."""
+    if recipe is None or recipe.dense.ann is None:
+        return modes
+    from heta_eval.kb.ann.spec import ann_mode
+
+    return [ann_mode(mode, recipe.dense.ann) for mode in modes]

@@ -9,7 +9,7 @@ from typing import Any
 from heta_eval.cli import CliError
 from heta_eval.cli.numbers import REPEATS, SECONDS, add_number
 
-__all__ = ["add_judge_arguments", "judge_from_args"]
+__all__ = ["add_judge_arguments", "judge_from_args", "with_judge"]
 
 
 def add_judge_arguments(parser: Any) -> None:
@@ -58,3 +58,11 @@ def judge_from_args(args: argparse.Namespace) -> Any:
         )  # fmt: skip
     except ValueError as error:
         raise CliError(str(error)) from None
+
+
+def with_judge(args: argparse.Namespace, scoring: list[Any] | None, benchmark: Any) -> Any:
+    """The evaluators of a run (``None``: the benchmark's own) with ``--judge``'s added."""
+    judge = judge_from_args(args)
+    if judge is None:
+        return scoring
+    return [*(scoring if scoring is not None else benchmark.evaluators()), judge]

@@ -45,6 +45,7 @@ __all__ = [
     "HITS",
     "PROBABILITY",
     "REPEATS",
+    "RERANK_DEPTH",
     "RESAMPLES",
     "RETRIES",
     "RRF_K",
@@ -174,6 +175,9 @@ DEPTH = CUTOFF
 #: The hits a run asks per query.
 HITS = Number(int, 1, MAX_HITS, why="the hits a run asks of the knowledge base per query, "
               "kept for every query")  # fmt: skip
+#: First-stage results a cross-encoder rescores per query.
+RERANK_DEPTH = Number(int, 1, MAX_HITS, why="each is a (query, document) pair the cross-encoder "
+                      "scores, for every query")  # fmt: skip
 #: Cross-validation folds.
 FOLDS = Number(int, 2, 1_000_000)
 #: rrf's k.

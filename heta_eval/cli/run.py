@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval.cli import CliError
-from heta_eval.cli.ann_options import ann_from_args
-from heta_eval.cli.judge_options import add_judge_arguments, judge_from_args
+from heta_eval.cli.ann_options import ann_from_args, ann_modes
+from heta_eval.cli.judge_options import add_judge_arguments, with_judge
 from heta_eval.cli.kb_options import (
     add_kb_arguments,
     add_vector_arguments,
@@ -19,6 +19,7 @@ from heta_eval.cli.kb_options import (
 )
 from heta_eval.cli.numbers import CHUNK, CHUNK_OVERLAP, CONCURRENCY, HITS, SECONDS, add_number
 from heta_eval.cli.ray_options import add_ray_arguments, executor_from_args
+from heta_eval.cli.rerank_options import add_rerank_arguments, rerank_spec, second_stage
 from heta_eval.cli.run_data import add_sample_arguments, add_slice_argument, sample_spec
 from heta_eval.cli.run_metrics import Chosen, add_measure_arguments, chosen_measures, evaluators
 from heta_eval.cli.run_report import (
@@ -118,6 +119,7 @@ def add_parser(subparsers: Any) -> None:
         help=f"dense encoder precision or int8 route (default: the recipe's); {AUTO_PRECISION}",
     )
     add_vector_arguments(parser)
+    add_rerank_arguments(parser)
     run = parser.add_argument_group("the run")
     add_measure_arguments(run)
     add_number(
@@ -281,6 +283,7 @@ def handle(args: argparse.Namespace) -> int:
                        "by --kb-url or --kb-run")  # fmt: skip
     chosen = _check_options(args, modes)
     args.ann_spec = ann_from_args(args, modes, knowledge_base)
+    args.rerank_spec = rerank_spec(args)
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
@@ -349,17 +352,14 @@ def _run_one(
 ) -> Any:
     """One benchmark into its folder, holding the folder's lock from ``--fresh`` to the
     report; the results (``None`` for a dry run)."""
-    from heta_eval.kb.ann.spec import ann_mode
     from heta_eval.runner.folder_lock import empty_folder, folder_lock, status
 
     recipe = None if knowledge_base is not None else _recipe(args, modes, benchmark)
-    scoring = evaluators(benchmark, chosen)
-    judge = judge_from_args(args)
-    if judge is not None:
-        base = scoring if scoring is not None else benchmark.evaluators()
-        scoring = [*base, judge]
-    if recipe is not None and recipe.dense.ann is not None:  # named after the index
-        modes = [ann_mode(mode, recipe.dense.ann) for mode in modes]
+    scoring = with_judge(args, evaluators(benchmark, chosen), benchmark)
+    modes = ann_modes(recipe, modes)
+    recipe, knowledge_base, modes = second_stage(
+        args, args.rerank_spec, benchmark, recipe, knowledge_base, modes, scoring
+    )
     held = (
         nullcontext() if args.dry_run
         else folder_lock(folder, modes=modes, wait=not args.no_wait)

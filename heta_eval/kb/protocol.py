@@ -155,6 +155,11 @@ OPTIONAL_MEMBERS: dict[str, Member] = {
             "settings): kept as summary.json's build record and shown by the report",
             {},
         ),
+        Member(
+            "first_stage",
+            "a second stage's first stage (a reranker over a service or run file): the system "
+            "whose identity run.json keeps, the stage having its own record",
+        ),
         Member("url", "the URL of a service: the system's identity in run.json"),
         Member("header_names", "the names (never values) of the headers a service is sent", []),
         Member(

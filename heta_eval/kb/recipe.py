@@ -32,6 +32,7 @@ from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
 from heta_eval.kb.passages import Passages, passages
 from heta_eval.kb.precision import Precision
 from heta_eval.kb.reference import ReferenceKnowledgeBase
+from heta_eval.kb.rerank import RerankingKnowledgeBase, RerankSpec
 from heta_eval.kb.vectors import DenseParts, dense_parts
 from heta_eval.models.records import Document
 
@@ -165,6 +166,18 @@ class Recipe(_Spec):
     rrf_depth: int = Field(default=100, gt=0)
     distinct_documents: bool = True
     overfetch: int = Field(default=3, ge=1)
+    #: A second stage (:mod:`heta_eval.kb.rerank`): each mode ``M`` also answers as
+    #: ``M+rerank``, its first ``depth`` results rescored by a cross-encoder.
+    rerank: RerankSpec | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_rerank(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # No second stage is written as before there was one: a results folder made then
+        # keeps its recipe, and so its identity.
+        data = handler(self)
+        if data.get("rerank", False) is None:
+            del data["rerank"]
+        return data
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> Recipe:
@@ -194,7 +207,7 @@ class Recipe(_Spec):
         executor: Any = None,
         fingerprint: str | None = None,
         query_rows: QueryRows | None = None,
-    ) -> ReferenceKnowledgeBase:
+    ) -> ReferenceKnowledgeBase | RerankingKnowledgeBase:
         """Build the knowledge base ``name`` over ``documents`` (a list, or a
         :class:`~heta_eval.data.corpus_store.CorpusStore`, which is never loaded whole).
 
@@ -204,6 +217,8 @@ class Recipe(_Spec):
         ``fingerprint``: the documents' :func:`~heta_eval.models.corpus.corpus_fingerprint`
         where the caller has it already (a store has it), so the corpus is hashed once.
         ``query_rows``: where each query's vector is, when ``dense.query_vectors`` are given.
+        With ``rerank``, the knowledge base is a
+        :class:`~heta_eval.kb.rerank.RerankingKnowledgeBase` over the reference.
         """
         store = (
             documents if isinstance(documents, CorpusStore)
@@ -249,7 +264,14 @@ class Recipe(_Spec):
             query_vectors=dense.query_vectors,
             ann_index=ann_index,
         )
-        return executor.attach(kb) if executor is not None else kb
+        kb = executor.attach(kb) if executor is not None else kb
+        if self.rerank is None:
+            return kb
+        spec = self.rerank
+        return RerankingKnowledgeBase(
+            kb, spec.reranker(cache_dir), depth=spec.depth, level=spec.level, progress=progress,
+            identity=spec.identity(),
+        )  # fmt: skip
 
     def _bm25(
         self,

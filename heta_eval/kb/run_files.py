@@ -44,8 +44,13 @@ class RunFileKnowledgeBase:
         self.identity = {
             mode: {"file": str(path), "sha256": _sha256(Path(path))} for mode, path in runs.items()
         }
-        #: Per mode, the cases asked that the run has no line for.
-        self.unanswered: dict[str, int] = dict.fromkeys(self.modes, 0)
+        self._unanswered: dict[str, set[str]] = {mode: set() for mode in self.modes}
+
+    @property
+    def unanswered(self) -> dict[str, int]:
+        """Per mode, the queries asked that the run has no line for (each counted once, also
+        when a second stage asks it again)."""
+        return {mode: len(ids) for mode, ids in self._unanswered.items()}
 
     async def query(
         self, text: str, *, mode: str, top_k: int, query_id: str | None = None
@@ -56,7 +61,7 @@ class RunFileKnowledgeBase:
             raise ValueError(f"no run file for mode {mode!r}; there are {', '.join(self.modes)}")
         scores = self._rankings[mode].get(query_id)
         if scores is None:
-            self.unanswered[mode] += 1
+            self._unanswered[mode].add(query_id)
             scores = {}
         ranked = sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)
         results = [

@@ -120,9 +120,14 @@ def system_identity(recipe: Any, knowledge_base: Any, name: str) -> dict[str, An
     'http://h/q'
     """
     if recipe is not None and knowledge_base is None:
-        # Without its modes: they only say which indexes to build, not how any mode works.
-        dump = {k: v for k, v in recipe.model_dump(mode="json").items() if k != "modes"}
+        # Without its modes: they only say which indexes to build, not how any mode works;
+        # without its second stage, which only its reranked modes use (``run.json``'s rerank).
+        dump = {
+            k: v for k, v in recipe.model_dump(mode="json").items() if k not in ("modes", "rerank")
+        }
         return {"kind": "recipe", "name": name, "fingerprint": content_fingerprint(dump)}
+    # A second stage over a system: the system's identity (the stage has its own record).
+    knowledge_base = member(knowledge_base, "first_stage") or knowledge_base
     url = member(knowledge_base, "url")
     if url is not None:
         service = {"kind": "service", "name": name, "url": str(url)}

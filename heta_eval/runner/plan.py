@@ -56,6 +56,7 @@ class RunPlan:
     retrieval: list[BeirRetrievalMetric]
     top_k: int
     top_k_requested: int
+    knowledge_base: Any = None
 
     @property
     def names(self) -> list[str]:
@@ -69,8 +70,11 @@ class RunPlan:
         into the folder must match it to resume."""
         # The recipe's modes only say which indexes to build: a folder of the same recipe
         # with other modes is the same system, extended.
-        recipe = {k: v for k, v in (self.recipe_dump() or {}).items() if k != "modes"} or None
+        dump = self.recipe_dump() or {}
+        recipe = {k: v for k, v in dump.items() if k not in ("modes", "rerank")} or None
+        rerank = rerank_identity(self.recipe, self.knowledge_base)
         return {
+            **({"rerank": rerank} if rerank is not None else {}),
             "benchmark": self.benchmark.name,
             "knowledge_base": self.knowledge_base_name,
             "system": self.system,
@@ -124,8 +128,21 @@ def plan_run(
     system = system_identity(recipe, knowledge_base, knowledge_base_name)
     return RunPlan(
         benchmark, recipe, knowledge_base_name, system, modes, cases, chosen, retrieval, asked,
-        top_k,
+        top_k, knowledge_base,
     )  # fmt: skip
+
+
+def rerank_identity(recipe: Any, knowledge_base: Any) -> dict[str, Any] | None:
+    """The second stage's record (model, depth, level, precision; ``None``: none): apart
+    from the system's, so that a folder of a first stage takes its reranked modes later.
+
+    >>> rerank_identity(None, type("Kb", (), {"rerank_identity": {"depth": 10}})())
+    {'depth': 10}
+    """
+    if knowledge_base is not None:
+        return getattr(knowledge_base, "rerank_identity", None)
+    spec = getattr(recipe, "rerank", None)
+    return spec.identity() if spec is not None else None
 
 
 def _check_size(asked: int, values: int) -> None:
@@ -222,6 +239,11 @@ def claim_folder(
             earlier = list(previous.pop("modes", []))
         except (ValueError, AttributeError, TypeError) as error:
             raise RunConfigurationError(f"{path}: not a heta-eval run record ({error})") from None
+        # A second stage is added to a folder, or left out of a run of its first stages only.
+        if "rerank" in previous and "rerank" not in identity:
+            identity = {**identity, "rerank": previous["rerank"]}
+        elif "rerank" in identity and "rerank" not in previous:
+            previous = {**previous, "rerank": identity["rerank"]}
         if previous != identity:
             changed = [
                 _change(key, previous.get(key), identity.get(key))
