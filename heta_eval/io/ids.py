@@ -14,9 +14,12 @@ import re
 __all__ = [
     "MODE_NAME",
     "MODE_NAME_LIMIT",
+    "RERANK_SUFFIX",
+    "first_stage_mode",
     "holds_surrogate",
     "id_problem",
     "mode_name_problem",
+    "rerank_mode",
     "unscorable_id",
 ]
 
@@ -124,3 +127,25 @@ def mode_name_problem(mode: object) -> str | None:
         "so it starts with a letter or digit and holds only ASCII letters, digits, "
         f"'.', '_', '+' and '-' (no '..'), at most {MODE_NAME_LIMIT} characters"
     )
+
+
+#: What a reranked mode's name adds to its first stage's (:mod:`heta_eval.kb.rerank`).
+RERANK_SUFFIX = "+rerank"
+
+
+def rerank_mode(mode: str) -> str:
+    """The name of ``mode`` reranked.
+
+    >>> rerank_mode("keyword_search")
+    'keyword_search+rerank'
+    """
+    return mode + RERANK_SUFFIX
+
+
+def first_stage_mode(mode: str) -> str | None:
+    """The mode a reranked ``mode`` reranked, or None for a mode that is no second stage.
+
+    >>> first_stage_mode("keyword_search+rerank"), first_stage_mode("keyword_search")
+    ('keyword_search', None)
+    """
+    return mode[: -len(RERANK_SUFFIX)] if mode.endswith(RERANK_SUFFIX) else None

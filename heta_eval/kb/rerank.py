@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from heta_eval.io.ids import RERANK_SUFFIX, rerank_mode
 from heta_eval.kb.cross_encoder import model_fingerprint
 from heta_eval.kb.reranker import CrossEncoderReranker, document_text, top_documents
 from heta_eval.models.records import QueryResponse, QueryResult
@@ -26,18 +27,6 @@ from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.sizes import MAX_HITS
 
 __all__ = ["RERANK_SUFFIX", "RerankSpec", "RerankingKnowledgeBase", "rerank_mode"]
-
-#: What a reranked mode's name adds to its first stage's.
-RERANK_SUFFIX = "+rerank"
-
-
-def rerank_mode(mode: str) -> str:
-    """The name of ``mode`` reranked.
-
-    >>> rerank_mode("keyword_search")
-    'keyword_search+rerank'
-    """
-    return mode + RERANK_SUFFIX
 
 
 class RerankSpec(BaseModel):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from heta_eval.io.ids import first_stage_mode
 from heta_eval.report.sources import Dataset, System
 from heta_eval.report.text import TEXT_LIMIT, cut, plain_ids, shown, shown_id, whole_id
 from heta_eval.runner.hits import HIT_DOCUMENTS
@@ -102,8 +103,14 @@ class _DocIndex:
 
 
 def _detail(
-    record: Any, labels: dict[str, int], docs: _DocIndex, kinds: dict[str, str]
+    record: Any,
+    labels: dict[str, int],
+    docs: _DocIndex,
+    kinds: dict[str, str],
+    first: Any = None,
 ) -> dict[str, Any]:
+    """One query's drill-down; ``first``: its record in the first stage of a reranked mode,
+    whose rank of each shown document says how the second stage moved it."""
     top = record.documents[:TOP_DOCUMENTS]
     in_top = {doc_id for doc_id, _ in top}
     wanted = {doc_id for doc_id, label in labels.items() if label > 0 and doc_id not in in_top}
@@ -133,6 +140,8 @@ def _detail(
         "duplicate_chunks": collapse.get("duplicate_chunks"),
         # Per shown document, its chunk hits [chunk id, rank, score]; None when not kept.
         "hits": _hits(record.hits[:TOP_DOCUMENTS]) if record.hits else None,
+        # Per shown document, its rank in the first stage (None: not among its results).
+        "moved": None if first is None else _first_ranks(first, top),
         "self_hits_removed": collapse.get("self_hits_removed"),
     }
 
@@ -177,6 +186,13 @@ def _documents(index: _DocIndex, dataset: Dataset) -> dict[str, list[str]]:
     return {"ids": index.ids, "titles": titles, "snippets": snippets}
 
 
+def _first_ranks(first: Any, top: Sequence[tuple[str, float]]) -> list[int | None]:
+    if not first.ok:
+        return [None] * len(top)
+    rank = {doc_id: r for r, (doc_id, _) in enumerate(first.documents, 1)}
+    return [rank.get(doc_id) for doc_id, _ in top]
+
+
 def build_payload(
     systems: Sequence[System], dataset: Dataset, metrics: Sequence[str] | None = None
 ) -> dict[str, Any]:
@@ -191,13 +207,17 @@ def build_payload(
                 values.setdefault(metric, {})[system.label] = column
     docs = _DocIndex()
     detail: dict[str, list[dict[str, Any] | None]] = {}
+    stages = {(str(s.folder), s.mode): s for s in systems}
     for system in systems:
         kinds = {n: m.get("kind", "") for n, m in system.mode_summary.get("metrics", {}).items()}
+        first_mode = first_stage_mode(system.mode)
+        first = stages.get((str(system.folder), first_mode)) if first_mode else None
         column: list[dict[str, Any] | None] = []
         for qid in qids:
             record = system.records.get(qid)
             labels = dataset.labels.get(qid, {})
-            column.append(None if record is None else _detail(record, labels, docs, kinds))
+            before = None if first is None else first.records.get(qid)
+            column.append(None if record is None else _detail(record, labels, docs, kinds, before))
         detail[system.label] = column
     labels = [
         {str(docs(doc_id)): label for doc_id, label in dataset.labels.get(qid, {}).items()}

@@ -169,12 +169,13 @@
     // The answer leads only where something scored it; else it waits, folded, below.
     var answer = d.answer === null ? null : el("div", { cls: "answer" }, el("strong", { text: "answer" }), el("pre", { text: d.answer }));
     if (answer && D.answers_scored[s]) box.appendChild(answer);
-    var docs = el("table", { cls: "docs" }, el("thead", null, el("tr", null, el("th", { cls: "narrow", text: "rank" }), el("th", { cls: "doc", text: "document" }), el("th", { text: "title / snippet" }), el("th", { cls: "narrow", text: "label" }), el("th", { cls: "narrow", text: "score" }))));
+    var docs = el("table", { cls: "docs" }, el("thead", null, el("tr", null, el("th", { cls: "narrow", text: "rank" }),
+      d.moved ? el("th", { cls: "narrow", text: "first stage" }) : null, el("th", { cls: "doc", text: "document" }), el("th", { text: "title / snippet" }), el("th", { cls: "narrow", text: "label" }), el("th", { cls: "narrow", text: "score" }))));
     var tb = el("tbody");
     d.top.forEach(function (hit, r) {
       var l = label(q, hit[0]);
-      tb.appendChild(el("tr", { cls: +l > 0 ? "rel" : "" }, el("td", { cls: "num", text: String(r + 1) }), el("td", null, ident("d", hit[0])),
-        docCells(hit[0], d.hits && chunkHitsSay(s, hit[0], d.hits[r]) ? d.hits[r] : null), el("td", { cls: "label", text: l }), el("td", { cls: "num", text: fmt(hit[1]) })));
+      tb.appendChild(el("tr", { cls: +l > 0 ? "rel" : "" }, el("td", { cls: "num", text: String(r + 1) }), d.moved ? el("td", { cls: "num moved", text: movedText(d.moved[r], r + 1) }) : null,
+        el("td", null, ident("d", hit[0])), docCells(hit[0], d.hits && chunkHitsSay(s, hit[0], d.hits[r]) ? d.hits[r] : null), el("td", { cls: "label", text: l }), el("td", { cls: "num", text: fmt(hit[1]) })));
     });
     docs.appendChild(tb); box.appendChild(docs);
     if (!D.has_labels) box.appendChild(el("p", { cls: "muted", text: "No relevance labels: the dataset was not read." }));
@@ -206,6 +207,11 @@
     d.failures.forEach(function (f) { box.appendChild(el("p", { cls: "bad", text: "evaluator failed: " + f })); });
     if (answer && !D.answers_scored[s]) box.appendChild(el("details", { cls: "answer" }, el("summary", { text: "answer (nothing scored it)" }), answer));
     return box;
+  }
+  // A reranked document's rank in its first stage, and which way the second stage moved it.
+  function movedText(was, now) {
+    if (was === null) return "not in it";
+    return (was > now ? "\u25b2 " : was < now ? "\u25bc " : "= ") + was;
   }
   // Rank of document index `doc` in system s for query q: its place in the top, its deeper
   // rank where kept, null where not retrieved; undefined where the system has no record.
