@@ -160,6 +160,11 @@ OPTIONAL_MEMBERS: dict[str, Member] = {
             "a second stage's first stage (a reranker over a service or run file): the system "
             "whose identity run.json keeps, the stage having its own record",
         ),
+        Member(
+            "rerank_identity",
+            "a second stage's own record (model, depth, level): run.json's rerank, apart "
+            "from the system's identity",
+        ),
         Member("url", "the URL of a service: the system's identity in run.json"),
         Member("header_names", "the names (never values) of the headers a service is sent", []),
         Member(

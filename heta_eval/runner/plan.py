@@ -140,7 +140,7 @@ def rerank_identity(recipe: Any, knowledge_base: Any) -> dict[str, Any] | None:
     {'depth': 10}
     """
     if knowledge_base is not None:
-        return getattr(knowledge_base, "rerank_identity", None)
+        return member(knowledge_base, "rerank_identity")
     spec = getattr(recipe, "rerank", None)
     return spec.identity() if spec is not None else None
 
