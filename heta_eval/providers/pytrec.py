@@ -44,13 +44,13 @@ __all__ = [
 
 class PytrecProvider:
     """pytrec_eval, with ir_measures's and BEIR's own rules beside it: every measure
-    :class:`~heta_eval.measures.measure.Measure` parses. Dict runs only."""
+    :meth:`Measure.parse <heta_eval.measures.measure.Measure.parse>` gives. Dict runs only."""
 
     name = "pytrec"
     columnar = False
 
     def supports(self, measures: Iterable[Measure]) -> bool:
-        return all(m.rule != "trec_eval" or m.family in TREC_FAMILIES for m in measures)
+        return all(_computes(m) for m in measures)
 
     def evaluate(self, qrels: Qrels, run: Run, measures: Sequence[Measure]) -> PerQuery:
         return pytrec_values(qrels, run, measures)
@@ -61,6 +61,15 @@ class PytrecProvider:
 
 #: The pytrec_eval provider.
 PYTREC = PytrecProvider()
+
+
+def _computes(m: Measure) -> bool:
+    """A trec_eval family it knows, with the parameter its key needs (a cutoff or a recall
+    level; trec_eval's defaults are several keys); the other rules need their cutoff."""
+    if m.rule != "trec_eval":
+        return m.param is not None
+    kind = TREC_FAMILIES.get(m.family, ("unknown",))[0]
+    return kind != "unknown" and (m.param is not None or kind not in ("cutoffs", "levels"))
 
 
 class TrecEvaluator(Protocol):
