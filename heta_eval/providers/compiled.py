@@ -89,7 +89,17 @@ class CompiledProvider:
     def table(self, qrels: Qrels, run: ColumnarRun, measures: Sequence[Measure]) -> EngineTable:
         """The engine on a validated columnar ``run`` (self-hits already in ``run.skip``):
         only ``measures`` are computed, each up to its own cutoff. Every run query has a
-        row; which rows are meaningful is the caller's choice (see :meth:`evaluate`)."""
+        row; which rows are meaningful is the caller's choice (see :meth:`evaluate`).
+
+        >>> from heta_eval.io.columnar import columnar_run_from_dict
+        >>> run = columnar_run_from_dict({"q": {"b": 2.0, "a": 1.0}})
+        >>> p1, p2 = Measure.parse("P@1"), Measure.parse("P@2")
+        >>> table = COMPILED.table({"q": {"a": 1}}, run, [p1, p2])
+        >>> table.values[0, [table.columns[p1], table.columns[p2]]].tolist()
+        [0.0, 0.5]
+        >>> table.stats[0].tolist()  # documents, duplicates, self-hits, rank-derived
+        [2, 0, 0, 0]
+        """
         self.require(measures)
         # Heavy (numba): loaded only once a run is large enough for the engine.
         from heta_eval.providers.engine import evaluate_columnar, measure_column

@@ -85,7 +85,11 @@ def relevance_evaluator(
     ``trec_eval`` drop-in uses it: ``.evaluate(run)`` gives ``{qid: {key: value}}``.
 
     Its Python wrapper is bypassed: it re-sorts parameters as text and reads ``-1`` or
-    ``.5`` as the end of the name, so ``utility.1,-1,0,0`` became ``utility.1``."""
+    ``.5`` as the end of the name, so ``utility.1,-1,0,0`` became ``utility.1``.
+
+    >>> relevance_evaluator({"q": {"a": 1}}, ["P.1,2"], 1, False).evaluate({"q": {"a": 2.0}})
+    {'q': {'P_1': 1.0, 'P_2': 0.5}}
+    """
     from pytrec_eval_ext import RelevanceEvaluator  # heavy: loaded when a value is computed
 
     return RelevanceEvaluator(qrels, set(requests), relevance_level, judged_only)
