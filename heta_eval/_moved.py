@@ -107,6 +107,7 @@ OLD_MODULES: dict[str, tuple[str, dict[str, str]]] = {
         "COMPILED_MIN_BYTES ENGINE_FAMILIES ENGINE_MIN_ROWS choose_backend compiled_run_file "
         "empty_ranking_values pytrec_values",
         empty_ranking_values=_AVERAGING,
+        pytrec_values="heta_eval.providers.pytrec",
     ),
     "heta_eval.evaluation.beir_rules": _module(
         _AVERAGING, "AggregateValue beir_denominator round5 summarise"

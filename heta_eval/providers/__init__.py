@@ -1,2 +1,3 @@
-"""What computes a measure: pytrec_eval, or the compiled engine for large inputs, behind one
-interface; which one serves a call is decided by one table of size thresholds."""
+"""What computes a measure: each engine behind one interface (:mod:`.provider`), one module
+per engine (:mod:`.pytrec`, :mod:`.compiled` over :mod:`.engine`), and one place that picks
+the engine for a call's measures and size (:mod:`.backends`)."""

@@ -1,5 +1,5 @@
 """Retrieval metrics of many responses in one batch: one collapse and one evaluator pass
-per document mapping, through the backend :func:`~heta_eval.providers.backends.choose_backend`
+per document mapping, through the provider :func:`~heta_eval.providers.backends.choose_provider`
 picks; ``evaluate_responses`` and the benchmark runner score through here."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from heta_eval.measures.averaging import beir_denominator, summarise
 from heta_eval.measures.measure import BEIR_METRICS
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import MetricSummary
-from heta_eval.providers.backends import choose_backend, large_run
+from heta_eval.providers.backends import choose_provider, large_run
+from heta_eval.providers.compiled import COMPILED
 from heta_eval.retrieval.collapse import DocumentRanking, collapse_batch
 from heta_eval.retrieval.columnar_run import validate_columnar
 from heta_eval.retrieval.metric import BeirRetrievalMetric
@@ -73,7 +74,7 @@ def _score_retrieval(
     judged = [case for case in cases if case.expected.relevance]
     qrels = validate_qrels({case.id: case.expected.relevance for case in judged})
     total = sum(len(response.results) for response in responses.values())
-    engine = choose_backend(engine, [metric.measure for metric in metrics], large=large_run(total))
+    provider = choose_provider(engine, [m.measure for m in metrics], large=large_run(total))
     out = _RetrievalScores()
     groups: dict[tuple[Any, ...], list[BeirRetrievalMetric]] = defaultdict(list)
     for metric in metrics:
@@ -81,7 +82,7 @@ def _score_retrieval(
     unjudged = [case.id for case in cases if not case.expected.relevance]
     for group in groups.values():
         out.fills.append(_skip_fill(group, unjudged))
-        if engine == "fast":
+        if provider.columnar:
             _score_group_fast(group, judged, qrels, responses, out)
         else:
             _score_group_pytrec(group, judged, qrels, responses, out)
@@ -153,9 +154,6 @@ def _score_group_fast(
     out: _RetrievalScores,
 ) -> None:
     """One batch collapse and one engine pass for metrics sharing a document mapping."""
-    # Heavy (numba): loaded only once a batch is large enough for the engine.
-    from heta_eval.providers.engine import evaluate_columnar, measure_column
-
     config = group[0]
     answered = [case for case in judged if case.id in responses]
     with paused_gc():
@@ -165,9 +163,10 @@ def _score_group_fast(
             ignore_identical_ids=config.ignore_identical_ids,
         )
         validate_columnar(batch.run)
-        ks = validate_k_values(m.k for m in group)
-        values, stats = evaluate_columnar(batch.run, qrels, ks, [m.measure.legacy for m in group])
-    columns = [(metric.name, measure_column(metric.measure, ks)) for metric in group]
+        validate_k_values(m.k for m in group)
+        table = COMPILED.table(qrels, batch.run, [m.measure for m in group])
+    values, stats = table.values, table.stats
+    columns = [(metric.name, table.columns[metric.measure]) for metric in group]
     for name, column in columns:
         out.values_of[name] = values[:, column].tolist
 

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from heta_eval.io.validate import InputError, validate_qrels
-from heta_eval.measures.beir import CUSTOM_FAMILIES
 from heta_eval.measures.measure import BEIR_K_VALUES, METRICS, Measure
-from heta_eval.providers.backends import choose_backend
+from heta_eval.providers.backends import choose_provider
+from heta_eval.providers.compiled import COMPILED, per_query_values
 from heta_eval.retrieval.plan import plan_measures
 from heta_eval.retrieval.result import RunEvaluation, assemble
 
@@ -45,7 +45,7 @@ def evaluate_columnar_run(
     {'MRR@1': 0.0, 'MRR@10': 0.5}
     """
     ks, chosen, named = plan_measures(k_values, metrics, measures)
-    choose_backend("fast", list(named.values()), large=True)  # refuses what it cannot compute
+    choose_provider("fast", list(named.values()), large=True)  # refuses what it cannot compute
     validate_columnar(run)
     return score_columnar(
         validate_qrels(qrels), run, ks, chosen, named, reject_duplicates=reject_duplicates
@@ -73,31 +73,9 @@ def score_columnar(
     reject_duplicates: bool = False,
 ) -> RunEvaluation:
     """The :class:`RunEvaluation` of ``named`` measures on a validated columnar run."""
-    # Heavy (numba): loaded only once a run is large enough for the engine.
-    from heta_eval.providers.engine import evaluate_columnar, measure_column
-
-    engine_ks = tuple(sorted({int(m.param or 0) for m in named.values()}))
-    values, stats = evaluate_columnar(run, qrels, engine_ks, [m.legacy for m in named.values()])
-    if reject_duplicates and stats[:, 1].any():
-        raise DuplicateRowsError(f"{int(stats[:, 1].sum())} repeated (query, doc) rows")
-    columns = [(name, measure_column(m, engine_ks)) for name, m in named.items()]
-    pairs = list(zip(columns, named.values(), strict=True))
-    trec_columns = [column for column, m in pairs if m.family not in CUSTOM_FAMILIES]
-    # BEIR's evaluate_custom families score every query with a qrels entry, even empty.
-    custom_columns = [column for column, m in pairs if m.family in CUSTOM_FAMILIES]
-    per_query: dict[str, dict[str, float]] = {}
-    rows = values.tolist()
-    for qid, row in zip(run.query_ids, rows, strict=True):
-        judged = qrels.get(qid)
-        if judged is None:
-            continue
-        entry: dict[str, float] = {}
-        if judged:
-            for key, column in trec_columns:
-                entry[key] = row[column]
-        for key, column in custom_columns:
-            entry[key] = row[column]
-        if entry:
-            per_query[qid] = entry
-    self_hits = int(np.count_nonzero(stats[:, 2]))
+    table = COMPILED.table(qrels, run, list(named.values()))
+    if reject_duplicates and table.stats[:, 1].any():
+        raise DuplicateRowsError(f"{int(table.stats[:, 1].sum())} repeated (query, doc) rows")
+    per_query = per_query_values(qrels, run.query_ids, table, named)
+    self_hits = int(np.count_nonzero(table.stats[:, 2]))
     return assemble(qrels, run.query_ids, per_query, ks, chosen, named, self_hits)

@@ -1,7 +1,7 @@
 """``evaluate_run``: a document-level run scored with BEIR's exact semantics (by default) or
 any trec_eval measure, with the strict ``trec_eval -c`` aggregate beside BEIR's.
 
-Input is validated once (:mod:`heta_eval.io.validate`), then a backend is chosen
+Input is validated once (:mod:`heta_eval.io.validate`), then a provider is chosen
 (:mod:`heta_eval.providers.backends`); averaging is :mod:`heta_eval.measures.averaging`. The
 BEIR rules reproduced (see docs/retrieval-core.md): self-hits (a document whose id equals the
 query id) are removed; pytrec_eval ranks by float32 scores, ties broken by document id
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from heta_eval.io.interop import as_qrels, as_run
 from heta_eval.io.validate import validate_qrels, validate_run
 from heta_eval.measures.measure import BEIR_K_VALUES, METRICS, Measure
-from heta_eval.providers.backends import choose_backend, large_run, pytrec_values
+from heta_eval.providers.backends import choose_provider, large_run
 from heta_eval.retrieval.columnar_run import score_columnar
 from heta_eval.retrieval.plan import plan_measures
 from heta_eval.retrieval.result import RunEvaluation, assemble
@@ -75,7 +75,8 @@ def evaluate_run(
     qrels = validate_qrels(as_qrels(qrels))  # a pandas DataFrame or ranx Qrels works too
     run = validate_run(as_run(run))
     rows = sum(map(len, run.values()))
-    if choose_backend(engine, list(named.values()), large=large_run(rows)) == "fast":
+    provider = choose_provider(engine, list(named.values()), large=large_run(rows))
+    if provider.columnar:
         # Heavy (numba): loaded only once a run is large enough for the engine.
         from heta_eval.io.columnar import columnar_run_from_dict
 
@@ -84,7 +85,7 @@ def evaluate_run(
     self_hits = 0
     if ignore_identical_ids:
         run, self_hits = _without_self_hits(run)
-    values = pytrec_values(qrels, run, list(named.values()))
+    values = provider.evaluate(qrels, run, list(named.values()))
     names = {m: name for name, m in named.items()}
     per_query = {qid: {names[m]: v for m, v in row.items()} for qid, row in values.items() if row}
     return assemble(qrels, list(run), per_query, ks, chosen, named, self_hits)

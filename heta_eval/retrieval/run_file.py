@@ -11,7 +11,7 @@ from typing import Any
 from heta_eval.io.run import read_run, read_run_columnar
 from heta_eval.io.source import open_input
 from heta_eval.measures.measure import BEIR_K_VALUES, METRICS, Measure
-from heta_eval.providers.backends import choose_backend, compiled_run_file, large_run
+from heta_eval.providers.backends import choose_provider, compiled_run_file, large_run
 from heta_eval.retrieval.columnar_run import DuplicateRowsError, evaluate_columnar_run
 from heta_eval.retrieval.plan import plan_measures
 from heta_eval.retrieval.result import RunEvaluation
@@ -41,10 +41,11 @@ def evaluate_run_file(
     named = plan_measures(k_values, metrics, measures)[2]
     # Below COMPILED_MIN_BYTES, loading numba costs more than the engine saves.
     large = compiled_run_file(path)
-    if choose_backend(engine, list(named.values()), large=large) == "fast":
+    provider = choose_provider(engine, list(named.values()), large=large)
+    if provider.columnar:
         columnar = _read_while_kernel_loads(path, ignore_identical_ids)
         if columnar is not None and (
-            choose_backend(engine, [], large=large_run(columnar.rows)) == "fast"
+            choose_provider(engine, [], large=large_run(columnar.rows)).columnar
         ):
             try:
                 return evaluate_columnar_run(
@@ -55,12 +56,10 @@ def evaluate_run_file(
                 pass  # read_run names the line (or keeps the last value)
     run = read_run(path, duplicates=duplicates)  # type: ignore[arg-type]
     # A small file's dict may still hold ENGINE_MIN_ROWS results; loading numba for it
-    # would cost a one-shot command more than pytrec_eval takes.
-    if engine == "auto" and not large:
-        engine = "pytrec"
+    # would cost a one-shot command more than pytrec_eval takes: the file's size decides.
     return evaluate_run(
         qrels, run, k_values, metrics=metrics, measures=measures,
-        ignore_identical_ids=ignore_identical_ids, engine=engine,
+        ignore_identical_ids=ignore_identical_ids, engine=engine if large else provider.name,
     )  # fmt: skip
 
 

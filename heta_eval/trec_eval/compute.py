@@ -1,10 +1,11 @@
 """trec_eval's numbers: per-query values from pytrec_eval, and trec_eval 9.0.8's summaries.
 
-Every value comes from :func:`per_query_values`, the one place this command calls
-pytrec_eval (the trec_eval 9.0.8 it embeds). The rest reproduces what trec_eval's ``main``
-adds around its measures: which queries are evaluated (those in both files, in ``strcmp``
-order of query id), ``-M`` (each query's top N by trec_eval's ranking), ``relstring`` and
-``runid`` (text, not from pytrec_eval), and the ``all`` lines, summed in its order.
+Every value comes from :func:`per_query_values`, the one place this command calls pytrec_eval
+(the trec_eval 9.0.8 it embeds, :func:`~heta_eval.providers.pytrec.relevance_evaluator`).
+The rest reproduces what trec_eval's ``main`` adds around its measures: which queries are
+evaluated (those in both files, in ``strcmp`` order of query id), ``-M`` (each query's top N
+by trec_eval's ranking), ``relstring`` and ``runid`` (text, not from pytrec_eval), and the
+``all`` lines, summed in its order.
 
 Relevance labels: trec_eval gives every negative label one meaning, "pooled but unjudged"
 (non-relevant everywhere; ``bpref``, ``infAP``, ``num_nonrel_judged_ret`` and ``-J`` tell it
@@ -36,6 +37,7 @@ from heta_eval.io.trec import ranked
 from heta_eval.measures.averaging import combine
 from heta_eval.measures.measure import Measure
 from heta_eval.measures.trec_catalogue import FAMILIES, TrecFamily
+from heta_eval.providers.pytrec import TrecEvaluator, relevance_evaluator
 from heta_eval.trec_eval.levels import below_one
 from heta_eval.trec_eval.params import in_rounds
 
@@ -72,8 +74,6 @@ def per_query_values(
     queries are not all visited twice; ``visit(qid, docs)`` sees each evaluated query's
     documents as they are read. Levels printed alike are computed in rounds (keys ``#n``).
     """
-    from pytrec_eval_ext import RelevanceEvaluator
-
     specs = set(measures)
     if not specs:
         return {}
@@ -97,7 +97,7 @@ def per_query_values(
     level = _pytrec_eval_level(relevance_level, safe_qrels, evaluated, specs)
     aliases = _aliases(safe_qrels, run)
     qrels_in = {aliases.get(qid, qid): docs for qid, docs in safe_qrels.items()}
-    evaluators: dict[bool, RelevanceEvaluator] = {}
+    evaluators: dict[bool, TrecEvaluator] = {}
     # pytrec_eval rewrites label=gain pairs in place as it reads them: such an evaluator can
     # evaluate once (a second call reads '1,2' and crashes), so each batch gets a new one.
     once = any(spec.partition(".")[0] in _GAIN_FAMILIES and "." in spec for spec in specs)
@@ -119,7 +119,7 @@ def per_query_values(
         for judged, batch in batches.items():
             if batch:
                 if judged not in evaluators or once:
-                    evaluators[judged] = RelevanceEvaluator(qrels_in, specs, level, judged)
+                    evaluators[judged] = relevance_evaluator(qrels_in, specs, level, judged)
                 values.update(evaluators[judged].evaluate(batch))
     names = {alias: qid for qid, alias in aliases.items()}
     return {names.get(qid, qid): per_query for qid, per_query in values.items()}

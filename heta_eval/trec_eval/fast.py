@@ -5,7 +5,7 @@ A run file of at least :data:`~heta_eval.providers.backends.COMPILED_MIN_BYTES`,
 byte-order mark and without ``-M``, is read by the compiled parser when every line is one it
 reads exactly as the trec_eval-mode line reader does (:func:`reads_columnar`). Then:
 
-* when every measure is one the compiled engine (:mod:`heta_eval.providers.engine`)
+* when every measure is one the compiled engine (:data:`~heta_eval.providers.compiled.COMPILED`)
   computes with trec_eval 9.0.8's arithmetic — ``P``, ``recall``, ``ndcg_cut``, ``map_cut`` at
   rank cutoffs and ``map`` (``map_cut`` at a cutoff past the longest ranking), besides
   ``runid`` and ``num_q`` — at the default relevance level without ``-J``
@@ -30,8 +30,9 @@ import numpy as np
 
 from heta_eval.io.columnar import ColumnarRun
 from heta_eval.io.source import InputBytes
-from heta_eval.measures.measure import METRICS
+from heta_eval.measures.measure import Measure
 from heta_eval.providers.backends import compiled_run_file
+from heta_eval.providers.compiled import COMPILED
 
 __all__ = [
     "ENGINE_FAMILIES",
@@ -43,12 +44,15 @@ __all__ = [
     "reads_columnar",
 ]
 
-#: trec_eval families the engine computes, and its column block for each (the engine's
-#: ``METRIC_ORDER``, which is ``BEIR_METRICS``; the first four blocks are these).
-_METRIC = {
-    "ndcg_cut": "ndcg", "map_cut": "map", "map": "map", "recall": "recall", "P": "precision",
-}  # fmt: skip
-ENGINE_FAMILIES = {family: METRICS.index(metric) for family, metric in _METRIC.items()}
+#: trec_eval families the engine computes, and the measure family each is asked as (``map``
+#: is ``map_cut`` at a cutoff past every ranking).
+ENGINE_FAMILIES = {
+    "ndcg_cut": "ndcg_cut",
+    "map_cut": "map_cut",
+    "map": "map_cut",
+    "recall": "recall",
+    "P": "P",
+}
 # Families formed around the values (no per-query computation).
 _AROUND = ("runid", "num_q")
 # Cutoffs above this go to pytrec_eval: the engine's ideal-DCG loop runs to the largest.
@@ -87,33 +91,23 @@ def engine_values(
 ) -> dict[str, dict[str, float]] | None:
     """``{qid: {key: value}}`` of the judged run queries from the engine, or None when a
     query of ``repeats_refused_in`` holds a document twice (the line reader names it)."""
-    from heta_eval.providers.engine import evaluate_columnar
-
     wanted = [m for m in options.measures if m.family.name in ENGINE_FAMILIES]
     longest = max(int(np.diff(run.offsets).max()), 1)
-    cutoffs = {int(c) for m in wanted if m.family.name != "map" for c in m.values}
-    if any(m.family.name == "map" for m in wanted):
-        cutoffs.add(longest)  # map_cut past every ranking is map
-    ks = sorted(cutoffs) or [1]
-    judged = {qid: qrels[qid] for qid in run.query_ids if qrels.get(qid)}
-    families = [(_METRIC[m.family.name], m) for m in wanted]
-    asked = [(metric, longest) for metric, m in families if m.family.name == "map"]
-    asked += [
-        (metric, int(c)) for metric, m in families if m.family.name != "map" for c in m.values
-    ]
-    values, stats = evaluate_columnar(run, judged, ks, asked)
-    repeated = np.flatnonzero(stats[:, 1]).tolist()
-    if any(run.query_ids[q] in repeats_refused_in for q in repeated):
-        return None
-    columns = []
+    keyed: dict[str, Measure] = {}  # trec_eval's key -> the measure the engine computes
     for m in wanted:
-        block = ENGINE_FAMILIES[m.family.name] * len(ks)
-        if m.family.name == "map":
-            columns.append((m.keys()[0], block + ks.index(longest)))
+        family = ENGINE_FAMILIES[m.family.name]
+        if m.family.name == "map":  # map_cut past every ranking is map
+            keyed[m.keys()[0]] = Measure(family, str(longest))
         else:
             pairs = zip(m.keys(), m.values, strict=True)
-            columns += [(key, block + ks.index(int(c))) for key, c in pairs]
-    rows = values.tolist()
+            keyed.update((key, Measure(family, str(int(c)))) for key, c in pairs)
+    judged = {qid: qrels[qid] for qid in run.query_ids if qrels.get(qid)}
+    table = COMPILED.table(judged, run, list(dict.fromkeys(keyed.values())))
+    repeated = np.flatnonzero(table.stats[:, 1]).tolist()
+    if any(run.query_ids[q] in repeats_refused_in for q in repeated):
+        return None
+    columns = [(key, table.columns[m]) for key, m in keyed.items()]
+    rows = table.values.tolist()
     return {
         qid: {key: rows[position][column] for key, column in columns}
         for position, qid in enumerate(run.query_ids)
