@@ -229,7 +229,7 @@ class Measure:
     def parse(cls, name: str | Measure) -> Measure:
         """A measure from any of its spellings; :class:`UnknownMeasureError` otherwise."""
         if isinstance(name, Measure):
-            return name
+            return _checked(name)
         if not isinstance(name, str) or not name.strip():
             raise _unknown(str(name))
         text = name.strip()
@@ -292,6 +292,22 @@ class Measure:
         if kind == "floats":
             return cls(family, _read(params.floats, name, param, family))
         return cls(family, _read(params.gains, name, param))
+
+
+def _checked(measure: Measure) -> Measure:
+    """``measure`` when it is one that a name parses to (a hand-built ``Measure("mrr")`` or
+    ``Measure("judged")`` without its cutoff is no measure: it would score a silent 0)."""
+    shown = str(measure)
+    try:
+        if shown:
+            Measure.parse(shown)
+            return measure
+    except UnknownMeasureError:
+        pass
+    raise UnknownMeasureError(
+        f"{measure!r} is no measure heta-eval scores (no name parses to it: "
+        f"{shown or 'it has no name'}); build measures with Measure.parse"
+    )
 
 
 def parse_measures(names: str | Measure | list[str | Measure] | tuple) -> tuple[Measure, ...]:
