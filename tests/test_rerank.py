@@ -186,6 +186,8 @@ def test_a_bi_encoder_or_several_outputs_without_a_label_are_refused(tmp_path):
     assert scores.shape == (1,)
 
 
+# Three CLI runs, each loading the cross-encoder (half a minute): with the system tests.
+@pytest.mark.system
 def test_a_folder_takes_its_reranked_modes_later_and_a_shallow_depth_is_said(model, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
     common = ["--dataset", str(scifact_dir()), *SAMPLE, "--modes", "keyword_search",
