@@ -79,6 +79,47 @@ def test_columns_cross_record_batches(tmp_path):
         store.ids[BATCH_ROWS + 5]
     assert len(store.id_index) == BATCH_ROWS + 5
     assert f"d{BATCH_ROWS + 2}" in store.id_index
+    # A gather over both batches, in any order, with repeats and negative rows, equals
+    # indexing row by row; a row out of range is refused as indexing refuses it.
+    rows = [BATCH_ROWS + 4, 3, BATCH_ROWS, 3, -1, -(BATCH_ROWS + 5), BATCH_ROWS - 1]
+    assert store.texts.take(rows) == [store.texts[i] for i in rows]
+    assert store.texts.take([]) == []
+    for bad in ([BATCH_ROWS + 5], [0, -(BATCH_ROWS + 6)]):
+        with pytest.raises(IndexError, match="out of range"):
+            store.texts.take(bad)
+
+
+def _mapped_mb(path: Path) -> float:
+    """This process's resident pages of ``path``'s mappings, in MB (Linux's smaps)."""
+    kb, inside = 0, False
+    with open("/proc/self/smaps", encoding="utf-8") as smaps:
+        for line in smaps:
+            parts = line.split()
+            if "-" in parts[0] and not parts[0].endswith(":"):
+                inside = len(parts) > 5 and parts[5] == str(path)
+            elif inside and parts[0] == "Rss:":
+                kb += int(parts[1])
+    return kb / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads Linux's smaps")
+def test_scattered_reads_leave_no_pages_behind(tmp_path, monkeypatch):
+    # A deep run reads texts all over the corpus (answers, snippets, reranking): the pages
+    # those reads touch must not stay this process's memory (a whole corpus, at MS MARCO).
+    monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    rows = [{"_id": f"d{i}", "text": f"{i} " + "x" * 2000} for i in range(6000)]
+    store = CorpusStore.from_jsonl(write_corpus(tmp_path / "corpus.jsonl", rows))
+    assert store.path is not None
+    spread = list(range(0, 6000, 7))
+    # A gather maps each batch on its own and lets it go: nothing stays mapped.
+    assert [t.split()[0] for t in store.texts.take(spread)] == [str(i) for i in spread]
+    assert _mapped_mb(store.path) < 1
+    # Reads through the store's own mapping stay until the store gives them back.
+    assert [store.texts[i].split()[0] for i in spread] == [str(i) for i in spread]
+    assert _mapped_mb(store.path) > 5
+    store.release_pages()
+    assert _mapped_mb(store.path) < 1
+    assert store.texts[4242].startswith("4242 ")  # read again from the file cache
 
 
 @pytest.mark.parametrize(

@@ -23,9 +23,11 @@ a later run trusts.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
+import mmap
 import os
 import tempfile
 import uuid
@@ -97,21 +99,40 @@ class StringColumn(Sequence[str]):
         return self.arrow.chunks[chunk][i - int(self._starts[chunk])].as_py()
 
     def __iter__(self) -> Iterator[str]:
+        for number in range(len(self.arrow.chunks)):
+            yield from self._chunk(number).to_pylist()
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> list[str]:
+        """The values at ``rows``, in that order: one Arrow gather per record batch, not one
+        lookup per row (nor a gather over the chunked column, which Arrow does by first
+        joining every batch into one copy of the whole column). A column of a file gathers
+        each batch from its own mapping, let go after: scattered rows touch pages all over
+        the file, which would otherwise stay this process's memory."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = len(self)
+        if len(rows) and (rows.min() < -n or rows.max() >= n):
+            bad = rows[(rows < -n) | (rows >= n)][0]
+            raise IndexError(f"row {bad} out of range ({n} rows)")
+        rows = np.where(rows < 0, rows + n, rows)
+        chunk_of = np.searchsorted(self._starts, rows, side="right") - 1
+        values: list[Any] = [None] * len(rows)
+        for chunk in np.unique(chunk_of).tolist():
+            at = np.flatnonzero(chunk_of == chunk)
+            local = rows[at] - self._starts[chunk]
+            for slot, value in zip(at.tolist(), self._chunk(chunk).take(local).to_pylist(),
+                                   strict=True):  # fmt: skip
+                values[slot] = value
+        return values
+
+    def _chunk(self, number: int) -> Any:
+        """Record batch ``number`` of the column: mapped on its own when from a file."""
         if self.source is None:
-            for chunk in self.arrow.chunks:
-                yield from chunk.to_pylist()
-            return
+            return self.arrow.chunks[number]
         import pyarrow as pa
 
         path, name = self.source
-        for number in range(len(self.arrow.chunks)):
-            with pa.memory_map(str(path), "r") as mapped:
-                values = pa.ipc.open_file(mapped).get_batch(number).column(name).to_pylist()
-            yield from values
-
-    def take(self, rows: Sequence[int] | np.ndarray) -> list[str]:
-        """The values at ``rows``, in that order (one Arrow gather, not one lookup per row)."""
-        return self.arrow.take(np.asarray(rows, dtype=np.int64)).to_pylist()
+        with pa.memory_map(str(path), "r") as mapped:
+            return pa.ipc.open_file(mapped).get_batch(number).column(name)
 
     def __repr__(self) -> str:
         return f"StringColumn({len(self)} rows)"
@@ -192,6 +213,7 @@ class CorpusStore(Sequence[Document]):
         self.path = path
         self._documents = documents
         self._keep_alive = keep_alive  # a temporary folder that lives as long as the store
+        self._mapped: mmap.mmap | None = None  # the file's mapping, when opened from one
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -301,8 +323,23 @@ class CorpusStore(Sequence[Document]):
         """A store from its Arrow file, memory-mapped."""
         import pyarrow as pa
 
-        table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
-        return cls(table, fingerprint, path=path)
+        # Mapped by Python, read by Arrow in place: the mapping can give its pages back.
+        with open(path, "rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        table = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
+        store = cls(table, fingerprint, path=path)
+        store._mapped = mapped
+        return store
+
+    def release_pages(self) -> None:
+        """Give back the pages of the file that reads have touched (texts for answers,
+        snippets, reranking): they stay in the system's file cache, but no longer count as
+        this process's memory, which would otherwise grow towards the whole corpus over a
+        deep run's scattered reads. A store in memory has nothing to give back."""
+        advice = getattr(mmap, "MADV_DONTNEED", None)
+        if self._mapped is not None and advice is not None:
+            with contextlib.suppress(OSError, ValueError):  # advice only: never worth failing
+                self._mapped.madvise(advice)
 
 
 def _build(source: Path, size: int, target: Path, progress: bool) -> str:

@@ -213,6 +213,9 @@ class ReferenceKnowledgeBase:
     ) -> list[QueryResponse]:
         """:meth:`query` for many queries in one search."""
         mode = mode or self.modes[0]
+        # Texts read since the last batch (the answers', and the caller's from the results)
+        # are scattered pages of the corpus file: let them go, before and after each batch.
+        self.store.release_pages()
         ranked = await asyncio.to_thread(
             self.search, texts, mode=mode, top_k=top_k, query_ids=query_ids
         )
@@ -222,6 +225,7 @@ class ReferenceKnowledgeBase:
             if self.answerer is not None:
                 answer = await self.answerer.answer(text, results)
             responses.append(QueryResponse(query=text, mode=mode, results=results, answer=answer))
+        self.store.release_pages()
         return responses
 
     def query_vectors_of(

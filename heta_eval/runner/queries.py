@@ -23,6 +23,7 @@ from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.retrieval.metric import BeirRetrievalMetric
 from heta_eval.runner.checks import name_documents, reply_problem
 from heta_eval.runner.hits import chunk_hits
+from heta_eval.runner.ranking import Ranking
 from heta_eval.runner.results import Journal, QueryRecord
 
 __all__ = ["QueryLoop", "by_config", "rescore_incomplete"]
@@ -163,7 +164,7 @@ class QueryLoop:
             case_id=case.id,
             mode=mode,
             query=case.query,
-            documents=list(ranking.scores.items()),
+            documents=Ranking.of(ranking.scores, ranking.scores.values()),
             answer=response.answer,
             scores=scores,
             collapse=collapse,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from heta_eval.io.trec import write_run
 from heta_eval.io.write import open_whole, write_whole
 from heta_eval.models.report import EvaluationFailure, MetricSummary
 from heta_eval.runner.hits import HITS_FILE, Hits, hits_line, read_hits
+from heta_eval.runner.ranking import Ranking
 from heta_eval.runner.table import results_table
 
 __all__ = [
@@ -61,7 +62,9 @@ class QueryRecord(BaseModel):
     case_id: str
     mode: str
     query: str
-    documents: list[tuple[str, float]] = Field(default_factory=list)
+    #: ``(document id, score)`` pairs, best first: a list of pairs in, a :class:`Ranking`
+    #: (a compact stand-in for the list) held, the list written.
+    documents: Ranking = Field(default_factory=Ranking)
     answer: str | None = None
     scores: dict[str, EvaluationScore] = Field(default_factory=dict)
     failures: list[EvaluationFailure] = Field(default_factory=list)
@@ -200,7 +203,7 @@ class Journal:
     def read(self) -> dict[tuple[str, str], QueryRecord]:
         records: dict[tuple[str, str], QueryRecord] = {}
         for record in _read_records(self.path, tolerate_truncated_tail=True):
-            ids = [doc_id for doc_id, _ in record.documents]
+            ids = record.documents.ids
             if "" in ids or (ids and id_problem("".join(ids)) is not None):
                 continue  # kept by an earlier version, would break the run file: asked again
             records[(record.case_id, record.mode)] = record
@@ -363,8 +366,26 @@ class BenchmarkResults:
         write_whole(folder / "summary.json", self.summary.model_dump_json(indent=2) + "\n")
         (folder / "runs").mkdir(exist_ok=True)
         for mode in self.summary.modes:
-            write_run(self.run(mode), folder / "runs" / f"{mode}.trec", tag=mode, sort=False)
+            run = _ModeRun(r for r in self.records if r.mode == mode and r.ok)
+            write_run(run, folder / "runs" / f"{mode}.trec", tag=mode, sort=False)
         write_whole(folder / "table.md", self.table() + "\n")
+
+
+class _ModeRun(Mapping[str, Mapping[str, float]]):
+    """:meth:`BenchmarkResults.run` read on demand: a query's documents become a dict only
+    while they are written (every query's at once would double a deep run's memory)."""
+
+    def __init__(self, records: Iterable[QueryRecord]) -> None:
+        self._records = {record.case_id: record for record in records}
+
+    def __getitem__(self, case_id: str) -> dict[str, float]:
+        return dict(self._records[case_id].documents)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
 
 
 def load_results(path: str | Path) -> BenchmarkResults:
