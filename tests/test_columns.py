@@ -29,6 +29,7 @@ from heta_eval.models.columns import ChunkTable, ResultColumns
 from heta_eval.rag.aggregate import score_retrieval_batch
 from heta_eval.retrieval.collapse import collapse_to_documents
 from heta_eval.retrieval.evaluate import collapse_batch
+from heta_eval.runner.hits import chunk_hits
 
 DOC_IDS = [d for d in MANY_DOCS if d] + QIDS  # query ids too: self-hits
 run_strategy = st.dictionaries(
@@ -262,3 +263,29 @@ def test_real_scifact_run_as_columns_equals_beir(scifact_dir, scifact_run_file):
     expected = beir_numbers(qrels, run, (1, 3, 5, 10, 100))
     assert {f"{prefix[k.split('@')[0]]}@{k.split('@')[1]}": v for k, v in expected.items()} == ours
     assert round(ours["ndcg@10"], 4) == 0.5701  # trec_eval prints 0.5701 for this run
+
+
+@pytest.mark.parametrize("sources", ["callable", "list", "none"])
+def test_chunk_hits_read_from_columns_equal_those_of_built_results(sources):
+    # The run keeps each shown document's chunk hits: read from the table (no text read,
+    # no result built), they must be those the validated results give.
+    rng = random.Random(sum(map(ord, sources)))
+    docs = [f"d{i}" for i in range(40)]
+    rows = [rng.choice(docs) for _ in range(300)]
+    given = {
+        "callable": lambda row: {"chunk_id": f"c{row}"} if row % 3 else {"page": row},
+        "list": [{"chunk_id": row} if row % 4 else {} for row in range(300)],
+        "none": None,
+    }[sources]
+    reference = [f"{d}#{i}" if i % 5 else None for i, d in enumerate(rows)]
+    table = ChunkTable(rows, texts=[f"t{i}" for i in range(300)], reference_ids=reference,
+                       sources=given)  # fmt: skip
+    picked = rng.sample(range(300), 120)
+    scores = [rng.choice([rng.random(), np.nan]) for _ in picked]
+    columns = table.columns(picked, scores)
+    objects = [QueryResult.model_validate(r.model_dump()) for r in columns]
+    shown = list(dict.fromkeys(columns.document_ids))
+    fresh = table.columns(picked, scores)  # nothing built yet
+    assert chunk_hits(fresh, shown) == chunk_hits(objects, shown)
+    assert fresh._materialized == [None] * len(picked)
+    assert chunk_hits(fresh, shown) != []

@@ -43,6 +43,10 @@ def test_store_holds_what_the_loader_reads_with_the_same_fingerprint(tmp_path, a
     assert list(store.titles) == [d.title for d in documents]
     assert list(store.texts) == [d.text for d in documents]
     assert [d.model_dump() for d in store.documents()] == [d.model_dump() for d in documents]
+    # Lengths in characters (not bytes, not UTF-16 units), kept so a locator needs no text.
+    in_memory = CorpusStore.from_documents(documents)
+    for held in (store, in_memory):
+        assert [held.text_length(i) for i in range(len(held))] == [len(d.text) for d in documents]
     # The run's scan: the same fingerprint, document count (distinct ids) and membership.
     scanned, stored = scan_documents(iter_corpus(corpus)), scan_store(store)
     assert stored.fingerprint == scanned.fingerprint and stored.corpus == scanned.corpus

@@ -47,7 +47,7 @@ from heta_eval.models.records import Document
 __all__ = ["STORE_VERSION", "CorpusStore", "DocumentIds", "StringColumn"]
 
 #: Bumped when the file layout or the checks change, so older stores are read again.
-STORE_VERSION = 1
+STORE_VERSION = 2
 #: Rows per Arrow record batch: the unit of writing and of reading in order.
 BATCH_ROWS = 65_536
 _COLUMNS = ("id", "title", "text")
@@ -207,6 +207,10 @@ class CorpusStore(Sequence[Document]):
             return StringColumn(table.column(name), source=None if path is None else (path, name))
 
         self.ids, self.titles, self.texts = column("id"), column("title"), column("text")
+        # Each text's length in characters, one zero-copy array per record batch: a whole
+        # document's locator ends there, and reading the text to count it would touch the
+        # file wherever a deep run's hits fall.
+        self._text_lengths = [c.to_numpy() for c in table.column("text_length").chunks]
         #: :func:`~heta_eval.models.corpus.corpus_fingerprint` of the documents.
         self.fingerprint = fingerprint
         #: The Arrow file the columns are mapped from (``None``: in memory).
@@ -217,6 +221,11 @@ class CorpusStore(Sequence[Document]):
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def text_length(self, row: int) -> int:
+        """The length of row ``row``'s text in characters, without reading the text."""
+        chunk = int(np.searchsorted(self.ids._starts, row, side="right")) - 1
+        return int(self._text_lengths[chunk][row - int(self.ids._starts[chunk])])
 
     def __repr__(self) -> str:
         where = f", path={str(self.path)!r}" if self.path else ""
@@ -275,6 +284,7 @@ class CorpusStore(Sequence[Document]):
             "id": pa.array([d.id for d in docs], type=pa.large_string()),
             "title": pa.array([d.title for d in docs], type=pa.large_string()),
             "text": pa.array([d.text for d in docs], type=pa.large_string()),
+            "text_length": pa.array([len(d.text) for d in docs], type=pa.int64()),
         })  # fmt: skip
         return cls(table, fingerprint, documents=docs)
 
@@ -347,13 +357,15 @@ def _build(source: Path, size: int, target: Path, progress: bool) -> str:
     import pyarrow as pa
     from tqdm.auto import tqdm
 
-    schema = pa.schema([(name, pa.large_string()) for name in _COLUMNS])
+    schema = pa.schema([*((name, pa.large_string()) for name in _COLUMNS),
+                        ("text_length", pa.int64())])  # fmt: skip
     digest = hashlib.sha256()
     columns: tuple[list[str], list[str], list[str]] = ([], [], [])
 
     def flush(writer: Any) -> None:
         if columns[0]:
             arrays = [pa.array(values, type=pa.large_string()) for values in columns]
+            arrays.append(pa.array(map(len, columns[2]), type=pa.int64(), size=len(columns[2])))
             writer.write_batch(pa.record_batch(arrays, schema=schema))
             for values in columns:
                 values.clear()

@@ -143,7 +143,7 @@ class _WholeSources:
     def __call__(self, row: int) -> dict[str, Any]:
         doc_id = self.store.ids[row]
         return {"document_id": doc_id, "chunk_id": f"{doc_id}#0", "start": 0,
-                "end": len(self.store.texts[row])}  # fmt: skip
+                "end": self.store.text_length(row)}  # fmt: skip
 
 
 class _ChunkSources:

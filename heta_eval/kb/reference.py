@@ -220,10 +220,12 @@ class ReferenceKnowledgeBase:
             self.search, texts, mode=mode, top_k=top_k, query_ids=query_ids
         )
         responses = []
-        for text, results in zip(texts, ranked, strict=True):
+        for number, (text, results) in enumerate(zip(texts, ranked, strict=True), 1):
             answer = None
             if self.answerer is not None:
                 answer = await self.answerer.answer(text, results)
+                if number % 64 == 0:
+                    self.store.release_pages()  # each text read maps ~64 KB around it
             responses.append(QueryResponse(query=text, mode=mode, results=results, answer=answer))
         self.store.release_pages()
         return responses

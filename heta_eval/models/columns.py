@@ -208,13 +208,28 @@ class ResultColumns(Sequence["QueryResult"]):
     def _at(self, i: int) -> QueryResult:
         result = self._materialized[i]
         if result is None:
-            score = None
-            if self.scores is not None:
-                value = float(self.scores[i])
-                score = None if value != value else value  # NaN: no score
-            result = self.table.result(int(self.rows[i]), score)
+            result = self.table.result(int(self.rows[i]), self.score(i))
             self._materialized[i] = result
         return result
+
+    def chunk_id(self, i: int) -> Any:
+        """Result ``i``'s ``source["chunk_id"]``, else its ``reference_id`` (as the built
+        result gives them), without building it: no text is read."""
+        table, row = self.table, int(self.rows[i])
+        if table.sources is None:
+            source: Any = {}
+        else:
+            source = table.sources(row) if callable(table.sources) else table.sources[row]
+        if "chunk_id" in source:
+            return source["chunk_id"]
+        return table.reference_ids[row] if table.reference_ids is not None else None
+
+    def score(self, i: int) -> float | None:
+        """Result ``i``'s score (``None``: no score), without building it."""
+        if self.scores is None:
+            return None
+        value = float(self.scores[i])
+        return None if value != value else value  # NaN: no score
 
     @property
     def document_ids(self) -> list[str]:

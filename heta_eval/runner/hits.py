@@ -57,17 +57,22 @@ def chunk_hits(
     hits: Hits = [[] for _ in shown]
     if not shown:
         return hits
-    if resolver is None and isinstance(results, ResultColumns):
+    columns = resolver is None and isinstance(results, ResultColumns)
+    if columns:
         owners: Sequence[str | None] = results.document_ids  # no result built for this
     else:
         resolve = resolver or default_document_resolver
         owners = [resolve(result) for result in results]
     for rank, owner in enumerate(owners, 1):
         slot = shown.get(owner) if owner is not None else None
-        if slot is not None:
+        if slot is None:
+            continue
+        if columns:  # no result built either: its text is never read
+            chunk, score = results.chunk_id(rank - 1), results.score(rank - 1)
+        else:
             result = results[rank - 1]
-            chunk = result.source.get("chunk_id", result.reference_id)
-            hits[slot].append([None if chunk is None else str(chunk), rank, result.score])
+            chunk, score = result.source.get("chunk_id", result.reference_id), result.score
+        hits[slot].append([None if chunk is None else str(chunk), rank, score])
     # Each document one hit, at its own rank and with no chunk id: the documents say it all.
     if all(len(h) == 1 and h[0][0] is None and h[0][1] == i for i, h in enumerate(hits, 1)):
         return []

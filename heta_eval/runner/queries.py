@@ -13,6 +13,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from heta_eval._runtime import return_free_memory
 from heta_eval.kb.protocol import member
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase, QueryResponse
@@ -85,6 +86,7 @@ class QueryLoop:
             unscored.clear()
             responses.clear()
             held = 0
+            return_free_memory()  # the replies just let go: memory for the next ones
 
         def done(record: QueryRecord, response: QueryResponse | None) -> None:
             nonlocal held

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
-from heta_eval._runtime import usable_cpus
+from heta_eval._runtime import return_free_memory, usable_cpus
 from heta_eval.kb.lucene.blocks import BlockAnalyzers, BlockPostings, block_files
 from heta_eval.kb.lucene.similarity import encode_lengths
 from heta_eval.kb.lucene.terms import TermTableWriter
@@ -101,6 +101,7 @@ def build_index(
         shutil.rmtree(folder, ignore_errors=True)
     meta.update({"format": version, "fields": names, "k1": k1, "b": b})
     (directory / META).write_text(json.dumps(meta), encoding="utf-8")
+    return_free_memory()  # the vocabulary and the blocks' analyses: the searches reuse none
     return meta
 
 
