@@ -39,6 +39,7 @@ from typing import Any, overload
 import numpy as np
 
 from heta_eval import config
+from heta_eval._runtime import return_free_memory
 from heta_eval.data.beir_loader import DatasetFormatError, jsonl_line_problem
 from heta_eval.io.ids import holds_surrogate, id_problem
 from heta_eval.models.corpus import corpus_fingerprint
@@ -391,6 +392,7 @@ def _build(source: Path, size: int, target: Path, progress: bool) -> str:
                 bar.update(handle.tell() - bar.n)
         flush(writer)
         bar.update(size - bar.n)
+    return_free_memory()  # the batches' strings: the next step (an index build) reuses none
     return digest.hexdigest()
 
 
