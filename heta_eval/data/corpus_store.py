@@ -392,7 +392,8 @@ def _build(source: Path, size: int, target: Path, progress: bool) -> str:
                 bar.update(handle.tell() - bar.n)
         flush(writer)
         bar.update(size - bar.n)
-    return_free_memory()  # the batches' strings: the next step (an index build) reuses none
+    if size >= 1 << 26:  # the batches' strings: the next step (an index build) reuses none
+        return_free_memory()
     return digest.hexdigest()
 
 

@@ -186,9 +186,7 @@ def _texts(benchmark: Any, want: set[str]) -> dict[str, tuple[str, str]]:
             store.ids.take(rows), store.titles.take(rows), store.texts.take(rows), strict=True
         ):
             documents[doc_id] = (title, text)  # a repeated id: its last line, as below
-        release = getattr(store, "release_pages", None)
-        if release is not None:
-            release()  # the gather's scattered pages: copied out, let go
+        store.release_pages()  # the gather's scattered pages: copied out, let go
         return documents
     for document in benchmark.documents():
         if document.id in want:

@@ -85,8 +85,9 @@ class QueryLoop:
                             journal.append(record)  # the last record of a case wins on resume
             unscored.clear()
             responses.clear()
+            if held >= SCORE_EVERY // 5:  # many replies let go: their memory for the next ones
+                return_free_memory()
             held = 0
-            return_free_memory()  # the replies just let go: memory for the next ones
 
         def done(record: QueryRecord, response: QueryResponse | None) -> None:
             nonlocal held

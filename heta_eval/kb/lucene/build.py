@@ -101,7 +101,8 @@ def build_index(
         shutil.rmtree(folder, ignore_errors=True)
     meta.update({"format": version, "fields": names, "k1": k1, "b": b})
     (directory / META).write_text(json.dumps(meta), encoding="utf-8")
-    return_free_memory()  # the vocabulary and the blocks' analyses: the searches reuse none
+    if n >= 100_000:  # the vocabulary and the blocks' analyses: the searches reuse none
+        return_free_memory()
     return meta
 
 
