@@ -16,16 +16,19 @@ from heta_eval.runner.results import QueryRecord, ResultsFormatError, load_resul
 
 def _pairs(n: int, seed: int) -> list[tuple[str, float]]:
     rng = random.Random(seed)
-    alphabet = ["a", "Z", "7", "ä", "é\u200d", "👍🏽", "-", "#", "/"]  # one to four bytes
+    # One to four bytes; a newline (no valid id holds one, but a Ranking takes any string).
+    alphabet = ["a", "Z", "7", "ä", "é\u200d", "👍🏽", "-", "#", "/", *(["\n"] * (seed % 2))]
     return [
         ("".join(rng.choices(alphabet, k=rng.randint(1, 12))) + str(i), rng.uniform(-50, 50))
         for i in range(n)
     ]
 
 
+@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("n", [0, 1, 2, 1001])
-def test_a_ranking_reads_as_the_list_of_pairs_it_stands_for(n):
-    pairs = _pairs(n, seed=n)
+def test_a_ranking_reads_as_the_list_of_pairs_it_stands_for(n, seed):
+    pairs = _pairs(n, seed=seed) + [("", 1.0)] * (n == 2)  # an empty id too
+    n = len(pairs)
     ranking = Ranking(pairs)
     assert list(ranking) == pairs and len(ranking) == n and bool(ranking) == bool(n)
     assert ranking == pairs and ranking == [list(p) for p in pairs] and ranking == Ranking(pairs)
