@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from heta_eval.data.beir_loader import DatasetFormatError, iter_corpus
-from heta_eval.data.corpus_store import BATCH_ROWS, CorpusStore, DocumentIds, StringColumn
+from heta_eval.data.corpus_store import BATCH_ROWS, CorpusStore
+from heta_eval.data.store_columns import DocumentIds, StringColumn
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.runner.checks import scan_documents, scan_store
 

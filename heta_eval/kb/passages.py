@@ -22,7 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from heta_eval.data.corpus_store import CorpusStore, StringColumn
+from heta_eval.data.corpus_store import CorpusStore
+from heta_eval.data.store_columns import StringColumn
 from heta_eval.kb.chunking import Chunk, Unit, chunk_documents
 from heta_eval.models.columns import ChunkTable
 

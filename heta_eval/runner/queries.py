@@ -65,8 +65,7 @@ class QueryLoop:
             disable=not self.progress, dynamic_ncols=True,
         )  # fmt: skip
         finished: list[QueryRecord] = []
-        # Replies kept until their retrieval metrics are scored: a bounded number of results
-        # at a time, so a deep run over thousands of queries never holds every reply at once.
+        # Replies kept until scored: never every reply of a deep run at once (SCORE_EVERY).
         unscored: list[QueryRecord] = []
         responses: dict[str, QueryResponse] = {}
         held = 0

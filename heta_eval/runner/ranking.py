@@ -1,4 +1,4 @@
-"""A record's ranked documents, held compactly.
+"""A record's ranked documents, held compactly, and a mode's run read from them.
 
 A run keeps every answered query's documents until its run files and report are written:
 MS MARCO's 6,980 queries at 1,000 hits are 7M ``(document id, score)`` pairs, about 1 GB as
@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import numbers
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain
 from typing import Any, overload
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic_core import core_schema
 
-__all__ = ["Ranking"]
+__all__ = ["ModeRun", "Ranking"]
 
 
 class Ranking(Sequence[tuple[str, float]]):
@@ -160,3 +160,27 @@ def _rebuilt(ids: str, ends: array[int], scores: array[float]) -> Ranking:
     ranking = Ranking.__new__(Ranking)
     ranking._ids, ranking._ends, ranking._scores = ids, ends, scores
     return ranking
+
+
+class ModeRun(Mapping[str, Mapping[str, float]]):
+    """One mode's run, ``{case id: {document id: score}}``, read from its records on demand:
+    a query's documents become a dict only while they are written (every query's at once
+    would double a deep run's memory). The last record of a case wins.
+
+    >>> from types import SimpleNamespace as Record
+    >>> run = ModeRun([Record(case_id="q1", documents=Ranking([("d2", 2.0), ("d1", 1.0)]))])
+    >>> dict(run)
+    {'q1': {'d2': 2.0, 'd1': 1.0}}
+    """
+
+    def __init__(self, records: Iterable[Any]) -> None:
+        self._records = {record.case_id: record for record in records}
+
+    def __getitem__(self, case_id: str) -> dict[str, float]:
+        return dict(self._records[case_id].documents)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)

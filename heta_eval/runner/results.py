@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from heta_eval.io.trec import write_run
 from heta_eval.io.write import open_whole, write_whole
 from heta_eval.models.report import EvaluationFailure, MetricSummary
 from heta_eval.runner.hits import HITS_FILE, Hits, hits_line, read_hits
-from heta_eval.runner.ranking import Ranking
+from heta_eval.runner.ranking import ModeRun, Ranking
 from heta_eval.runner.table import results_table
 
 __all__ = [
@@ -366,26 +366,9 @@ class BenchmarkResults:
         write_whole(folder / "summary.json", self.summary.model_dump_json(indent=2) + "\n")
         (folder / "runs").mkdir(exist_ok=True)
         for mode in self.summary.modes:
-            run = _ModeRun(r for r in self.records if r.mode == mode and r.ok)
+            run = ModeRun(r for r in self.records if r.mode == mode and r.ok)
             write_run(run, folder / "runs" / f"{mode}.trec", tag=mode, sort=False)
         write_whole(folder / "table.md", self.table() + "\n")
-
-
-class _ModeRun(Mapping[str, Mapping[str, float]]):
-    """:meth:`BenchmarkResults.run` read on demand: a query's documents become a dict only
-    while they are written (every query's at once would double a deep run's memory)."""
-
-    def __init__(self, records: Iterable[QueryRecord]) -> None:
-        self._records = {record.case_id: record for record in records}
-
-    def __getitem__(self, case_id: str) -> dict[str, float]:
-        return dict(self._records[case_id].documents)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._records)
-
-    def __len__(self) -> int:
-        return len(self._records)
 
 
 def load_results(path: str | Path) -> BenchmarkResults:
