@@ -243,3 +243,46 @@ def test_an_onnxruntime_int8_vector_does_not_depend_on_the_texts_batched_with_it
     np.testing.assert_allclose(mixed, alone, rtol=0, atol=1e-6)
     reference = DenseEncoder(precision="float32", device="cpu").encode(texts)
     assert np.sum(alone * reference, axis=1).min() >= COSINE_BOUND
+
+
+def test_an_int8_runtimes_first_call_is_made_alone_and_later_ones_side_by_side() -> None:
+    # pybind11 bindings set up numpy on their first call: two first calls at once can deadlock
+    # (it hung this suite with OpenVINO). Here a runtime that counts the calls inside it.
+    import threading
+    import time
+
+    from heta_eval.kb.onnx_int8 import Int8Transformer
+
+    class Counting(Int8Transformer):
+        inside = most = 0
+        lock = threading.Lock()
+
+        def hidden(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+            with self.lock:
+                self.inside += 1
+                self.most = max(self.most, self.inside)
+            time.sleep(0.2)
+            with self.lock:
+                self.inside -= 1
+            return np.ones((1, 3, 4), dtype=np.float32)
+
+    def pooled(state: dict) -> dict:
+        return {**state, "sentence_embedding": state["token_embeddings"][:, 0]}
+
+    features = {"input_ids": np.array([[101, 7, 102]]), "attention_mask": np.ones((1, 3))}
+
+    def both(runtime: Counting) -> None:
+        start = threading.Barrier(2)
+        threads = [threading.Thread(target=lambda: (start.wait(), runtime(features)))
+                   for _ in range(2)]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    runtime = Counting([None, pooled], ["input_ids", "attention_mask"])
+    both(runtime)
+    assert runtime.most == 1  # the two first calls, one after the other
+    both(runtime)
+    assert runtime.most == 2  # then side by side
+    assert runtime(features).shape == (1, 4)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -57,6 +58,13 @@ def onnxruntime_available() -> bool:
     return importable("onnx", "onnxruntime")
 
 
+# A runtime's Python binding (pybind11) sets up its numpy bindings on its first call, under a
+# C++ static guard and the GIL: two threads making that first call at once can wait on each
+# other forever (pybind/pybind11#4877; seen with OpenVINO, both encoding threads stuck in their
+# first inference). So each runtime's first call is made alone; later calls run side by side.
+_FIRST_CALL = threading.Lock()
+
+
 class Int8Transformer:
     """What the int8 routes share: the model's transformer run by an int8 runtime
     (:meth:`hidden`: the token embeddings), then the model's own torch modules after it
@@ -66,6 +74,7 @@ class Int8Transformer:
         self.input_names = input_names
         self.model = model  # the SentenceTransformer: tokenizer and modules
         self.after = list(model)[1:]  # pooling, normalization...
+        self._called = False
 
     def prepare(self, features: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Host-side preparation ahead of :meth:`__call__`: none (the runtimes read numpy)."""
@@ -80,10 +89,18 @@ class Int8Transformer:
 
         feeds = {name: features[name].astype(np.int64, copy=False) for name in self.input_names}
         state = {key: torch.from_numpy(value) for key, value in features.items()}
-        state["token_embeddings"] = torch.from_numpy(self.hidden(feeds))
+        state["token_embeddings"] = torch.from_numpy(self._hidden(feeds))
         for module in self.after:
             state = module(state)
         return state["sentence_embedding"]
+
+    def _hidden(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        if self._called:
+            return self.hidden(feeds)
+        with _FIRST_CALL:  # the first call alone (see _FIRST_CALL)
+            hidden = self.hidden(feeds)
+            self._called = True
+        return hidden
 
 
 class OnnxInt8Transformer(Int8Transformer):
