@@ -411,3 +411,28 @@ def test_the_plain_text_test_is_the_rule_it_states() -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet, int(rng.integers(0, 12))))
         assert tokenizer._plain(text) == (text.isascii() and rule.search(text) is None), text
+
+
+def test_a_process_forgets_all_but_the_last_blocks_tokens_and_builds_the_same_index(monkeypatch):
+    # Past its limit, the cache of tokens' terms keeps only the block just analyzed (the
+    # frequent tokens): the index is the one a cache that forgets nothing builds.
+    from heta_eval.kb.lucene import blocks
+
+    fields, ids = random_corpus(7, 80, multifield=True)
+    remembering = build(fields, tie_keys=ids, block_size=3, workers=1)
+    monkeypatch.setattr(blocks, "_TERMS_LIMIT", 4)
+    seen: list[set[str]] = []
+    analyze_block = blocks.analyze_block
+
+    def watched(number, start, texts, contents, folder):
+        result = analyze_block(number, start, texts, contents, folder)
+        seen.append(set(blocks._TERMS))
+        return result
+
+    monkeypatch.setattr(blocks, "analyze_block", watched)
+    forgetting = build(fields, tie_keys=ids, block_size=3, workers=1)
+    assert_same_index(forgetting, remembering)
+    most = max(len(set(block_tokens(column[s : s + 3])[0]))
+               for column in fields.values() for s in range(0, 80, 3))  # fmt: skip
+    assert max(map(len, seen)) <= max(4, most)  # bounded: the limit, or one block's tokens
+    assert any(len(a) > len(b) for a, b in zip(seen, seen[1:], strict=False))  # it forgot

@@ -6,12 +6,13 @@ The chain: ``StandardTokenizer`` -> ``EnglishPossessiveFilter`` (a trailing ``'s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from heta_eval.kb.lucene.porter import porter_stem
 from heta_eval.kb.lucene.tokenizer import standard_tokens
 
-__all__ = ["ENGLISH_STOP_WORDS", "analyze", "token_term"]
+__all__ = ["ENGLISH_STOP_WORDS", "analyze", "term_of", "token_term"]
 
 #: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``.
 ENGLISH_STOP_WORDS = frozenset(
@@ -71,13 +72,19 @@ def token_term(token: str) -> str | None:
     >>> token_term("John's"), token_term("The"), token_term("Studies")
     ('john', None, 'studi')
     """
+    return term_of(token, porter_stem)
+
+
+def term_of(token: str, stem: Callable[[str], str]) -> str | None:
+    """``token_term`` without its cache, stemming with ``stem`` (a caller that keeps its own
+    cache of tokens passes the stemmer uncached: one cache, not two, per token)."""
     # Possessive filter: before lower-casing, so "JOHN'S" loses its "'S" too.
     if len(token) >= 2 and token[-1] in "sS" and token[-2] in _APOSTROPHES:
         token = token[:-2]
     lower = token.lower() if token.isascii() else "".join(map(_lower_char, token))
     if lower in ENGLISH_STOP_WORDS:
         return None
-    return porter_stem(lower)
+    return stem(lower)
 
 
 @lru_cache(maxsize=4096)

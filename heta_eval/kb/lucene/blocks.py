@@ -23,13 +23,14 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
-from heta_eval.kb.lucene.analyzer import token_term
+from heta_eval.kb.lucene.analyzer import term_of
 from heta_eval.kb.lucene.porter import porter_stem
 from heta_eval.kb.lucene.tokenizer import block_tokens
 
@@ -39,13 +40,13 @@ __all__ = ["BlockAnalyzers", "BlockPostings", "analyze_block"]
 # document whose contents is nothing else.
 JAVA_TRIM = "".join(map(chr, range(0x21)))
 _STOP = -1  # a token the analyzer drops (a stop word)
-# A process's tokens and their terms (None: a stop word), across blocks; emptied (with the
-# stemmer's cache) when it holds more than _TERMS_LIMIT: the frequent tokens come back within a
+# A process's tokens and their terms (None: a stop word), across blocks. Past _TERMS_LIMIT it
+# keeps only the tokens of the block just analyzed: the frequent ones come back in every
 # block, and the rare ones, most of a large corpus's vocabulary, would only fill memory.
 _TERMS: dict[str, str | None] = {}
 _TERMS_LIMIT = 200_000
 _UNSEEN = object()
-_token_term = token_term.__wrapped__
+_stem = porter_stem.__wrapped__  # _TERMS caches the stems: the stemmer's own cache would repeat it
 
 
 @dataclass
@@ -98,24 +99,27 @@ def _field_terms(
     occurrences go through C (the tokenizer's block path, ``set``, ``map``, numpy)."""
     texts = [_text(text, start + i) if keep[i] else "" for i, text in enumerate(column)]
     tokens, owners = block_tokens(texts)
-    if len(_TERMS) > _TERMS_LIMIT:
-        _forget()
     ids: dict[str, int] = {}  # term -> id in this block and field
     local: dict[str, int] = {}  # token -> term id, or _STOP
     for token in set(tokens):
         term = _TERMS.get(token, _UNSEEN)
         if term is _UNSEEN:
-            term = _TERMS[token] = _token_term(token)
+            term = term_of(token, _stem)
+            # A token that is its own term is kept once, not twice.
+            term = _TERMS[token] = token if term == token else term
         local[token] = _STOP if term is None else ids.setdefault(term, len(ids))
+    if len(_TERMS) > _TERMS_LIMIT:
+        _keep_only(local)
     flat = np.fromiter(map(local.__getitem__, tokens), np.int64, len(tokens))
     found = flat != _STOP
     return flat[found], owners[found], list(ids)
 
 
-def _forget() -> None:
-    """Empty this process's caches of tokens and stems."""
+def _keep_only(tokens: Iterable[str]) -> None:
+    """Forget every cached token but ``tokens``."""
+    kept = {token: _TERMS[token] for token in tokens}
     _TERMS.clear()
-    porter_stem.cache_clear()
+    _TERMS.update(kept)
 
 
 def _text(text: Any, number: int) -> str:
@@ -185,7 +189,7 @@ class BlockAnalyzers:
             if worker is not None:
                 worker.stop()
         self._slots = [None]
-        _forget()
+        _TERMS.clear()
 
     def __enter__(self) -> BlockAnalyzers:
         return self
