@@ -35,8 +35,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, overload
 
-import numpy as np
-
 from heta_eval import config
 from heta_eval._runtime import return_free_memory
 from heta_eval.data.beir_loader import DatasetFormatError, jsonl_line_problem
@@ -91,8 +89,8 @@ class CorpusStore(Sequence[Document]):
 
     def text_length(self, row: int) -> int:
         """The length of row ``row``'s text in characters, without reading the text."""
-        chunk = int(np.searchsorted(self.ids._starts, row, side="right")) - 1
-        return int(self._text_lengths[chunk][row - int(self.ids._starts[chunk])])
+        chunk, offset = self.ids.locate(row)
+        return int(self._text_lengths[chunk][offset])
 
     def __repr__(self) -> str:
         where = f", path={str(self.path)!r}" if self.path else ""

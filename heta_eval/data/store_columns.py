@@ -52,8 +52,19 @@ class StringColumn(Sequence[str]):
         i = index + n if index < 0 else index
         if not 0 <= i < n:
             raise IndexError(f"row {index} out of range ({n} rows)")
-        chunk = int(np.searchsorted(self._starts, i, side="right")) - 1
-        return self.arrow.chunks[chunk][i - int(self._starts[chunk])].as_py()
+        chunk, offset = self.locate(i)
+        return self.arrow.chunks[chunk][offset].as_py()
+
+    def locate(self, row: int) -> tuple[int, int]:
+        """Where row ``row`` lives: (record batch, position in it); for a store's other
+        columns, which share the batches.
+
+        >>> import pyarrow as pa
+        >>> StringColumn(pa.chunked_array([["a", "b"], ["c"]], type=pa.large_string())).locate(2)
+        (1, 0)
+        """
+        chunk = int(np.searchsorted(self._starts, row, side="right")) - 1
+        return chunk, row - int(self._starts[chunk])
 
     def __iter__(self) -> Iterator[str]:
         for number in range(len(self.arrow.chunks)):
