@@ -101,5 +101,14 @@ def test_a_bad_line_in_a_results_folder_is_named(tmp_path):
     summary = {"benchmark": "b", "knowledge_base": "k", "evaluators": [], "top_k": 10,
                "modes": {}}  # fmt: skip
     (tmp_path / "summary.json").write_text(json.dumps(summary))
-    with pytest.raises(ResultsFormatError, match=r"(?s)per_query\.jsonl:2: .*score None"):
+    with pytest.raises(
+        ResultsFormatError, match=r"per_query\.jsonl:2: .*field documents: .*score None"
+    ) as caught:
         load_results(tmp_path)
+    assert "\n" not in str(caught.value)  # one line, as every error at the boundary
+    (tmp_path / "summary.json").write_text(json.dumps({**summary, "top_k": "ten"}))
+    with pytest.raises(
+        ResultsFormatError, match=r"summary\.json: not a heta-eval summary: field top_k: "
+    ) as caught:
+        load_results(tmp_path)
+    assert "\n" not in str(caught.value)

@@ -31,6 +31,7 @@ from heta_eval.cli.run_report import (
 )
 from heta_eval.config import AUTO_PRECISION
 from heta_eval.io.ids import mode_name_problem
+from heta_eval.models.validation import one_line
 
 EXAMPLE = """\
 examples:
@@ -255,7 +256,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
         raise CliError(f"recipe file {args.recipe} does not exist") from None
     except ValidationError as error:
         where = args.recipe or "recipe"
-        raise CliError(f"{where}: invalid recipe: {_one_line(error)}") from None
+        raise CliError(f"{where}: invalid recipe: {one_line(error)}") from None
     except ValueError as error:  # not JSON at all
         raise CliError(f"{args.recipe}: invalid recipe: {error}") from None
     if recipe.dense.device != "auto":
@@ -387,12 +388,3 @@ def _run_one(
         status("writing report.html")
         report_after_run(folder, benchmark=benchmark, results=results)
     return results
-
-
-def _one_line(error: Any) -> str:
-    """A pydantic ValidationError as one line: ``field a.b: message; ...`` (no URLs)."""
-    parts = []
-    for item in error.errors(include_url=False):
-        field = ".".join(str(part) for part in item["loc"]) or "(record)"
-        parts.append(f"field {field}: {item['msg']}")
-    return "; ".join(parts)

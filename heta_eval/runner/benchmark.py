@@ -22,6 +22,7 @@ from heta_eval.evaluation import (
 from heta_eval.io import json_text
 from heta_eval.io.ids import holds_surrogate, id_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+from heta_eval.models.validation import one_line
 from heta_eval.rag.answers import AnswerF1
 from heta_eval.runner.checks import case_id_problem
 
@@ -151,14 +152,6 @@ def _document_id_problem(doc: Document) -> str | None:
     return f"document id {doc.id!r} {why} (an id is one word without whitespace or controls)"
 
 
-def _validation_message(error: ValidationError) -> str:
-    parts = []
-    for item in error.errors():
-        field = ".".join(str(part) for part in item["loc"]) or "(record)"
-        parts.append(f"field {field}: {item['msg']}")
-    return "; ".join(parts)
-
-
 class JsonlBenchmark:
     """A benchmark from your own files: a JSONL of cases and a folder (or JSONL) of documents.
 
@@ -203,7 +196,7 @@ class JsonlBenchmark:
                 try:
                     case = BenchmarkCase.model_validate(row)
                 except ValidationError as error:
-                    message = _validation_message(error)
+                    message = one_line(error)
                     raise BenchmarkFormatError(f"{self.cases_path}:{number}: {message}") from None
                 why = case_id_problem(case)
                 if why is not None:
@@ -249,9 +242,7 @@ class JsonlBenchmark:
             try:
                 document = Document.model_validate(row)
             except ValidationError as error:
-                raise BenchmarkFormatError(
-                    f"{path}:{number}: {_validation_message(error)}"
-                ) from None
+                raise BenchmarkFormatError(f"{path}:{number}: {one_line(error)}") from None
             why = _document_id_problem(document)
             if why is not None:
                 raise BenchmarkFormatError(f"{path}:{number}: {why}")

@@ -36,6 +36,7 @@ from heta_eval.io.ids import id_problem
 from heta_eval.io.trec import write_run
 from heta_eval.io.write import open_whole, write_whole
 from heta_eval.models.report import EvaluationFailure, MetricSummary
+from heta_eval.models.validation import one_line
 from heta_eval.runner.hits import HITS_FILE, Hits, hits_line, read_hits
 from heta_eval.runner.ranking import ModeRun, Ranking
 from heta_eval.runner.table import results_table
@@ -285,7 +286,8 @@ def _read_records(path: Path, *, tolerate_truncated_tail: bool) -> Iterator[Quer
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
             if tolerate_truncated_tail and last and not line.endswith("}"):
                 return  # the process was killed while writing this line
-            raise ResultsFormatError(f"{path}:{number}: not a per-query record: {error}") from None
+            why = one_line(error)
+            raise ResultsFormatError(f"{path}:{number}: not a per-query record: {why}") from None
 
 
 class BenchmarkResults:
@@ -388,7 +390,8 @@ def load_results(path: str | Path) -> BenchmarkResults:
     try:
         summary = RunSummary.model_validate_json(summary_path.read_text(encoding="utf-8"))
     except ValidationError as error:
-        raise ResultsFormatError(f"{summary_path}: not a heta-eval summary: {error}") from None
+        why = one_line(error)
+        raise ResultsFormatError(f"{summary_path}: not a heta-eval summary: {why}") from None
     records = list(_read_records(folder / "per_query.jsonl", tolerate_truncated_tail=False))
     _attach_hits({(r.case_id, r.mode): r for r in records}, folder / HITS_FILE)
     return BenchmarkResults(summary, records, folder)
