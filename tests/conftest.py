@@ -16,6 +16,9 @@ SHARED = REPO.parent / "shared"
 # between runs of this checkout, never in the user's ~/.cache/heta-eval. Subprocesses
 # started by tests inherit it.
 os.environ["HETA_EVAL_CACHE_DIR"] = str(REPO / ".test-cache")
+# One cache of compiled kernels for the whole suite, subprocesses included, even those a test
+# gives a cache folder of their own: each kernel is compiled once a suite, not once a process.
+os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / ".test-cache" / "numba"))
 # A home folder of the suite's own, inside that cache: what libraries save in the user's home
 # (ONNX Runtime's telemetry database, Chromium's crash-report settings, Ray's token, pip's
 # cache) stays in the checkout, and the user's ~ is left as it was. Subprocesses inherit it.
