@@ -115,9 +115,12 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return 2
     from heta_eval import interrupts
+    from heta_eval.cli.log_lines import printed_log_lines
 
     try:
-        with interrupts.handled():  # Ctrl-C and SIGTERM: stop within 2 s, say what is kept
+        # Ctrl-C and SIGTERM: stop within 2 s, say what is kept; the library's log lines
+        # (status, warnings) printed on stderr while the command runs, and only then.
+        with interrupts.handled(), printed_log_lines():
             return int(args.handler(args) or 0)
     except CliError as error:
         print(f"heta-eval {args.command}: error: {error}", file=sys.stderr)

@@ -11,8 +11,8 @@ behind; the operating system frees its lock, and the next process takes it and r
 from __future__ import annotations
 
 import json
+import logging
 import os
-import sys
 import time
 from contextlib import suppress
 from datetime import datetime, timezone
@@ -25,6 +25,8 @@ from heta_eval.io.write import write_whole
 from heta_eval.redaction import shown_command
 
 __all__ = ["SAY_EVERY", "CacheLock", "holder_line", "progress"]
+
+logger = logging.getLogger(__name__)
 
 #: Seconds between two lines of a process waiting for a lock (at most; sooner on news).
 SAY_EVERY = 10.0
@@ -78,7 +80,7 @@ class CacheLock:
             line = f"waiting for {self.what} (another process is building it): {holder_line(self)}"
             now = time.monotonic()
             if (line != said and now - last >= 2.0) or now - last >= SAY_EVERY:
-                print(line, file=sys.stderr, flush=True)
+                logger.warning(line)
                 said, last = line, now
             try:
                 self._lock.acquire(timeout=_POLL)  # short polls: Ctrl-C is acted on at once

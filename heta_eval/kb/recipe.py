@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +37,8 @@ from heta_eval.kb.vectors import DenseParts, dense_parts
 from heta_eval.models.records import Document
 
 __all__ = ["AnswererSpec", "BM25Spec", "ChunkingSpec", "DenseSpec", "Recipe"]
+
+logger = logging.getLogger(__name__)
 
 
 class _Spec(BaseModel):
@@ -346,6 +348,6 @@ def _ann_index(spec: AnnSpec, dense: DenseParts, info: dict, progress: bool, exe
 
 
 def _say(progress: bool, line: str) -> None:
-    """A status line on stderr for a step that shows no bar of its own."""
+    """A status line (logged) for a step that shows no bar of its own."""
     if progress:
-        print(line, file=sys.stderr, flush=True)
+        logger.info(line)

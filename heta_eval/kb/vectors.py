@@ -7,7 +7,7 @@ with the encoder's precision, route and device where an encoder runs.
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +26,8 @@ from heta_eval.kb.precision import device_kind
 from heta_eval.kb.reference import QueryVectors
 
 __all__ = ["DenseParts", "dense_parts"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def _given(
                 "too (--query-embeddings) or the model that made these (--recipe)"
             )
     for line in warnings:
-        print(f"warning: {line}", file=sys.stderr, flush=True)
+        logger.warning("warning: %s", line)
     if warnings:
         info["warnings"] = [*info.get("warnings", []), *warnings]
     row_scale = checked.row_scale if cosine else None
@@ -161,9 +163,9 @@ def _given(
 
 
 def _say(progress: bool, line: str) -> None:
-    """A status line on stderr for a step that shows no bar of its own."""
+    """A status line (logged) for a step that shows no bar of its own."""
     if progress:
-        print(line, file=sys.stderr, flush=True)
+        logger.info(line)
 
 
 def _load_model(encoder: Any, progress: bool) -> None:

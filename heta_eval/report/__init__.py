@@ -14,8 +14,8 @@ heta_eval.report.sources.ReportError: /nonexistent: no summary.json here; ...
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,8 @@ __all__ = ["REPORT_NAME", "ReportError", "build_report", "write_report"]
 #: The file name ``heta-eval run`` and ``sweep`` write into the results folder.
 REPORT_NAME = "report.html"
 
+logger = logging.getLogger(__name__)
+
 
 def build_report(
     folders: Sequence[str | os.PathLike[str]],
@@ -75,7 +77,7 @@ def build_report(
     ``key`` is recorded in the page (``heta-eval run`` uses it to skip an unchanged report).
     Folders of different datasets, corpora or cases are refused unless
     ``allow_different_data`` (:func:`~heta_eval.compare.comparability.comparable_folders`);
-    then, as for folders that record no fingerprint, a warning is printed and shown in the
+    then, as for folders that record no fingerprint, a warning is logged and shown in the
     page, with what each paired test of two such folders paired and each one's own mean.
     """
     systems = load_systems(folders, results)
@@ -86,7 +88,7 @@ def build_report(
     except IncomparableFoldersError as error:
         raise ReportError(str(error)) from None
     for line in data_warnings:
-        print(f"warning: {line}", file=sys.stderr)
+        logger.warning("warning: %s", line)
     names = list(dict.fromkeys(s.summary.get("benchmark", "") for s in systems))
     wanted = {doc for s in systems for r in s.records.values() for doc, _ in r.documents[:10]}
     dataset = load_dataset(names[0], wanted, benchmark=benchmark, data_dir=data_dir)
@@ -101,7 +103,7 @@ def build_report(
     if allow_different_data:
         notes = _pairing_notes(systems, pairs)
         for line in notes:
-            print(f"warning: {line}", file=sys.stderr)
+            logger.warning("warning: %s", line)
         data_warnings += notes
     marks = significance(pairs)
     folders_seen: dict[str, Any] = {}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,11 @@ from heta_eval.runner.hits import HITS_FILE
 
 __all__ = ["report_after_run", "report_after_sweep", "report_key"]
 
+logger = logging.getLogger(__name__)
+
 
 def report_after_run(folder: Path, *, benchmark: Any = None, results: Any = None) -> Path | None:
-    """Write ``report.html`` into a run's results folder and print its path; ``benchmark``
+    """Write ``report.html`` into a run's results folder and log its path; ``benchmark``
     and ``results`` are the run's own, so nothing is read twice."""
     return _write([folder], folder / "report.html", benchmark=benchmark,
                   results=None if results is None else [results])  # fmt: skip
@@ -34,7 +36,7 @@ def report_after_run(folder: Path, *, benchmark: Any = None, results: Any = None
 
 def report_after_sweep(output: Path, manifest: dict[str, Any]) -> list[Path]:
     """One report of the sweep's finished cells (``OUTPUT/report.html``), or one per dataset
-    (``OUTPUT/report-<dataset>.html``) when the sweep spans several; print each path."""
+    (``OUTPUT/report-<dataset>.html``) when the sweep spans several; log each path."""
     by_dataset: dict[str, list[Path]] = {}
     for cell_id, state in manifest.get("cells", {}).items():
         if state.get("status") == "done" and state.get("folder"):
@@ -83,13 +85,12 @@ def _write(folders: Sequence[Path], output: Path, **options: Any) -> Path | None
     try:
         key = report_key(folders)
         if _current(output, key):
-            print(f"report: {output} (unchanged)", file=sys.stderr)
+            logger.info("report: %s (unchanged)", output)
             return output
         path = write_report(folders, output, key=key, **options)
     except Exception as error:  # the run's results are safe; only the report is missing
-        print(f"warning: no report written ({type(error).__name__}: {error}); "
-              f"write it with: heta-eval report {' '.join(map(str, folders))}",
-              file=sys.stderr)  # fmt: skip
+        logger.warning("warning: no report written (%s: %s); write it with: heta-eval report %s",
+                       type(error).__name__, error, " ".join(map(str, folders)))  # fmt: skip
         return None
-    print(f"report: {path}", file=sys.stderr)
+    logger.info("report: %s", path)
     return path

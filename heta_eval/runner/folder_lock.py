@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import shutil
 import socket
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -42,6 +42,8 @@ __all__ = [
     "holder_line",
     "status",
 ]
+
+logger = logging.getLogger(__name__)
 
 LOCK_FILE = "run.lock"
 #: Seconds between two reminders of a process waiting for a folder.
@@ -174,8 +176,7 @@ def _acquire(folder: Path, wait: bool) -> int:
             now = time.monotonic()
             if waited_since is None or now - said >= SAY_EVERY:
                 again = "still " if waited_since is not None else ""
-                print(f"{again}waiting for {folder}: another run writes it: {line}",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                logger.warning("%swaiting for %s: another run writes it: %s", again, folder, line)
                 said = now
                 waited_since = waited_since or now
             time.sleep(_POLL)  # short naps: Ctrl-C is acted on at once
@@ -183,8 +184,8 @@ def _acquire(folder: Path, wait: bool) -> int:
         if _same_file(descriptor, path):
             if waited_since is not None:
                 took = time.monotonic() - waited_since
-                print(f"{folder} is free after {took:.0f} s of waiting; reading what the "
-                      "other run left", file=sys.stderr, flush=True)  # fmt: skip
+                logger.info("%s is free after %.0f s of waiting; reading what the other run "
+                            "left", folder, took)  # fmt: skip
             return descriptor
         os.close(descriptor)  # its holder removed that file as it let go: lock the new one
 

@@ -132,7 +132,8 @@ class RunSummary(BaseModel):
     build: dict[str, Any] = Field(default_factory=dict)
     #: Input checks: documents, judgments naming no document, skipped document files.
     checks: dict[str, int] = Field(default_factory=dict)
-    #: Everything the run warned about (also printed, and listed under the table).
+    #: Everything the run warned about (also logged: the command line prints it; and listed
+    #: under the table).
     warnings: list[str] = Field(default_factory=list)
     #: Where the knowledge base was built: kind (local / ray), nodes, workers, GPUs.
     executor: dict[str, Any] = Field(default_factory=dict)

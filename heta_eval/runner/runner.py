@@ -3,7 +3,7 @@ and aggregate, and keep every finished case on disk so an interrupted run resume
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -37,6 +37,8 @@ from heta_eval.runner.summary import (
 )
 
 __all__ = ["BenchmarkRunner", "RunConfigurationError"]
+
+logger = logging.getLogger(__name__)
 
 
 class BenchmarkRunner:
@@ -186,8 +188,8 @@ class BenchmarkRunner:
                 answered=any(record.ok for record in kept.values()),
             )  # fmt: skip
             if claim.replaces:
-                print(f"note: {folder} holds only failed queries of another run (changed: "
-                      f"{claim.replaces}); this run replaces them", file=sys.stderr)  # fmt: skip
+                logger.warning("note: %s holds only failed queries of another run (changed: %s); "
+                               "this run replaces them", folder, claim.replaces)  # fmt: skip
                 kept = {}
             # run.json is written with the first result: a run that stops before one (a
             # service that does not answer) leaves no claim on the folder.
@@ -227,11 +229,11 @@ class BenchmarkRunner:
         """Say what is wrong with the inputs; return it for the summary."""
         warnings = input_warnings(plan.benchmark, plan.cases, scan)
         for line in warnings:
-            self._say(f"warning: {line}")
+            self._say(f"warning: {line}", logging.WARNING)
         # The data is not the dataset it is named after: said loudly, even without progress.
         data_warnings = list(getattr(plan.benchmark, "warnings", None) or ())
         for line in data_warnings:
-            print(f"warning: {line}", file=sys.stderr)
+            logger.warning("warning: %s", line)
         if plan.top_k != self.top_k:
             self._say(
                 f"note: asking the knowledge base for {plan.top_k} hits per query, not top_k="
@@ -309,9 +311,10 @@ class BenchmarkRunner:
         interrupts.keep("journal", None)
         return records, mode_seconds
 
-    def _say(self, line: str) -> None:
+    def _say(self, line: str, level: int = logging.INFO) -> None:
+        """A line logged for a run with progress on (``heta-eval run`` without ``--quiet``)."""
         if self.progress:
-            print(line, file=sys.stderr)
+            logger.log(level, line)
 
 
 @dataclass(frozen=True)
@@ -332,7 +335,7 @@ async def _close(kb: Any) -> None:
     try:
         await close()
     except Exception as error:  # the results are kept whatever closing does
-        print(f"warning: closing the knowledge base failed: {error}", file=sys.stderr)
+        logger.warning("warning: closing the knowledge base failed: %s", error)
 
 
 def _progress(mode: str, total: int, pending: int) -> Callable[[QueryRecord], None]:

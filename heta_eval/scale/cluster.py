@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import sys
 import time
 from typing import Any
 
@@ -13,6 +12,8 @@ from heta_eval import interrupts
 from heta_eval.scale.errors import probe
 
 __all__ = ["RayUnavailableError", "cluster_resources", "connect", "parse_address"]
+
+logger = logging.getLogger(__name__)
 
 
 #: Seconds ``--ray HOST:PORT`` waits for a head that is there but slow to answer.
@@ -112,8 +113,7 @@ def _reachable(address: str, host: str, port: int, patience: float = CONNECT_PAT
     deadline = time.monotonic() + patience
     state = probe(host.strip("[]"), port)
     if state == "slow":
-        print(f"waiting for the Ray cluster at {address} to answer (up to {patience:.0f} s)",
-              file=sys.stderr, flush=True)  # fmt: skip
+        logger.info("waiting for the Ray cluster at %s to answer (up to %.0f s)", address, patience)
     while state == "slow" and time.monotonic() < deadline:
         state = probe(host.strip("[]"), port)
     return state == "answers"

@@ -14,7 +14,7 @@ actor to take (so the nodes need no shared file system for a run).
 from __future__ import annotations
 
 import contextlib
-import sys
+import logging
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +32,8 @@ from heta_eval.scale.errors import ClusterWatch, RayRunError, lost_after, ray_fa
 from heta_eval.scale.search import Hits, merge_top_k, shard_top_k, split_rows
 
 __all__ = ["DEFAULT_SHARD_SIZE", "RayExecutor"]
+
+logger = logging.getLogger(__name__)
 
 #: Chunks per embedding shard: the unit of resumption and of one batch on a worker.
 DEFAULT_SHARD_SIZE = 4096
@@ -84,7 +86,7 @@ class RayExecutor:
                 if parse_address(self.address) is None
                 else f"joining {where(self.address)}"
             )
-            print(doing, file=sys.stderr, flush=True)
+            logger.info(doing)
             with interrupts.phase(doing):
                 self._ray = connect(self.address)
             if parse_address(self.address) is not None:  # a cluster that can die without us

@@ -10,7 +10,8 @@ results JSON. ``runid`` is the tag of the run's last line. Either file may be ``
 (standard input), a pipe or a FIFO; each is read once.
 
 Where trec_eval mode keeps something the library would drop or refuse, ``warn`` is called
-with one line saying so (default: printed on standard error).
+with one line saying so (default: :func:`log_note`, a warning logged; the drop-in prints it on
+standard error).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "run"
@@ -21,7 +22,7 @@ with one line saying so (default: printed on standard error).
 
 from __future__ import annotations
 
-import sys
+import logging
 from collections.abc import Callable, Container
 from typing import Any
 
@@ -32,24 +33,27 @@ from heta_eval.io.qrels import Qrels, read_qrels
 from heta_eval.io.run import Duplicates, Run, read_run_and_tag, refuse_repeat
 from heta_eval.io.source import InputBytes, open_input
 
-__all__ = ["print_note", "read_trec_eval_qrels", "read_trec_eval_run"]
+__all__ = ["log_note", "read_trec_eval_qrels", "read_trec_eval_run"]
+
+logger = logging.getLogger(__name__)
 
 Warn = Callable[[str], None]
 
 
-def print_note(message: str) -> None:
-    """The default ``warn``: the note as one line on standard error."""
-    print(f"heta-eval trec_eval: note: {message}", file=sys.stderr)
+def log_note(message: str) -> None:
+    """The default ``warn``: the note, logged as one line (a warning; ``heta-eval trec_eval``
+    prints it on standard error)."""
+    logger.warning("heta-eval trec_eval: note: %s", message)
 
 
-def read_trec_eval_qrels(source: Any, warn: Warn | None = print_note) -> Qrels:
+def read_trec_eval_qrels(source: Any, warn: Warn | None = log_note) -> Qrels:
     """The qrels as trec_eval reads them (4 fields a line; a repeated judgment is an error)."""
     return read_qrels(source, reading=Reading("trec_eval", warn))
 
 
 def read_trec_eval_run(
     source: Any,
-    warn: Warn | None = print_note,
+    warn: Warn | None = log_note,
     *,
     repeats_refused_in: Container[str] | None = None,
     max_per_topic: int | None = None,

@@ -38,7 +38,7 @@ from heta_eval.io.grammar import Reading, TrecFormatError, check_id, fields, par
 from heta_eval.io.run import decode_line
 from heta_eval.io.source import open_input
 from heta_eval.trec_eval.compute import TrecEvalResult, evaluated_queries
-from heta_eval.trec_eval.inputs import Warn, print_note
+from heta_eval.trec_eval.inputs import Warn, log_note
 from heta_eval.trec_eval.params import c_long
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ QrelsJg = dict[str, list[dict[str, int]]]
 _NONPOOL, _UNJUDGED = -1, -2
 
 
-def read_qrels_jg(source: Any, warn: Warn | None = print_note) -> QrelsJg:
+def read_qrels_jg(source: Any, warn: Warn | None = log_note) -> QrelsJg:
     """A ``qid group docno rel`` file; a TrecFormatError names the file, line and field."""
     data = open_input(source)
     reading = Reading("trec_eval", warn)
