@@ -6,6 +6,7 @@ two fields, unicode, many equal scores; queries that match nothing, everything, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -435,4 +436,4 @@ def test_a_process_forgets_all_but_the_last_blocks_tokens_and_builds_the_same_in
     most = max(len(set(block_tokens(column[s : s + 3])[0]))
                for column in fields.values() for s in range(0, 80, 3))  # fmt: skip
     assert max(map(len, seen)) <= max(4, most)  # bounded: the limit, or one block's tokens
-    assert any(len(a) > len(b) for a, b in zip(seen, seen[1:], strict=False))  # it forgot
+    assert any(len(a) > len(b) for a, b in itertools.pairwise(seen))  # it forgot
