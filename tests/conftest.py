@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -95,6 +99,8 @@ def pytest_configure(config) -> None:
 
 def pytest_collection_finish(session) -> None:
     _LIVE["collected"] = sum(item.get_closest_marker(LIVE) is not None for item in session.items)
+    if not session.config.option.collectonly:
+        _start_warming(session)
 
 
 def _binary() -> str:
@@ -129,3 +135,47 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
         f"live trec_eval comparisons: {ran} of {_LIVE['collected']} ran {where}"
         + (f", {_LIVE['failed']} failed" if _LIVE["failed"] else "")
     )
+
+
+# ranx compiles each fusion method, normalization and metric (per type of its input) on first
+# use: about three minutes of one core on a clean checkout, spent by the tests that compare
+# with ranx on the suite's critical path, while the suite leaves the second core mostly idle.
+# A whole-suite run (more than WARM_FROM tests) therefore starts those test files once more in
+# a background pytest at the lowest priority, output discarded, so the compiled kernels are in
+# the shared numba cache by the time the suite reaches them. It cannot change a result: a
+# kernel is compiled from the same code whoever gets there first, numba writes its cache files
+# whole, and the suite's own run of these files is the one that counts.
+RANX_FILES = ("test_exports.py", "test_fusion_parity.py", "test_interop.py",
+              "test_options_at_the_boundary.py")  # fmt: skip
+WARM_FROM = 1000
+_WARMING: dict[str, object] = {}
+
+
+def _start_warming(session) -> None:
+    if os.environ.get("HETA_EVAL_TEST_WARMING") or find_spec("ranx") is None:
+        return
+    files = {Path(str(item.fspath)).name for item in session.items}
+    if len(session.items) < WARM_FROM or not files.intersection(RANX_FILES):
+        return
+    folder = tempfile.TemporaryDirectory(prefix="heta-warm-")
+    files = [str(REPO / "tests" / name) for name in RANX_FILES]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not system",
+         "--basetemp", str(Path(folder.name) / "tmp"), *files],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "HETA_EVAL_TEST_WARMING": "1"}, start_new_session=True,
+    )  # fmt: skip
+    if hasattr(os, "setpriority"):  # the lowest priority: it takes only what the suite leaves
+        os.setpriority(os.PRIO_PROCESS, process.pid, 19)
+    _WARMING.update(folder=folder, process=process)
+
+
+def pytest_sessionfinish(session) -> None:
+    process = _WARMING.pop("process", None)
+    if isinstance(process, subprocess.Popen):
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    folder = _WARMING.pop("folder", None)
+    if isinstance(folder, tempfile.TemporaryDirectory):
+        folder.cleanup()
