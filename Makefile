@@ -117,6 +117,6 @@ claims-report: install
 LUCENE_DATA ?= $(SHARED_DATA)/beir/scifact
 .PHONY: lucene-oracle
 lucene-oracle: install
-	$(BIN)/python -m heta_eval.kb.lucene.oracle tokens $(LUCENE_DATA)/corpus.jsonl $(LUCENE_DATA)/queries.jsonl
-	$(BIN)/python -m heta_eval.kb.lucene.oracle codepoints
-	$(BIN)/python -m heta_eval.kb.lucene.oracle bm25 $(LUCENE_DATA)
+	$(BIN)/python -m tools.lucene_oracle.oracle tokens $(LUCENE_DATA)/corpus.jsonl $(LUCENE_DATA)/queries.jsonl
+	$(BIN)/python -m tools.lucene_oracle.oracle codepoints
+	$(BIN)/python -m tools.lucene_oracle.oracle bm25 $(LUCENE_DATA)

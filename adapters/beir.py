@@ -208,11 +208,11 @@ class BeirBenchmark:
         """The sub-benchmark's name (``android`` of ``cqadupstack/android``), else None."""
         return self.source_name.split("/", 1)[1] if "/" in self.source_name else None
 
-    def recipe(self, modes):  # (Sequence[str]) -> heta_eval.kb.Recipe
+    def recipe(self, modes):  # (Sequence[str]) -> heta_eval.reference.Recipe
         """The reference knowledge base as BEIR's protocol has it: whole documents are the
         retrieval unit (never chunked), BM25 as Pyserini's BEIR flat index (Lucene's analyzer
         and scoring), the dense model over the same title + text."""
-        from heta_eval.kb import Recipe
+        from heta_eval.reference import Recipe
 
         return Recipe(modes=list(modes), chunking={"size": None})
 

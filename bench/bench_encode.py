@@ -1,11 +1,11 @@
 """Dense encoding speed and agreement per route on this CPU, against plain
 sentence-transformers float32 (the peer), for ``bench_kb.py``.
 
-One row per route available here (``heta_eval.kb.routes.candidate_routes``: torch float32 and
+One row per route available here (``heta_eval.encoding.routes.candidate_routes``: torch float32 and
 bfloat16, ONNX Runtime int8, OpenVINO int8), each encoding the same SciFact abstracts in the
 same rotation as the peer (the order rotates every round, so load from other jobs hits all
 alike); the route ``precision="auto"`` takes here (its kind's default,
-``heta_eval.kb.route_defaults.DEFAULT_ROUTES``) is marked with its reason, and a route more
+``heta_eval.encoding.route_defaults.DEFAULT_ROUTES``) is marked with its reason, and a route more
 than ``MARGIN`` (10%) faster than it, within the cosine bound, says so: the evidence for
 changing that kind's default. Beside the speed: the least and mean
 cosine of the route's vectors to the peer's, and (full run) SciFact nDCG@10 of the route minus
@@ -49,7 +49,7 @@ GOALS = {"amx": 2.5, "avx512-bf16-amd": 2.5, "avx512-bf16-intel": 2.5, "vnni": 2
 
 def encoding_goal() -> str:
     """The goal of this machine's kind of CPU, as a row's ``goal`` (none without AVX2)."""
-    from heta_eval.kb.routes import cpu_kind
+    from heta_eval.encoding.routes import cpu_kind
 
     goal = GOALS.get(cpu_kind())
     return f">= {goal}" if goal else "none (no AVX2)"
@@ -58,7 +58,7 @@ def encoding_goal() -> str:
 def cpu_label() -> str:
     """The CPU model and kind, the flags that decide the routes, the load and any oneDNN ISA
     cap."""
-    from heta_eval.kb.cpu import this_cpu
+    from heta_eval.encoding.cpu import this_cpu
 
     cpu = this_cpu()
     keys = {"avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8"}
@@ -74,9 +74,9 @@ def encoding_rows(texts: list[str], what: str, repeats: int) -> tuple[list[dict]
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from heta_eval.kb.cpu import this_cpu
-    from heta_eval.kb.dense import DenseEncoder, default_model_path
-    from heta_eval.kb.routes import COSINE_BOUND, MARGIN, candidate_routes
+    from heta_eval.encoding.cpu import this_cpu
+    from heta_eval.encoding.dense import DenseEncoder, default_model_path
+    from heta_eval.encoding.routes import COSINE_BOUND, MARGIN, candidate_routes
 
     auto = DenseEncoder(device="cpu")  # the kind's default route (HETA_EVAL_ENCODE_ROUTE aside)
     cpu = this_cpu()

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _rows import emit, interleaved, log, row, timed  # noqa: E402
 
-from heta_eval.kb.bm25 import BM25Index, top_indices  # noqa: E402
+from heta_eval.reference.bm25 import BM25Index, top_indices  # noqa: E402
 
 K1, B, METHOD = 0.9, 0.4, "lucene"
 
@@ -221,8 +221,8 @@ def scifact_texts(n: int) -> tuple[list[str], str]:
 def vector_rows(texts_n: int, repeats: int, ndcg: bool) -> list[dict[str, Any]]:
     from bench_encode import encoding_rows, ndcg_row
 
-    from heta_eval.kb import Recipe
     from heta_eval.models.records import Document
+    from heta_eval.reference import Recipe
 
     texts, what = scifact_texts(texts_n)
     rows, routes = encoding_rows(texts, what, repeats)

@@ -29,14 +29,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _rows import emit, log, row  # noqa: E402
 
-from heta_eval.kb.lucene import anserini  # noqa: E402
+from tools.lucene_oracle import anserini  # noqa: E402
 
 TARGET = "keyword_search SciFact index + search vs Anserini"
 
 # Ours, as a fresh process would run it: read, analyze, index, search, write the hits.
 _OURS = """
 import json, sys
-from heta_eval.kb.lucene.index import LuceneBM25Index
+from heta_eval.lucene.index import LuceneBM25Index
 corpus, topics, out = sys.argv[1:4]
 docs = [json.loads(line) for line in open(corpus, encoding="utf-8")]
 ids = [d["_id"] for d in docs]

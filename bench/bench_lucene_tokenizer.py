@@ -31,15 +31,15 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _rows import emit, interleaved, log, row  # noqa: E402
 
-from heta_eval.kb.lucene.tokenizer import standard_tokens  # noqa: E402
+from heta_eval.lucene.tokenizer import standard_tokens  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "datasets" / "beir" / "scifact"
 
 
 def baseline_tokenizer(revision: str):  # type: ignore[no-untyped-def]
-    """``standard_tokens`` of heta_eval/kb/lucene/tokenizer.py at ``revision``."""
+    """``standard_tokens`` of heta_eval/lucene/tokenizer.py at ``revision``."""
     source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{revision}:heta_eval/kb/lucene/tokenizer.py"],
+        ["git", "-C", str(ROOT), "show", f"{revision}:heta_eval/lucene/tokenizer.py"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     folder = Path(tempfile.mkdtemp())

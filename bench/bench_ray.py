@@ -29,7 +29,7 @@ from bench_kb import scifact_texts  # noqa: E402
 
 
 def ray_rows(n: int, shard_size: int) -> list[dict[str, Any]]:
-    from heta_eval.kb.dense import DenseEncoder
+    from heta_eval.encoding.dense import DenseEncoder
     from heta_eval.scale.executor import RayExecutor
 
     texts, what = scifact_texts(n)

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _rows import emit, interleaved, log, row
 
-from heta_eval.kb.cross_encoder import demo_cross_encoder
-from heta_eval.kb.reranker import CrossEncoderReranker, document_text
+from heta_eval.rerank.cross_encoder import demo_cross_encoder
+from heta_eval.rerank.reranker import CrossEncoderReranker, document_text
 
 SCIFACT = Path(__file__).resolve().parent.parent.parent / "shared/datasets/beir/scifact"
 

@@ -63,7 +63,7 @@ from _beir_corpus import write_beir_corpus  # noqa: E402
 from _rows import emit, log, row  # noqa: E402
 
 from heta_eval import config  # noqa: E402
-from heta_eval.kb.lucene import anserini  # noqa: E402
+from tools.lucene_oracle import anserini  # noqa: E402
 
 PEER = "Anserini 0.22.1 (Java 17, 2 threads)"
 DENSE_PEER = "beir 2.2.0 DenseRetrievalExactSearch"
@@ -73,7 +73,7 @@ DENSE_PEER = "beir 2.2.0 DenseRetrievalExactSearch"
 _INDEX_ONLY = """
 import json, sys, time
 import numpy as np
-from heta_eval.kb.lucene.index import LuceneBM25Index
+from heta_eval.lucene.index import LuceneBM25Index
 
 folder, out = sys.argv[1:3]
 

@@ -74,7 +74,7 @@ def evidence_ceiling(bench: Any, size: int, overlap: int = 0) -> float:
     >>> evidence_ceiling(Tiny(), size=2), evidence_ceiling(Tiny(), size=4)
     (0.5, 1.0)
     """
-    from heta_eval.kb.chunking import chunk_document
+    from heta_eval.reference.chunking import chunk_document
 
     held: dict[str, list[set[int]]] = {
         doc.id: [
@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from heta_eval.adapters.scifact_claims import SciFactClaimsBenchmark
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
     from heta_eval.runner import BenchmarkRunner
 
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]

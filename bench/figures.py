@@ -44,7 +44,7 @@ DOCS = {
     "docs/encoding.md": ("defaults", "encoding"),
 }
 MODES = ("keyword_search", "vector_search", "hybrid_search")
-#: The order kinds are listed in (heta_eval.kb.cpu.KINDS).
+#: The order kinds are listed in (heta_eval.encoding.cpu.KINDS).
 KIND_ORDER = ("amx", "avx512-bf16-amd", "avx512-bf16-intel", "vnni", "avx2", "other")
 ROUTE_ORDER = ("torch-float32", "torch-bfloat16", "torch-float16", "onnxruntime-int8",
                "openvino-int8")  # fmt: skip
@@ -83,7 +83,7 @@ def current_code() -> dict[str, Any]:
     version and the int8 schemes."""
     sys.path.insert(0, str(ROOT))
     import heta_eval
-    from heta_eval.kb import dense, onnx_int8, openvino_int8
+    from heta_eval.encoding import dense, onnx_int8, openvino_int8
 
     return {
         "version": heta_eval.__version__,
@@ -106,6 +106,14 @@ def _git(*args: str) -> str:
     except OSError:
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _show(rev: str, module: str) -> str:
+    """An encoding module's text at ``rev``: in ``heta_eval/encoding/`` since issue 50's
+    rooms, in ``heta_eval/kb/`` before."""
+    return _git("show", f"{rev}:heta_eval/encoding/{module}.py") or _git(
+        "show", f"{rev}:heta_eval/kb/{module}.py"
+    )
 
 
 # -- records ------------------------------------------------------------------------------
@@ -146,11 +154,11 @@ def import_results(rev: str, kind: str | None = None) -> dict[str, Any]:
     the code of that commit."""
     results = json.loads(_git("show", f"{rev}:bench/results.json"))
     machine = results["machine"]
-    dense = _git("show", f"{rev}:heta_eval/kb/dense.py")
+    dense = _show(rev, "dense")
     found = re.search(r"^ENCODING_VERSION = (\d+)", dense, re.MULTILINE)
     schemes = {}
     for route, path in (("onnxruntime-int8", "onnx_int8"), ("openvino-int8", "openvino_int8")):
-        text = _git("show", f"{rev}:heta_eval/kb/{path}.py")
+        text = _show(rev, path)
         scheme = re.search(r'^SCHEME = "([^"]+)"', text, re.MULTILINE)
         if scheme:
             schemes[route] = scheme.group(1)
@@ -233,9 +241,9 @@ def measure(skip_bench: bool, previous: dict[str, Any] | None) -> dict[str, Any]
     from run_all import load as load_average
     from run_all import machine
 
-    from heta_eval.kb.cpu import this_cpu
-    from heta_eval.kb.dense import DenseEncoder
-    from heta_eval.kb.routes import candidate_routes
+    from heta_eval.encoding.cpu import this_cpu
+    from heta_eval.encoding.dense import DenseEncoder
+    from heta_eval.encoding.routes import candidate_routes
 
     cpu = this_cpu()
     started, before = dt.datetime.now(dt.timezone.utc), load_average()
@@ -376,8 +384,8 @@ def table_encoding(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
 
 def table_defaults(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
     sys.path.insert(0, str(ROOT))
-    from heta_eval.kb.cpu import KINDS
-    from heta_eval.kb.route_defaults import DEFAULT_ROUTES
+    from heta_eval.encoding.cpu import KINDS
+    from heta_eval.encoding.route_defaults import DEFAULT_ROUTES
 
     lines = ["| kind of CPU | `auto`'s route | the measurements it was chosen from |",
              "|---|---|---|"]  # fmt: skip
@@ -457,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not (args.render or args.check):
         kind_path = None
         sys.path.insert(0, str(ROOT))
-        from heta_eval.kb.cpu import this_cpu
+        from heta_eval.encoding.cpu import this_cpu
 
         kind_path = RECORDS / f"{this_cpu().kind}.json"
         previous = json.loads(kind_path.read_text()) if kind_path.is_file() else None

@@ -45,14 +45,14 @@ PROJECTED = 8_800_000  # MS MARCO's passages
 
 
 def _light_packages() -> None:
-    """Make ``heta_eval.kb.dense`` importable without running the packages' ``__init__``
+    """Make ``heta_eval.encoding.dense`` importable without running the packages' ``__init__``
     (which load the whole harness: pytrec_eval, numba, pydantic, ...), so this script runs
     where only torch, sentence-transformers and numpy are installed."""
     import types
 
     for name, folder in (
         ("heta_eval", ROOT / "heta_eval"),
-        ("heta_eval.kb", ROOT / "heta_eval" / "kb"),
+        ("heta_eval.encoding", ROOT / "heta_eval" / "encoding"),
     ):
         if name not in sys.modules:
             module = types.ModuleType(name)
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     from sentence_transformers import SentenceTransformer
 
     from heta_eval._runtime import usable_cpus
-    from heta_eval.kb.dense import DenseEncoder, default_model_path
+    from heta_eval.encoding.dense import DenseEncoder, default_model_path
 
     model = args.model or default_model_path()
     texts = read_passages(args.corpus, args.passages)
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)  # fmt: skip
     speed = {name: rate(len(texts), float(np.median(t))) for name, t in times.items()}
     # One text, one vector: a sample encoded in another order (other batch neighbours) must
-    # give the same bytes as in the whole encode (fixed shapes, heta_eval.kb.shapes).
+    # give the same bytes as in the whole encode (fixed shapes, heta_eval.encoding.shapes).
     shuffled = np.random.default_rng(0).permutation(len(texts))[:4096]
     again = ours.encode([texts[i] for i in shuffled])
     same = int(sum(a.tobytes() == vectors["ours"][i].tobytes()

@@ -56,7 +56,7 @@ def main() -> int:
     from _passages import read_passages
     from bench_kb import scifact_texts
 
-    from heta_eval.kb.dense import DEFAULT_MODEL, DenseEncoder
+    from heta_eval.encoding.dense import DEFAULT_MODEL, DenseEncoder
     from heta_eval.scale.executor import RayExecutor
 
     if args.corpus is not None:

@@ -44,7 +44,7 @@ def scifact_scores(data: Path, spec: SampleSpec | None) -> dict[str, float]:
     from heta_eval.adapters.beir import BeirBenchmark
     from heta_eval.evaluation import beir_default_metrics, evaluate_run
     from heta_eval.fusion import fuse
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
     from heta_eval.runner import BenchmarkRunner
 
     bench = BeirBenchmark("scifact", data_dir=data, sample=spec, download=False)

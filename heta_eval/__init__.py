@@ -2,7 +2,7 @@
 
 Names load on first use (PEP 562): ``import heta_eval`` costs nothing until a name is read,
 and a one-shot command imports only what it uses. Everything else lives in its home module
-(``heta_eval.rag``, ``heta_eval.kb``, ``heta_eval.runner``, ...).
+(``heta_eval.rag``, ``heta_eval.systems``, ``heta_eval.runner``, ...).
 
 Score a run, in memory or from files (:func:`read_qrels` / :func:`read_run` read TREC and BEIR
 formats), with BEIR's numbers by default or any trec_eval :class:`Measure`:
@@ -77,13 +77,13 @@ _LAZY = {
     "Measure": "heta_eval.measures.measure",
     "QueryResponse": "heta_eval.models.records",
     "QueryResult": "heta_eval.models.query_result",
-    "Recipe": "heta_eval.kb.recipe",
+    "Recipe": "heta_eval.reference.recipe",
     "RunEvaluation": "heta_eval.retrieval.result",
     "beir_default_metrics": "heta_eval.retrieval.metric",
     "evaluate_responses": "heta_eval.rag.aggregate",
     "evaluate_run": "heta_eval.retrieval.run",
     "evaluate_run_file": "heta_eval.retrieval.run_file",
-    "from_callable": "heta_eval.kb.callables",
+    "from_callable": "heta_eval.systems.callables",
     "read_qrels": "heta_eval.io.qrels",
     "read_run": "heta_eval.io.run",
 }

@@ -1,4 +1,5 @@
-"""Import paths that moved in heta-eval 0.2.0, kept working until 0.3.0.
+"""Import paths that moved, each kept working for one minor version: those moved in
+heta-eval 0.2.0 until 0.3.0, those moved in 0.3.0 (``heta_eval.kb``'s rooms) until 0.4.0.
 
 The rule (docs/development.md): a public import path that moves keeps working for one minor
 version, giving the very object of its new home with a ``DeprecationWarning`` that names the
@@ -70,7 +71,8 @@ OLD_NAMES: dict[str, dict[str, str]] = {
             (_EVALUATION, "AnswerF1 CitationPrecision CitationRecall ContextPrecisionAtK"),
             (_EVALUATION, "ExpectedOutput GoldEvidence LLMJudge"),
             ("heta_eval.runner", "Benchmark BenchmarkResults JsonlBenchmark load_results"),
-            ("heta_eval.kb", "HttpKnowledgeBase KnowledgeBase ReferenceKnowledgeBase"),
+            ("heta_eval.systems", "HttpKnowledgeBase KnowledgeBase"),
+            ("heta_eval.reference", "ReferenceKnowledgeBase"),
         ),
     },
     _EVALUATION: _LEFT_EVALUATION,
@@ -192,6 +194,199 @@ OLD_MODULES: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
+#: What ``heta_eval.kb`` listed that went to ``heta_eval.systems`` (the rest: ``reference``).
+_SYSTEMS_NAMES = (
+    "BatchKnowledgeBase CallableKnowledgeBase HttpKnowledgeBase IngestingKnowledgeBase "
+    "KnowledgeBase from_callable"
+)
+
+#: Moved in 0.3.0 (rooms by job): every module of ``heta_eval.kb``, whole, to the room of its
+#: job (``systems``, ``reference``, ``encoding``, ``rerank``, ``ann``, ``lucene``, ``cache``);
+#: the Lucene oracle left the package for the checkout's ``tools/`` (developer tooling).
+_ROOMS: dict[str, tuple[str, dict[str, str]]] = {
+    "heta_eval.kb": _module(
+        "heta_eval.reference",
+        "Answerer AnswererSpec BM25Spec ChatAnswerer Chunk ChunkingSpec DenseSpec "
+        "ExtractiveAnswerer MODES Recipe ReferenceKnowledgeBase chunk_document chunk_documents "
+        "reciprocal_rank_fusion split_sentences " + _SYSTEMS_NAMES,
+        **dict.fromkeys(_SYSTEMS_NAMES.split(), "heta_eval.systems"),
+    ),
+    "heta_eval.kb.ann": _module(
+        "heta_eval.ann",
+        "AnnError AnnIndex AnnSpec DENSE_MODES KINDS Setting ann_mode build_index parse_ann "
+        "scored_rows split_ann split_specs",
+    ),
+    "heta_eval.kb.ann.base": _module("heta_eval.ann.base", "AnnError AnnIndex library scored_rows"),
+    "heta_eval.kb.ann.compare": _module(
+        "heta_eval.ann.compare", "AnnComparison AnnRow TIE compare_indexes overlap_at"
+    ),
+    "heta_eval.kb.ann.faiss_index": _module("heta_eval.ann.faiss_index", "FaissIndex"),
+    "heta_eval.kb.ann.lancedb_index": _module("heta_eval.ann.lancedb_index", "LanceIndex"),
+    "heta_eval.kb.ann.qdrant_index": _module("heta_eval.ann.qdrant_index", "QdrantIndex"),
+    "heta_eval.kb.ann.spec": _module(
+        "heta_eval.ann.spec",
+        "AnnSpec DENSE_MODES KINDS Setting ann_mode parse_ann split_ann split_specs",
+    ),
+    "heta_eval.kb.answerers": _module(
+        "heta_eval.reference.answerers", "Answerer ChatAnswerer ExtractiveAnswerer make_answerer"
+    ),
+    "heta_eval.kb.bm25": _module("heta_eval.reference.bm25", "BM25Index top_indices"),
+    "heta_eval.kb.cache": _module(
+        "heta_eval.cache.store",
+        "ArtifactCache cache_key corpus_fingerprint default_cache_dir load_array save_array",
+    ),
+    "heta_eval.kb.cache_lock": _module(
+        "heta_eval.cache.lock", "CacheLock SAY_EVERY holder_line progress"
+    ),
+    "heta_eval.kb.calibration_texts": _module(
+        "heta_eval.encoding.calibration_texts", "CALIBRATION_TEXTS"
+    ),
+    "heta_eval.kb.callables": _module(
+        "heta_eval.systems.callables",
+        "BatchCallableKnowledgeBase CallableKnowledgeBase HitError from_callable",
+    ),
+    "heta_eval.kb.chunking": _module(
+        "heta_eval.reference.chunking", "Chunk chunk_document chunk_documents split_sentences"
+    ),
+    "heta_eval.kb.cpu": _module(
+        "heta_eval.encoding.cpu", "CpuInfo KINDS cpu_kind cpuinfo_field simulated_cpu this_cpu"
+    ),
+    "heta_eval.kb.cross_encoder": _module(
+        "heta_eval.rerank.cross_encoder",
+        "CrossEncoderError PairModel RERANK_VERSION check_cross_encoder demo_cross_encoder "
+        "load_pair_model model_fingerprint rerank_route",
+    ),
+    "heta_eval.kb.dense": _module(
+        "heta_eval.encoding.dense",
+        "CPU_BATCH DEFAULT_MODEL DenseEncoder ENCODING_VERSION GPU_BATCH ModelLoadError "
+        "default_model_path embedding_identity native_bfloat16 resolve_precision",
+    ),
+    "heta_eval.kb.embedding_cache": _module(
+        "heta_eval.encoding.embedding_cache", "Encode cached_embeddings text_digests"
+    ),
+    "heta_eval.kb.exact_search": _module(
+        "heta_eval.ann.exact_search", "BLOCK_ROWS QUERY_BATCH exact_search"
+    ),
+    "heta_eval.kb.given_vectors": _module(
+        "heta_eval.reference.given_vectors", "CheckedVectors VectorsError VectorsFile check_vectors"
+    ),
+    "heta_eval.kb.http_client": _module(
+        "heta_eval.systems.http_client", "HttpKnowledgeBase HttpKnowledgeBaseError"
+    ),
+    "heta_eval.kb.hybrid": _module("heta_eval.reference.hybrid", "reciprocal_rank_fusion"),
+    "heta_eval.kb.lucene": _module(
+        "heta_eval.lucene", "ENGLISH_STOP_WORDS LuceneBM25Index analyze porter_stem standard_tokens"
+    ),
+    "heta_eval.kb.lucene._word_break_data": _module("heta_eval.lucene._word_break_data", ""),
+    "heta_eval.kb.lucene.analyzer": _module(
+        "heta_eval.lucene.analyzer", "ENGLISH_STOP_WORDS analyze term_of token_term"
+    ),
+    "heta_eval.kb.lucene.blocks": _module(
+        "heta_eval.lucene.blocks", "BlockAnalyzers BlockPostings analyze_block"
+    ),
+    "heta_eval.kb.lucene.build": _module(
+        "heta_eval.lucene.build", "DEFAULT_BLOCK_SIZE META build_index tie_ranks_of"
+    ),
+    "heta_eval.kb.lucene.dfa": _module(
+        "heta_eval.lucene.dfa", "DFA alt cat compile_dfa opt plus star sym"
+    ),
+    "heta_eval.kb.lucene.index": _module(
+        "heta_eval.lucene.index", "LUCENE_INDEX_VERSION LuceneBM25Index"
+    ),
+    "heta_eval.kb.lucene.porter": _module("heta_eval.lucene.porter", "porter_stem"),
+    "heta_eval.kb.lucene.search": _module(
+        "heta_eval.lucene.search", "Workspace run_kernel search_kernel"
+    ),
+    "heta_eval.kb.lucene.similarity": _module(
+        "heta_eval.lucene.similarity",
+        "byte4_to_int encode_lengths idf int_to_byte4 length_table norm_factors",
+    ),
+    "heta_eval.kb.lucene.terms": _module(
+        "heta_eval.lucene.terms", "TermTable TermTableWriter open_array"
+    ),
+    "heta_eval.kb.lucene.tokenizer": _module(
+        "heta_eval.lucene.tokenizer", "MAX_TOKEN_LENGTH block_tokens standard_tokens"
+    ),
+    "heta_eval.kb.lucene.word_break": _module(
+        "heta_eval.lucene.word_break", "CLASS_NAMES REPRESENTATIVES class_table"
+    ),
+    "heta_eval.kb.onnx_int8": _module(
+        "heta_eval.encoding.onnx_int8",
+        "Int8Transformer OnnxInt8Transformer cached_folder float_onnx is_ffn_output "
+        "model_digest onnxruntime_available quieted",
+    ),
+    "heta_eval.kb.openvino_int8": _module(
+        "heta_eval.encoding.openvino_int8", "OpenVinoInt8Transformer SCHEME openvino_available"
+    ),
+    "heta_eval.kb.optional": _module("heta_eval.encoding.optional", "importable"),
+    "heta_eval.kb.pair_scores": _module("heta_eval.rerank.pair_scores", "PairScores pair_keys"),
+    "heta_eval.kb.partial_embeddings": _module(
+        "heta_eval.encoding.partial_embeddings", "PartialEmbeddings kept_rows"
+    ),
+    "heta_eval.kb.passages": _module("heta_eval.reference.passages", "Passages passages"),
+    "heta_eval.kb.precision": _module(
+        "heta_eval.encoding.precision",
+        "PRECISIONS Precision choose_precision cpu_flags cpu_kind cpu_vendor device_kind "
+        "resolve_device resolve_precision",
+    ),
+    "heta_eval.kb.protocol": _module(
+        "heta_eval.systems.protocol",
+        "BatchKnowledgeBase DEFAULT_BATCH IngestingKnowledgeBase KnowledgeBase Member "
+        "OPTIONAL_MEMBERS REQUIRED_MEMBERS is_async member protocol_problem",
+    ),
+    "heta_eval.kb.recipe": _module(
+        "heta_eval.reference.recipe", "AnswererSpec BM25Spec ChunkingSpec DenseSpec Recipe"
+    ),
+    "heta_eval.kb.reference": _module(
+        "heta_eval.reference.knowledge_base", "MODES QueryVectors ReferenceKnowledgeBase"
+    ),
+    "heta_eval.kb.rerank": _module(
+        "heta_eval.rerank.stage", "RERANK_SUFFIX RerankSpec RerankingKnowledgeBase rerank_mode"
+    ),
+    "heta_eval.kb.reranker": _module(
+        "heta_eval.rerank.reranker",
+        "CPU_UNIT CrossEncoderReranker GPU_BATCH document_text top_documents",
+    ),
+    "heta_eval.kb.route_defaults": _module(
+        "heta_eval.encoding.route_defaults",
+        "DEFAULT_ROUTES DefaultRoute FALLBACK RouteChoice default_route",
+    ),
+    "heta_eval.kb.routes": _module(
+        "heta_eval.encoding.routes",
+        "COSINE_BOUND MARGIN ROUTES RouteChoice RouteTiming auto_route calibrate "
+        "candidate_routes choose_route resolve_route route_choice route_precision",
+    ),
+    "heta_eval.kb.run_files": _module("heta_eval.systems.run_files", "RunFileKnowledgeBase"),
+    "heta_eval.kb.runners": _module(
+        "heta_eval.encoding.runners",
+        "DEFAULT_MODEL ModelLoadError TorchRunner cpu_workers default_model_path load_runner "
+        "run_alone",
+    ),
+    "heta_eval.kb.shapes": _module("heta_eval.encoding.shapes", "BUCKET FixedShapes alone shapes"),
+    "heta_eval.kb.tokenization": _module(
+        "heta_eval.encoding.tokenization",
+        "BatchTokenizer ahead_threads rust_threads tokenized_ahead",
+    ),
+    "heta_eval.kb.vectors": _module("heta_eval.reference.vectors", "DenseParts dense_parts"),
+}
+
+#: The version that moved each old path (module or package) of a later generation than
+#: DEPRECATED_IN's; each is removed one minor version after its own.
+MOVED_IN: dict[str, str] = dict.fromkeys(_ROOMS, "0.3.0")
+OLD_MODULES.update(_ROOMS)
+
+
+def moved_in(old: str) -> str:
+    """The version that moved ``old`` (a module path, or the package an old name left)."""
+    return MOVED_IN.get(old, DEPRECATED_IN)
+
+
+def removed_in(version: str) -> str:
+    """The version that removes a path moved in ``version``: the next minor version."""
+    major, minor, _ = (int(part) for part in version.split("."))
+    return f"{major}.{minor + 1}.0"
+
+
 def _warn(message: str, *, once_per_from_import: bool = True) -> None:
     """A DeprecationWarning attributed to the first frame outside this module and the import
     machinery: the user's line, so Python's default filters show it where it is in
@@ -214,9 +409,10 @@ def _warn(message: str, *, once_per_from_import: bool = True) -> None:
 
 
 def _resolve(old: str, name: str, new_module: str) -> object:
+    version = moved_in(old)
     _warn(
-        f"{old}.{name} moved in heta-eval {DEPRECATED_IN}: use "
-        f"'from {new_module} import {name}' (the old path is removed in {REMOVED_IN})"
+        f"{old}.{name} moved in heta-eval {version}: use "
+        f"'from {new_module} import {name}' (the old path is removed in {removed_in(version)})"
     )
     return getattr(import_module(new_module), name)
 
@@ -269,13 +465,19 @@ class _OldModuleFinder:
     def create_module(self, spec: ModuleSpec) -> ModuleType:
         module = _OldModule(spec.name)
         module.__all__ = sorted(OLD_MODULES[spec.name][1])  # type: ignore[attr-defined]
+        if any(old.startswith(f"{spec.name}.") for old in OLD_MODULES):
+            module.__path__ = []  # an old package: its old modules import through this finder
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        new = OLD_MODULES[module.__name__][0]
+        new, names = OLD_MODULES[module.__name__]
+        version = moved_in(module.__name__)
+        # An old package whose names went to several rooms (heta_eval.kb) says each.
+        elsewhere = sorted(set(names.values()) - {new})
+        also = f" and {', '.join(elsewhere)}" if elsewhere and version != DEPRECATED_IN else ""
         _warn(
-            f"{module.__name__} moved in heta-eval {DEPRECATED_IN}: import from {new} "
-            f"(the old path is removed in {REMOVED_IN})",
+            f"{module.__name__} moved in heta-eval {version}: import from {new}{also} "
+            f"(the old path is removed in {removed_in(version)})",
             once_per_from_import=False,
         )
 

@@ -157,8 +157,8 @@ def ray_lost_after() -> float:
 
 #: What ``precision="auto"`` does, in one sentence: the help of ``heta-eval run --precision``
 #: prints it, and README.md, docs/encoding.md and docs/knowledge-bases.md repeat it word for
-#: word (tests/test_auto_statement.py). The rule itself: :mod:`heta_eval.kb.route_defaults`
-#: (``DEFAULT_ROUTES``, per kind of CPU) and :mod:`heta_eval.kb.routes` (``route_choice``).
+#: word (tests/test_auto_statement.py). The rule itself: :mod:`heta_eval.encoding.route_defaults`
+#: (``DEFAULT_ROUTES``, per kind of CPU) and :mod:`heta_eval.encoding.routes` (``route_choice``).
 AUTO_PRECISION = (
     "auto is float16 on a CUDA GPU; on the CPU it is the default route of its kind of CPU, "
     "chosen from make bench's measurements on that kind (bfloat16 with AMX or AMD's "
@@ -172,8 +172,8 @@ def encode_route() -> str | None:
     the CPU: a route name (``torch-float32``, ``torch-bfloat16``, ``onnxruntime-int8``,
     ``openvino-int8``), ``measure`` (time every available route once per machine; one clearly
     faster than the kind's default within the quality bound displaces it:
-    :mod:`heta_eval.kb.routes`), or ``static``; None (unset) and ``static`` take the default
-    route of the kind of CPU (``heta_eval.kb.route_defaults.DEFAULT_ROUTES``).
+    :mod:`heta_eval.encoding.routes`), or ``static``; None (unset) and ``static`` take the default
+    route of the kind of CPU (``heta_eval.encoding.route_defaults.DEFAULT_ROUTES``).
 
     >>> encode_route() in (None, "static", "measure", "torch-float32", "torch-bfloat16")
     True

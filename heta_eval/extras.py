@@ -35,7 +35,7 @@ EXTRAS: dict[str, str] = {
     "matplotlib": "compare",
     "jinja2": "compare",
     "ray": "ray",
-    # Approximate indexes (heta_eval.kb.ann), one extra each.
+    # Approximate indexes (heta_eval.ann), one extra each.
     "faiss": "faiss",
     "qdrant_client": "qdrant",
     "lancedb": "lancedb",

@@ -29,7 +29,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / ".test-cache" / "numba"))
 SUITE_HOME = REPO / ".test-cache" / "home"
 SUITE_HOME.mkdir(parents=True, exist_ok=True)
 os.environ["HOME"] = str(SUITE_HOME)
-# The encoder's automatic route is its kind of CPU's default (heta_eval.kb.route_defaults),
+# The encoder's automatic route is its kind of CPU's default (heta_eval.encoding.route_defaults),
 # never a timing; a route forced or measured by the developer's environment does not leak in.
 # What depends on the kind of CPU is tested on every kind by describing it
 # (tests/cpu_kinds.py); the measurement itself with injected timings (test_encode_routes.py).
@@ -39,8 +39,8 @@ os.environ.pop("HETA_EVAL_ENCODE_ROUTE", None)
 def pytest_report_header(config) -> list[str]:
     """The CPU the suite runs on: the tests that assert what depends on the kind of CPU
     describe every kind themselves; what runs for real (encoding) runs this one's route."""
-    from heta_eval.kb.cpu import KINDS, this_cpu
-    from heta_eval.kb.route_defaults import default_route
+    from heta_eval.encoding.cpu import KINDS, this_cpu
+    from heta_eval.encoding.route_defaults import default_route
 
     cpu = this_cpu()
     return [

@@ -1,14 +1,14 @@
 """The kinds of CPU the encoder's choices are tested on, each as its ``/proc/cpuinfo`` shows it
 (the first processor's lines the encoder reads; the flags abridged to the x86 or Arm features
 around the ones that matter), with a thread count and the int8 runtimes installed. A test puts
-one in place of this machine with :func:`heta_eval.kb.cpu.simulated_cpu`, so what it asserts
+one in place of this machine with :func:`heta_eval.encoding.cpu.simulated_cpu`, so what it asserts
 holds on whatever CPU the suite runs on."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heta_eval.kb.cpu import CpuInfo
+from heta_eval.encoding.cpu import CpuInfo
 
 _X86 = (
     "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr "

@@ -1,4 +1,4 @@
-"""Approximate search (``heta_eval.kb.ann``, ``heta-eval run --ann``, ``heta-eval ann``) on the
+"""Approximate search (``heta_eval.ann``, ``heta-eval run --ann``, ``heta-eval ann``) on the
 real local engines (FAISS, Qdrant's local mode, LanceDB), on a small seeded corpus of unit
 vectors: exact indexes rank as exact search does, the recall of the exact top k is what numpy
 recomputes, the run's nDCG@10 is pytrec_eval's on its run file, bad settings are one line."""
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from heta_eval.kb.ann import AnnError, build_index, parse_ann, scored_rows
-from heta_eval.kb.ann.base import library
-from heta_eval.kb.ann.compare import overlap_at
-from heta_eval.kb.exact_search import exact_search
+from heta_eval.ann import AnnError, build_index, parse_ann, scored_rows
+from heta_eval.ann.base import library
+from heta_eval.ann.compare import overlap_at
+from heta_eval.ann.exact_search import exact_search
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS, QUERIES, DIM = 3000, 40, 32

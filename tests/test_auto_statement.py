@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from heta_eval.config import AUTO_PRECISION
-from heta_eval.kb.cpu import simulated_cpu
-from heta_eval.kb.precision import choose_precision, resolve_precision
-from heta_eval.kb.routes import resolve_route
+from heta_eval.encoding.cpu import simulated_cpu
+from heta_eval.encoding.precision import choose_precision, resolve_precision
+from heta_eval.encoding.routes import resolve_route
 from tests.cpu_kinds import KIND_IDS, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,8 @@ from kb_fixtures import DOCS, AnimalBenchmark
 
 import heta_eval
 from heta_eval import BenchmarkRunner, beir_default_metrics
-from heta_eval.kb import BatchKnowledgeBase, KnowledgeBase
-from heta_eval.kb.callables import HitError, hits_response
+from heta_eval.systems import BatchKnowledgeBase, KnowledgeBase
+from heta_eval.systems.callables import HitError, hits_response
 
 WORDS = {doc_id: set(text.lower().replace(".", "").split()) for doc_id, text in DOCS.items()}
 

@@ -19,7 +19,7 @@ import pytest
 
 from heta_eval.cli import build_parser
 from heta_eval.cli.run import ALL_MODES
-from heta_eval.kb.reference import MODES
+from heta_eval.reference.knowledge_base import MODES
 
 #: Modules a help or a usage error must not import (each costs 0.3 s to seconds).
 HEAVY = (

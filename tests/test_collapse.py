@@ -23,9 +23,9 @@ from heta_eval.evaluation import (
     beir_default_metrics,
     evaluate_responses,
 )
-from heta_eval.kb import Recipe
 from heta_eval.models.columns import ChunkTable
 from heta_eval.models.records import Document
+from heta_eval.reference import Recipe
 from heta_eval.retrieval.collapse import collapse_batch, collapse_to_documents
 from heta_eval.retrieval.first_chunks import first_chunks, first_chunks_of_list
 

@@ -44,7 +44,7 @@ class Tiny:
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, Path]:
     """``tiny`` four times: the base, the same again, a larger corpus, other judgments."""
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
     from heta_eval.runner import BenchmarkRunner
 
     root = tmp_path_factory.mktemp("comparable")

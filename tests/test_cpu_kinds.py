@@ -1,4 +1,4 @@
-"""The one description of the CPU every CPU-dependent choice reads (``heta_eval.kb.cpu``): each
+"""The one description of the CPU every CPU-dependent choice reads (``heta_eval.encoding.cpu``): each
 kind of CPU read from its ``/proc/cpuinfo`` text, put in place of this machine's for a block,
 its default route and precision (the two rules agree on every kind), and the suite's header
 naming the CPU it ran on."""
@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from heta_eval.kb import cpu as cpu_module
-from heta_eval.kb.cpu import KINDS as KIND_NAMES
-from heta_eval.kb.cpu import CpuInfo, simulated_cpu, this_cpu
-from heta_eval.kb.precision import choose_precision
-from heta_eval.kb.route_defaults import DEFAULT_ROUTES, FALLBACK, default_route
-from heta_eval.kb.routes import ROUTES, route_precision
+from heta_eval.encoding import cpu as cpu_module
+from heta_eval.encoding.cpu import KINDS as KIND_NAMES
+from heta_eval.encoding.cpu import CpuInfo, simulated_cpu, this_cpu
+from heta_eval.encoding.precision import choose_precision
+from heta_eval.encoding.route_defaults import DEFAULT_ROUTES, FALLBACK, default_route
+from heta_eval.encoding.routes import ROUTES, route_precision
 from tests.conftest import pytest_report_header
 from tests.cpu_kinds import ARM, KIND_IDS, KINDS, VNNI_XEON
 

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from heta_eval.cli import main
-from heta_eval.kb import Recipe
-from heta_eval.kb import precision as precision_module
-from heta_eval.kb.cpu import CpuInfo, simulated_cpu
-from heta_eval.kb.dense import DenseEncoder, default_model_path, embedding_identity
-from heta_eval.kb.onnx_int8 import onnxruntime_available
-from heta_eval.kb.precision import choose_precision, resolve_precision
-from heta_eval.kb.route_defaults import DEFAULT_ROUTES
+from heta_eval.encoding import precision as precision_module
+from heta_eval.encoding.cpu import CpuInfo, simulated_cpu
+from heta_eval.encoding.dense import DenseEncoder, default_model_path, embedding_identity
+from heta_eval.encoding.onnx_int8 import onnxruntime_available
+from heta_eval.encoding.precision import choose_precision, resolve_precision
+from heta_eval.encoding.route_defaults import DEFAULT_ROUTES
 from heta_eval.models.records import Document
+from heta_eval.reference import Recipe
 from tests.cpu_kinds import KINDS
 
 TEXTS = [
@@ -231,7 +231,7 @@ def test_concurrent_first_queries_load_one_consistent_model() -> None:
     ask for the model at once. Two concurrent loads once left a half-float32 bfloat16 model."""
     import threading
 
-    from heta_eval.kb import runners
+    from heta_eval.encoding import runners
 
     runners.load_runner.cache_clear()
     encoder = DenseEncoder(device="cpu", precision="bfloat16")

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from heta_eval.kb.dense import default_model_path
-from heta_eval.kb.tokenization import BatchTokenizer
+from heta_eval.encoding.dense import default_model_path
+from heta_eval.encoding.tokenization import BatchTokenizer
 
 ODD = [
     "",
@@ -170,8 +170,8 @@ def test_a_slow_tokenizer_is_refused_with_a_clear_error() -> None:
 )
 def test_rust_threads_follow_the_tokenizers_environment(monkeypatch, environ, expected) -> None:
     from heta_eval._runtime import usable_cpus
-    from heta_eval.kb import dense
-    from heta_eval.kb.tokenization import ahead_threads, rust_threads
+    from heta_eval.encoding import dense
+    from heta_eval.encoding.tokenization import ahead_threads, rust_threads
 
     for name in ("TOKENIZERS_PARALLELISM", "TOKENIZERS_NUM_THREADS", "RAYON_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)

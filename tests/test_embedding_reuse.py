@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from heta_eval.evaluation import Document
-from heta_eval.kb import Recipe
+from heta_eval.reference import Recipe
 
 TEXTS = {
     "d1": "Cats purr when they are content.",

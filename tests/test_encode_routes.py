@@ -12,13 +12,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from heta_eval.kb import routes
-from heta_eval.kb.cpu import simulated_cpu
-from heta_eval.kb.dense import DenseEncoder, default_model_path, embedding_identity
-from heta_eval.kb.onnx_int8 import onnxruntime_available
-from heta_eval.kb.openvino_int8 import openvino_available
-from heta_eval.kb.route_defaults import DEFAULT_ROUTES
-from heta_eval.kb.routes import (
+from heta_eval.encoding import routes
+from heta_eval.encoding.cpu import simulated_cpu
+from heta_eval.encoding.dense import DenseEncoder, default_model_path, embedding_identity
+from heta_eval.encoding.onnx_int8 import onnxruntime_available
+from heta_eval.encoding.openvino_int8 import openvino_available
+from heta_eval.encoding.route_defaults import DEFAULT_ROUTES
+from heta_eval.encoding.routes import (
     COSINE_BOUND,
     RouteTiming,
     candidate_routes,
@@ -251,7 +251,7 @@ def test_an_int8_runtimes_first_call_is_made_alone_and_later_ones_side_by_side()
     import threading
     import time
 
-    from heta_eval.kb.onnx_int8 import Int8Transformer
+    from heta_eval.encoding.onnx_int8 import Int8Transformer
 
     class Counting(Int8Transformer):
         inside = most = 0

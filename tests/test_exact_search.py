@@ -12,8 +12,8 @@ from beir.retrieval.search.dense import DenseRetrievalExactSearch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heta_eval.kb.bm25 import top_indices
-from heta_eval.kb.exact_search import exact_search
+from heta_eval.ann.exact_search import exact_search
+from heta_eval.reference.bm25 import top_indices
 
 
 @settings(max_examples=150, deadline=None)

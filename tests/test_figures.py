@@ -18,8 +18,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import figures  # noqa: E402
 
-from heta_eval.kb import dense  # noqa: E402
-from heta_eval.kb.cpu import KINDS  # noqa: E402
+from heta_eval.encoding import dense  # noqa: E402
+from heta_eval.encoding.cpu import KINDS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

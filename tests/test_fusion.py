@@ -10,7 +10,7 @@ from heta_eval.evaluation import evaluate_run
 from heta_eval.fusion import FusionError, fuse
 from heta_eval.fusion.optimize import cross_validate, grid, tune_on_split
 from heta_eval.io.trec import read_run, write_qrels, write_run
-from heta_eval.kb.hybrid import reciprocal_rank_fusion
+from heta_eval.reference.hybrid import reciprocal_rank_fusion
 
 
 def test_a_query_only_one_run_has_fuses_as_if_the_others_ranked_nothing() -> None:

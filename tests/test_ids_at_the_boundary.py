@@ -222,8 +222,8 @@ def test_a_case_id_with_a_newline_stops_the_run_in_one_line_before_any_query(
 def test_a_reply_with_a_bad_document_id_or_an_unstorable_chunk_id_fails_that_query_only(
     tmp_path, bad, where
 ) -> None:
-    from heta_eval.kb import HttpKnowledgeBase
     from heta_eval.runner import BenchmarkRunner
+    from heta_eval.systems import HttpKnowledgeBase
 
     server = Service(bad_id=f"d{bad}x", where=where)
     try:
@@ -429,8 +429,8 @@ def test_a_benchmark_built_in_code_is_checked_by_the_same_rule_before_any_query(
 
 
 def test_a_journaled_record_whose_ids_would_forge_the_run_is_asked_again(tmp_path) -> None:
-    from heta_eval.kb import HttpKnowledgeBase
     from heta_eval.runner import BenchmarkRunner
+    from heta_eval.systems import HttpKnowledgeBase
 
     jsonl(tmp_path / "docs.jsonl", [{"id": d, "text": d} for d in ("d1", "d2")])
     cases = [{"id": f"q{i}", "query": q, "expected": {"relevance": {q: 1}}}
@@ -464,8 +464,8 @@ def test_a_journaled_record_whose_ids_would_forge_the_run_is_asked_again(tmp_pat
     ids=["deep", "source-not-object", "not-utf8"],
 )
 def test_any_reply_that_cannot_be_read_fails_that_query_only(tmp_path, payload) -> None:
-    from heta_eval.kb import HttpKnowledgeBase
     from heta_eval.runner import BenchmarkRunner
+    from heta_eval.systems import HttpKnowledgeBase
 
     def reply(raw: bytes, _: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
         query = json.loads(raw)["query"]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heta_eval.kb.chunking import chunk_document, split_sentences
 from heta_eval.models.records import Document
+from heta_eval.reference.chunking import chunk_document, split_sentences
 
 SENTENCES = [
     "Alpha beta gamma delta.",

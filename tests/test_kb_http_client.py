@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from heta_eval.kb import HttpKnowledgeBase, KnowledgeBase
-from heta_eval.kb.http_client import HttpKnowledgeBaseError
+from heta_eval.systems import HttpKnowledgeBase, KnowledgeBase
+from heta_eval.systems.http_client import HttpKnowledgeBaseError
 
 # A behaviour turns the request body into (status, body bytes, seconds to sleep first).
 Behaviour = Callable[[dict], tuple[int, bytes, float]]

@@ -1,5 +1,5 @@
 """The protocol says what it probes: every member the runner reads of a knowledge base is
-declared in heta_eval/kb/protocol.py with its default (and documented), the runner reads
+declared in heta_eval/systems/protocol.py with its default (and documented), the runner reads
 them only through ``member``, and an object missing a required one is refused, naming the
 member, before its first query."""
 
@@ -15,8 +15,8 @@ from kb_fixtures import AnimalBenchmark
 
 import heta_eval
 from heta_eval import BenchmarkRunner, QueryResponse
-from heta_eval.kb.protocol import OPTIONAL_MEMBERS, REQUIRED_MEMBERS, member
 from heta_eval.runner import RunConfigurationError
+from heta_eval.systems.protocol import OPTIONAL_MEMBERS, REQUIRED_MEMBERS, member
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -155,14 +155,14 @@ def test_a_given_knowledge_base_records_its_build_info_and_is_closed(tmp_path):
     assert (kb.asked, Described.closed) == (2, 1)
 
 
-def test_the_protocol_doctest_example_of_heta_eval_kb_loads_nothing_heavy():
+def test_the_protocol_doctest_example_of_heta_eval_systems_loads_nothing_heavy():
     import subprocess
     import sys
 
     code = (
-        "import sys; from heta_eval.kb import KnowledgeBase, from_callable\n"
-        "print(sorted(m for m in ('bm25s', 'torch', 'heta_eval.kb.reference') if m in sys.modules))"
+        "import sys; from heta_eval.systems import KnowledgeBase, from_callable\n"
+        "print(sorted(m for m in ('bm25s', 'torch', 'heta_eval.reference.knowledge_base') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-    assert heta_eval.from_callable is heta_eval.kb.from_callable
+    assert heta_eval.from_callable is heta_eval.systems.from_callable

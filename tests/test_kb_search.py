@@ -8,17 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from heta_eval.kb import (
-    MODES,
-    ExtractiveAnswerer,
-    IngestingKnowledgeBase,
-    KnowledgeBase,
-    Recipe,
-    reciprocal_rank_fusion,
-)
-from heta_eval.kb.bm25 import BM25Index, top_indices
-from heta_eval.kb.dense import DenseEncoder
+from heta_eval.encoding.dense import DenseEncoder
 from heta_eval.models.records import Document, QueryResponse
+from heta_eval.reference import MODES, ExtractiveAnswerer, Recipe, reciprocal_rank_fusion
+from heta_eval.reference.bm25 import BM25Index, top_indices
+from heta_eval.systems import IngestingKnowledgeBase, KnowledgeBase
 
 CORPUS = [
     Document(id="paris", title="Paris", text="Paris is the capital and largest city of France."),

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackService
 
-from heta_eval.kb import HttpKnowledgeBase
-from heta_eval.kb.http_client import HttpKnowledgeBaseError
 from heta_eval.remote import RequestRate
+from heta_eval.systems import HttpKnowledgeBase
+from heta_eval.systems.http_client import HttpKnowledgeBaseError
 
 API_KEY = "key-6f1e2d-not-for-logs"
 TOKEN = "tok-93ab-bearer-secret"

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from heta_eval.kb import Recipe
-from heta_eval.kb import bm25 as bm25_module
-from heta_eval.kb.bm25 import BM25Index, top_indices
-from heta_eval.kb.cpu import simulated_cpu
-from heta_eval.kb.dense import DenseEncoder, native_bfloat16, resolve_precision
+from heta_eval.encoding.cpu import simulated_cpu
+from heta_eval.encoding.dense import DenseEncoder, native_bfloat16, resolve_precision
+from heta_eval.reference import Recipe
+from heta_eval.reference import bm25 as bm25_module
+from heta_eval.reference.bm25 import BM25Index, top_indices
 from tests.cpu_kinds import KIND_IDS, KINDS
 
 ROOT = Path(__file__).resolve().parent.parent

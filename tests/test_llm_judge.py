@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pytest
 from chat_server import ChatServer, completion_body
 
-from heta_eval.kb.answerers import ChatAnswerer
 from heta_eval.llm import LLMClient, LLMError
 from heta_eval.models.records import BenchmarkCase, QueryResponse, QueryResult
 from heta_eval.rag.judge.judge import JUDGE_PROMPT, JudgeError, LLMJudge, parse_judgement
+from heta_eval.reference.answerers import ChatAnswerer
 
 # A behaviour maps the request (body, headers) to (status, raw body, delay seconds).
 Behaviour = Callable[[dict, dict], tuple[int, bytes, float]]

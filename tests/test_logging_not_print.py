@@ -36,9 +36,9 @@ REPO = Path(__file__).resolve().parents[1]
 #: is the command's to decide. Path -> the function whose prints are that output (None: the
 #: whole module).
 COMMAND_LINE_TOOLS = {
-    # ``python -m heta_eval.kb.lucene.oracle``: a developer's check against Java Lucene
+    # ``python -m tools.lucene_oracle.oracle``: a developer's check against Java Lucene
     # (Anserini); its report of differences is what it prints. No library code imports it.
-    "heta_eval/kb/lucene/oracle.py": None,
+    "tools/lucene_oracle/oracle.py": None,
     # ``python -m heta_eval.adapters.scifact_claims``: prints the benchmark's counts.
     "adapters/scifact_claims.py": "_main",
 }

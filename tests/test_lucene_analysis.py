@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from heta_eval.adapters.beir import BeirBenchmark
 from heta_eval.evaluation import Document
-from heta_eval.kb import Recipe
-from heta_eval.kb.lucene import ENGLISH_STOP_WORDS, analyze, porter_stem, standard_tokens
-from heta_eval.kb.lucene.index import LuceneBM25Index
-from heta_eval.kb.lucene.similarity import byte4_to_int, int_to_byte4, length_table
+from heta_eval.lucene import ENGLISH_STOP_WORDS, analyze, porter_stem, standard_tokens
+from heta_eval.lucene.index import LuceneBM25Index
+from heta_eval.lucene.similarity import byte4_to_int, int_to_byte4, length_table
+from heta_eval.reference import Recipe
 
 # Porter's 1980 paper examples; Lucene 9 (Anserini 0.22.1) stems every one this way (checked
 # with the jar), including the reference code's "-bli" -> "-ble" and "-logi" -> "-log".
@@ -118,7 +118,7 @@ def test_pinned_texts_tokenize_as_lucene() -> None:
 
 
 def test_the_python_scan_equals_the_compiled_one() -> None:
-    from heta_eval.kb.lucene import tokenizer
+    from heta_eval.lucene import tokenizer
 
     texts = [t for t, _ in PINS["texts"][:300]]
     compiled = [list(standard_tokens(t)) for t in texts]
@@ -223,7 +223,7 @@ def test_scores_equal_textbook_bm25_and_every_search_path_agrees(docs, query):
 
 
 def test_numpy_fallback_equals_the_compiled_kernel(monkeypatch) -> None:
-    from heta_eval.kb.lucene import index as module
+    from heta_eval.lucene import index as module
 
     docs = ["cells bind protein", "mouse cells", "tumor gene gene", "binding cells cells"]
     index = LuceneBM25Index.build({"contents": docs}, tie_keys=["d", "c", "b", "a"])
@@ -320,7 +320,7 @@ def test_documents_with_blank_text_are_skipped_as_anserini_skips_them(tmp_path) 
 
 
 def test_oracle_says_in_one_line_why_it_cannot_run(monkeypatch, tmp_path):
-    from heta_eval.kb.lucene import anserini
+    from tools.lucene_oracle import anserini
 
     monkeypatch.setenv("HETA_EVAL_ANSERINI_CACHE", str(tmp_path))
     monkeypatch.setattr(anserini.shutil, "which", lambda tool: None)

@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from heta_eval.kb.lucene.analyzer import analyze
-from heta_eval.kb.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
-from heta_eval.kb.lucene.similarity import byte4_to_int, int_to_byte4
-from heta_eval.kb.lucene.tokenizer import block_tokens, standard_tokens
+from heta_eval.lucene.analyzer import analyze
+from heta_eval.lucene.index import LUCENE_INDEX_VERSION, LuceneBM25Index
+from heta_eval.lucene.similarity import byte4_to_int, int_to_byte4
+from heta_eval.lucene.tokenizer import block_tokens, standard_tokens
 
 REPO = Path(__file__).resolve().parents[1]
 K1, B = 0.9, 0.4
@@ -319,8 +319,8 @@ _BUILD_SCRIPT = """
 import sys
 import numpy as np
 from heta_eval import interrupts
-from heta_eval.kb.cache import ArtifactCache
-from heta_eval.kb.lucene.index import LuceneBM25Index
+from heta_eval.cache.store import ArtifactCache
+from heta_eval.lucene.index import LuceneBM25Index
 
 words = np.array([f"w{i}" for i in range(5000)])
 rng = np.random.default_rng(0)
@@ -404,7 +404,7 @@ def test_block_tokens_are_each_texts_standard_tokens() -> None:
 
 def test_the_plain_text_test_is_the_rule_it_states() -> None:
     # Plain: no "_", and no ":.,;'" between two ASCII letters or digits (the old pattern).
-    from heta_eval.kb.lucene import tokenizer
+    from heta_eval.lucene import tokenizer
 
     rule = re.compile(r"_|[A-Za-z0-9][:.,;'][A-Za-z0-9]")
     rng = np.random.default_rng(9)
@@ -417,7 +417,7 @@ def test_the_plain_text_test_is_the_rule_it_states() -> None:
 def test_a_process_forgets_all_but_the_last_blocks_tokens_and_builds_the_same_index(monkeypatch):
     # Past its limit, the cache of tokens' terms keeps only the block just analyzed (the
     # frequent tokens): the index is the one a cache that forgets nothing builds.
-    from heta_eval.kb.lucene import blocks
+    from heta_eval.lucene import blocks
 
     fields, ids = random_corpus(7, 80, multifield=True)
     remembering = build(fields, tie_keys=ids, block_size=3, workers=1)

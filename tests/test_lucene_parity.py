@@ -17,9 +17,9 @@ import pytest
 
 from heta_eval.data.beir_loader import load_beir
 from heta_eval.evaluation import evaluate_run
-from heta_eval.kb.lucene import analyze
-from heta_eval.kb.lucene import anserini as oracle
-from heta_eval.kb.lucene.index import LuceneBM25Index
+from heta_eval.lucene import analyze
+from heta_eval.lucene.index import LuceneBM25Index
+from tools.lucene_oracle import anserini as oracle
 
 pytestmark = pytest.mark.system  # starts the Lucene oracle's JVM (Anserini)
 

@@ -1,11 +1,13 @@
-"""Import paths that moved in 0.2.0 keep working until 0.3.0: each gives the very object of
-its new home and a DeprecationWarning naming that home (the rule: docs/development.md, the
+"""Import paths that moved keep working for one minor version (those of 0.2.0 until 0.3.0,
+``heta_eval.kb``'s, moved in 0.3.0, until 0.4.0): each gives the very object of its new home
+and a DeprecationWarning naming that home (the rule: docs/development.md, the
 table: heta_eval/_moved.py, the list: CHANGELOG.md)."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
 import subprocess
 import sys
@@ -20,6 +22,16 @@ from heta_eval import _moved
 
 #: The last commit with the 0.1.0 layout (the parent of the restructuring's first step).
 LAYOUT_0_1_0 = "a9ca59bc023ab5a6ce9150ae6d1dcaefc1c1cff3~1"
+#: The last commit with the 0.2.0 layout (before heta_eval.kb's modules moved to their rooms).
+LAYOUT_0_2_0 = "5ccc503e51770672c62e9c2db7f0f4d4721ea8ee"
+
+#: 0.2.0 modules that left the package rather than moved in it: the Lucene oracle, developer
+#: tooling, now in the checkout's tools/lucene_oracle/ (CHANGELOG.md says so).
+LEFT_THE_PACKAGE = {
+    "heta_eval.kb.lucene.anserini",
+    "heta_eval.kb.lucene.java_programs",
+    "heta_eval.kb.lucene.oracle",
+}
 
 #: Names of the 0.1.0 modules that were dropped, not moved (compiled or gc helpers of the
 #: readers; nothing replaces them under any name).
@@ -49,7 +61,8 @@ def _forget(module: str) -> None:
 def test_a_name_a_package_no_longer_lists_is_its_new_homes_object_with_a_warning(
     package, name, new
 ):
-    message = f"{package}.{name} moved in heta-eval 0.2.0: use 'from {new} import {name}'"
+    version = _moved.moved_in(package)
+    message = f"{package}.{name} moved in heta-eval {version}: use 'from {new} import {name}'"
     with pytest.warns(DeprecationWarning, match=re.escape(message)):
         found = getattr(importlib.import_module(package), name)
     assert found is getattr(importlib.import_module(new), name)
@@ -58,10 +71,10 @@ def test_a_name_a_package_no_longer_lists_is_its_new_homes_object_with_a_warning
 
 @pytest.mark.parametrize("old", sorted(_moved.OLD_MODULES))
 def test_an_old_module_path_imports_with_a_warning_naming_its_successor(old):
-    successor = _moved.OLD_MODULES[old][0]
+    successor, version = _moved.OLD_MODULES[old][0], _moved.moved_in(old)
     _forget(old)
-    with pytest.warns(DeprecationWarning, match=re.escape(f"{old} moved in heta-eval 0.2.0: "
-                                                          f"import from {successor} ")):  # fmt: skip
+    said = f"{old} moved in heta-eval {version}: import from {successor}"
+    with pytest.warns(DeprecationWarning, match=re.escape(said)):
         module = importlib.import_module(old)
     assert module is sys.modules[old]
     assert sorted(module.__all__) == sorted(_moved.OLD_MODULES[old][1])
@@ -70,7 +83,8 @@ def test_an_old_module_path_imports_with_a_warning_naming_its_successor(old):
 @pytest.mark.parametrize(("old", "name", "new"), OLD_MODULE_CASES)
 def test_each_name_of_an_old_module_is_its_new_homes_object_with_a_warning(old, name, new):
     module = importlib.import_module(old)
-    message = f"{old}.{name} moved in heta-eval 0.2.0: use 'from {new} import {name}'"
+    version = _moved.moved_in(old)
+    message = f"{old}.{name} moved in heta-eval {version}: use 'from {new} import {name}'"
     with pytest.warns(DeprecationWarning, match=re.escape(message)):
         found = getattr(module, name)
     assert found is getattr(importlib.import_module(new), name)
@@ -140,14 +154,17 @@ def test_a_public_name_an_old_module_had_beside_its_all_is_its_successors(old, n
 
 def test_the_old_paths_last_one_minor_version_and_go_in_the_one_after():
     assert (_moved.DEPRECATED_IN, _moved.REMOVED_IN) == ("0.2.0", "0.3.0")
-    major, minor, _ = (int(part) for part in _moved.DEPRECATED_IN.split("."))
-    assert f"{major}.{minor + 1}.0" == _moved.REMOVED_IN  # one minor version, no more
+    assert _moved.removed_in(_moved.DEPRECATED_IN) == _moved.REMOVED_IN  # one minor, no more
+    assert (_moved.removed_in("0.3.0"), _moved.removed_in("1.9.4")) == ("0.4.0", "1.10.0")
+    assert set(_moved.MOVED_IN.values()) == {"0.3.0"}
     version = tuple(int(part) for part in heta_eval.__version__.split("."))
-    removed = tuple(int(part) for part in _moved.REMOVED_IN.split("."))
-    # When the version reaches REMOVED_IN, heta_eval/_moved.py's tables must be emptied.
-    assert version < removed or (not _moved.OLD_NAMES and not _moved.OLD_MODULES)
     changelog = (REPO / "CHANGELOG.md").read_text()
-    assert f"removed in {_moved.REMOVED_IN}" in changelog
+    old_paths = [*_moved.OLD_MODULES, *_moved.OLD_NAMES]
+    for moved in {_moved.moved_in(old) for old in old_paths}:
+        removed = _moved.removed_in(moved)
+        # When the version reaches a generation's removal, its paths must leave the tables.
+        assert version < tuple(int(part) for part in removed.split(".")), moved
+        assert f"### Deprecated (removed in {removed})" in changelog
 
 
 def test_the_old_module_paths_create_no_file_and_no_import_circle():
@@ -164,8 +181,8 @@ def test_the_old_module_paths_create_no_file_and_no_import_circle():
     assert not [name for name in imported if name.startswith("heta_eval")], imported
 
 
-def _git_show(path: str) -> str | None:
-    done = subprocess.run(["git", "-C", str(REPO), "show", f"{LAYOUT_0_1_0}:{path}"],
+def _git_show(path: str, layout: str = LAYOUT_0_1_0) -> str | None:
+    done = subprocess.run(["git", "-C", str(REPO), "show", f"{layout}:{path}"],
                           capture_output=True, text=True, check=False)  # fmt: skip
     return done.stdout if done.returncode == 0 else None
 
@@ -204,9 +221,39 @@ def test_the_table_covers_every_public_path_of_the_0_1_0_layout():
         name = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         if (REPO / path).exists() or any(part.startswith("_") for part in name.split(".")):
             continue  # still there, or private (heta_eval._cpus, evaluation._jit, kb._parallel)
+        if name in LEFT_THE_PACKAGE:
+            continue
         listed = _listed(_git_show(path) or "") - DROPPED
         assert name in _moved.OLD_MODULES, name
+        if _moved.moved_in(name) == "0.2.0":  # a later move is checked against its own layout
+            assert listed == set(_moved.OLD_MODULES[name][1]), name
+
+
+def test_the_table_covers_every_public_path_of_the_0_2_0_layout():
+    files = subprocess.run(
+        ["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", LAYOUT_0_2_0, "heta_eval"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if files.returncode != 0:
+        pytest.skip(f"the repository's history is not here ({files.stderr.strip()})")
+    gone = []
+    for path in files.stdout.split():
+        name = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if not path.endswith(".py") or name in LEFT_THE_PACKAGE:
+            continue
+        listed = _listed(_git_show(path, LAYOUT_0_2_0) or "")
+        if importlib.util.find_spec(name) is not None and name not in _moved.OLD_MODULES:
+            # still there (heta_eval.rerank as a package now): it lists what it listed
+            assert listed <= set(getattr(importlib.import_module(name), "__all__", ())), name
+            continue
+        gone.append(name)
+        assert name in _moved.OLD_MODULES and _moved.moved_in(name) == "0.3.0", name
         assert listed == set(_moved.OLD_MODULES[name][1]), name
+    assert len(gone) == 55 and "heta_eval.kb" in gone  # every module of heta_eval.kb but 3
+    for old in LEFT_THE_PACKAGE:
+        assert old not in _moved.OLD_MODULES
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
 
 
 def test_the_warning_points_at_the_line_that_uses_the_old_path():
@@ -230,7 +277,15 @@ def test_the_changelog_names_every_old_path_and_its_new_home():
         start = next(i for i, line in enumerate(lines) if line.startswith(heading))
         table = lines[start + 2 : lines.index("", start + 3)]
         for name, new in names.items():
-            assert any(f"`{name}`" in row and row.endswith(f"| `{new}` |") for row in table), name
+            homes = [
+                row.rsplit("| `", 1)[1].removesuffix("` |") for row in table if f"`{name}`" in row
+            ]
+            # 0.2.0's home, or where that home's names went since (heta_eval.kb's, in 0.3.0)
+            now = [
+                _moved.OLD_MODULES[home][1][name] if home in _moved.OLD_MODULES else home
+                for home in homes
+            ]
+            assert new in now, (name, homes)
 
 
 @pytest.mark.parametrize("old", ["heta_eval.trec", "heta_eval.evaluation.models"])

@@ -5,7 +5,7 @@ worker threads: byte for byte. Before, texts of different lengths were padded to
 text's vector moved with its neighbours (bfloat16: 28 of 40 SciFact vectors changed between
 two batchings), and through the embedding cache, a corpus's nDCG with them.
 
-The GPU's fixed shapes (heta_eval.kb.shapes.FixedShapes) are exercised here on the CPU (the
+The GPU's fixed shapes (heta_eval.encoding.shapes.FixedShapes) are exercised here on the CPU (the
 shaping code is the same; a GPU's kernels are checked by bench/gpu_encode.py on a GPU). Ray's
 encode is checked in tests/test_scale_ray.py (a system test)."""
 
@@ -17,12 +17,12 @@ import random
 import numpy as np
 import pytest
 
-from heta_eval.kb.cache import ArtifactCache
-from heta_eval.kb.dense import ENCODING_VERSION, DenseEncoder, embedding_identity
-from heta_eval.kb.embedding_cache import cached_embeddings
-from heta_eval.kb.onnx_int8 import onnxruntime_available
-from heta_eval.kb.openvino_int8 import openvino_available
-from heta_eval.kb.shapes import BUCKET, FixedShapes, shapes
+from heta_eval.cache.store import ArtifactCache
+from heta_eval.encoding.dense import ENCODING_VERSION, DenseEncoder, embedding_identity
+from heta_eval.encoding.embedding_cache import cached_embeddings
+from heta_eval.encoding.onnx_int8 import onnxruntime_available
+from heta_eval.encoding.openvino_int8 import openvino_available
+from heta_eval.encoding.shapes import BUCKET, FixedShapes, shapes
 from tests.conftest import shared_path
 
 

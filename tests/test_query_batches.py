@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from heta_eval.ann.exact_search import exact_search
 from heta_eval.evaluation import BenchmarkCase, Document, QueryResponse, beir_default_metrics
-from heta_eval.kb import Recipe
-from heta_eval.kb.bm25 import top_indices
-from heta_eval.kb.exact_search import exact_search
-from heta_eval.kb.hybrid import reciprocal_rank_fusion
+from heta_eval.reference import Recipe
+from heta_eval.reference.bm25 import top_indices
+from heta_eval.reference.hybrid import reciprocal_rank_fusion
 from heta_eval.runner import BenchmarkRunner
 
 WORDS = [

@@ -11,11 +11,11 @@ from kb_fixtures import FirstClaims
 
 from heta_eval.adapters.scifact_claims import SciFactClaimsBenchmark
 from heta_eval.evaluation import BenchmarkCase, EvidenceRecallAtK, QueryResponse, evaluate_responses
-from heta_eval.kb import Recipe
-from heta_eval.kb.chunking import chunk_document
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.rag.citations import CitationPrecision, CitationRecall, resolve_citations
 from heta_eval.rag.context import ContextPrecisionAtK
+from heta_eval.reference import Recipe
+from heta_eval.reference.chunking import chunk_document
 from heta_eval.runner import BenchmarkRunner
 
 SKY = "The sky appears blue because air scatters short wavelengths more strongly."

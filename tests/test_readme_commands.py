@@ -87,19 +87,19 @@ ILLUSTRATIONS = {
     "make lucene-oracle                                   # all three below, on SciFact": (
         "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
     ),
-    "python -m heta_eval.kb.lucene.oracle tokens PATH...  # text files, folders, BEIR corpus/queries .jsonl": (
+    "python -m tools.lucene_oracle.oracle tokens PATH...  # text files, folders, BEIR corpus/queries .jsonl": (
         "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
     ),
-    "python -m heta_eval.kb.lucene.oracle codepoints      # every code point in 7 contexts, 200,000": (
+    "python -m tools.lucene_oracle.oracle codepoints      # every code point in 7 contexts, 200,000": (
         "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
     ),
-    "python -m heta_eval.kb.lucene.oracle bm25 BEIR_DIR   # Anserini's flat and multifield runs vs": (
+    "python -m tools.lucene_oracle.oracle bm25 BEIR_DIR   # Anserini's flat and multifield runs vs": (
         "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
     ),
-    "python -m heta_eval.kb.lucene.oracle classes         # regenerate the class table from the jar": (
+    "python -m tools.lucene_oracle.oracle classes         # regenerate the class table from the jar": (
         "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
     ),
-    "python -m heta_eval.kb.lucene.oracle pins            # regenerate tests/data/lucene_tokens.json": (
+    "python -m tools.lucene_oracle.oracle pins            # regenerate tests/data/lucene_tokens.json": (
         "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
     ),
 }

@@ -29,7 +29,7 @@ class FewClaims(FirstClaims):
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
     from heta_eval.runner import BenchmarkRunner
 
     release = shared_path("datasets", "scifact-release")

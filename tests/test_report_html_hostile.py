@@ -48,7 +48,7 @@ class HostileBenchmark:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
     from heta_eval.runner import BenchmarkRunner
 
     root = tmp_path_factory.mktemp("hostile")

@@ -49,7 +49,7 @@ class Plain:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
     from heta_eval.runner import BenchmarkRunner
 
     root = tmp_path_factory.mktemp("ids")

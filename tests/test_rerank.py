@@ -21,10 +21,14 @@ from beir.reranking import Rerank
 from beir.reranking.models import CrossEncoder as BeirCrossEncoder
 from beir.retrieval.evaluation import EvaluateRetrieval
 
-from heta_eval.kb.cross_encoder import CrossEncoderError, check_cross_encoder, demo_cross_encoder
-from heta_eval.kb.run_files import RunFileKnowledgeBase
-from heta_eval.kb.runners import default_model_path
+from heta_eval.encoding.runners import default_model_path
 from heta_eval.rerank import CrossEncoderReranker, RerankingKnowledgeBase
+from heta_eval.rerank.cross_encoder import (
+    CrossEncoderError,
+    check_cross_encoder,
+    demo_cross_encoder,
+)
+from heta_eval.systems.run_files import RunFileKnowledgeBase
 from tests.conftest import shared_path
 
 ROOT = Path(__file__).resolve().parent.parent

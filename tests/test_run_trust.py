@@ -16,9 +16,10 @@ from kb_fixtures import AnimalBenchmark, KeywordOverlapKB
 from test_kb_http_client import Server
 
 from heta_eval.evaluation import EvaluationScore
-from heta_eval.kb import HttpKnowledgeBase, Recipe
-from heta_eval.kb.http_client import HttpKnowledgeBaseError
+from heta_eval.reference import Recipe
 from heta_eval.runner import BenchmarkRunner, JsonlBenchmark, RunConfigurationError, load_results
+from heta_eval.systems import HttpKnowledgeBase
+from heta_eval.systems.http_client import HttpKnowledgeBaseError
 
 DOCS = {
     "paris": "Paris is the capital of France.",

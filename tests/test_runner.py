@@ -174,7 +174,7 @@ def test_jsonl_benchmark_with_the_reference_kb(tmp_path):
         + json.dumps({"id": "2", "query": "capital of Norway", "expected": {"relevance": {"nested/oslo": 1}}}) + "\n"
     )  # fmt: skip
     bench = JsonlBenchmark(cases, docs)
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
 
     results = BenchmarkRunner(progress=False).run(
         benchmark=bench, recipe=Recipe(modes=["keyword_search"]), query_modes=("keyword_search",),

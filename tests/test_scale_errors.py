@@ -37,9 +37,9 @@ CONSTRUCTOR_TRACEBACK = """\
 ray::MapWorker(MapBatches(ShardEncoder)).__init__() (pid=4242, ip=127.0.0.1)
   File "/repo/heta_eval/scale/encode.py", line 38, in __init__
     _ = self.encoder.runner
-  File "/repo/heta_eval/kb/dense.py", line 128, in _load
+  File "/repo/heta_eval/encoding/dense.py", line 128, in _load
     raise ModelLoadError(f"cannot load the embedding model {model!r}: {first}") from error
-heta_eval.kb.dense.ModelLoadError: cannot load the embedding model '/no/model': Path /no/model not found"""
+heta_eval.encoding.dense.ModelLoadError: cannot load the embedding model '/no/model': Path /no/model not found"""
 
 
 def task_error(cause: BaseException, traceback: str) -> BaseException:

@@ -194,7 +194,7 @@ def test_ray_encodes_the_route_it_records_to_the_bytes_of_a_local_encode(
 SHARDED_INDEX = """
 import json, os, sys, tracemalloc
 import numpy as np, ray
-from heta_eval.kb.exact_search import exact_search
+from heta_eval.ann.exact_search import exact_search
 from heta_eval.scale.executor import RayShardedIndex
 
 

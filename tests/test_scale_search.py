@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ray_cluster import REPO, cluster_env
 
+from heta_eval.ann.exact_search import exact_search
+from heta_eval.encoding.dense import embedding_identity
 from heta_eval.evaluation import Document
-from heta_eval.kb.bm25 import top_indices
-from heta_eval.kb.dense import embedding_identity
-from heta_eval.kb.exact_search import exact_search
-from heta_eval.kb.recipe import Recipe
+from heta_eval.reference.bm25 import top_indices
+from heta_eval.reference.recipe import Recipe
 from heta_eval.scale.executor import ShardedSearchKnowledgeBase
 from heta_eval.scale.search import merge_top_k, sharded_top_k, split_rows
 from heta_eval.scale.shards import ShardStore, plan_shards

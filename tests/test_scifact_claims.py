@@ -28,8 +28,8 @@ from heta_eval.adapters.scifact_claims import (
 from heta_eval.data.beir_loader import load_beir
 from heta_eval.data.registry import REGISTRY_PATH
 from heta_eval.evaluation import EvidenceRecallAtK, QueryResponse
-from heta_eval.kb import Recipe
-from heta_eval.kb.chunking import chunk_document
+from heta_eval.reference import Recipe
+from heta_eval.reference.chunking import chunk_document
 from heta_eval.runner import BenchmarkRunner
 
 

@@ -341,9 +341,9 @@ def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path)
 
 
 async def test_credentials_in_the_url_are_sent_as_basic_auth_and_shown_nowhere() -> None:
-    from heta_eval.kb import HttpKnowledgeBase
-    from heta_eval.kb.http_client import HttpKnowledgeBaseError
     from heta_eval.runner.checks import system_identity
+    from heta_eval.systems import HttpKnowledgeBase
+    from heta_eval.systems.http_client import HttpKnowledgeBaseError
 
     seen: list[str] = []
 
@@ -373,8 +373,8 @@ async def test_credentials_in_the_url_are_sent_as_basic_auth_and_shown_nowhere()
 
 
 async def test_a_reply_nested_too_deeply_is_a_one_line_error() -> None:
-    from heta_eval.kb import HttpKnowledgeBase
-    from heta_eval.kb.http_client import HttpKnowledgeBaseError
+    from heta_eval.systems import HttpKnowledgeBase
+    from heta_eval.systems.http_client import HttpKnowledgeBaseError
 
     deep = b"[" * 100_000 + b"]" * 100_000
     service = LoopbackService(lambda raw, got: (200, deep, {}))
@@ -430,7 +430,7 @@ async def test_a_judge_reply_cached_before_redaction_does_not_bring_the_key_back
 async def test_the_token_of_the_environment_is_a_secret_even_when_a_header_replaces_it(
     monkeypatch,
 ) -> None:
-    from heta_eval.kb import HttpKnowledgeBase
+    from heta_eval.systems import HttpKnowledgeBase
 
     other = "env-token-7f3/+c=9"
     encoded = base64.b64encode(other.encode()).decode()

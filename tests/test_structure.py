@@ -23,24 +23,20 @@ LAZY_TARGETS = {
     "heta_eval.io.run_parser": "numba: loads or compiles its kernels on import",
     "heta_eval.models.records": "pydantic (0.4 s): scoring a run file builds no records",
     "heta_eval.models.query_result": "pydantic (0.4 s): scoring a run file builds no records",
-    "heta_eval.kb": "bm25s and the Lucene analyzer (about 1 s): only a run that builds a kb",
-    "heta_eval.kb.onnx_int8": "onnxruntime: only the int8 precision",
-    "heta_eval.kb.openvino_int8": "openvino and nncf, an optional extra",
+    "heta_eval.reference": "bm25s and the Lucene analyzer (about 1 s): only a run that builds a kb",
+    "heta_eval.encoding.onnx_int8": "onnxruntime: only the int8 precision",
+    "heta_eval.encoding.openvino_int8": "openvino and nncf, an optional extra",
     "heta_eval.scale.executor": "ray, an optional extra",
     "heta_eval.scale.encode": "ray, an optional extra",
     "heta_eval.scale.shards": "ray, an optional extra",
     "heta_eval.adapters.beir": "the knowledge base (bm25s, torch) for its default recipe",
     "heta_eval.adapters.scifact_claims": "the knowledge base (bm25s, torch) for its recipe",
-    "heta_eval.kb.lucene._word_break_data": "the code point table, built on first tokenization",
+    "heta_eval.lucene._word_break_data": "the code point table, built on first tokenization",
 }
 
 #: Packages whose modules may import anything inside a function: each command imports what
 #: it runs when it runs, so a one-shot command starts with only what it uses.
-LAZY_IMPORTERS = (
-    "heta_eval.cli",
-    # The Lucene oracle is a developer's command (Java, the Anserini jar), never run by a user.
-    "heta_eval.kb.lucene.oracle",
-)
+LAZY_IMPORTERS = ("heta_eval.cli",)
 
 #: Modules whose function-level imports are not checked (none: keep it so).
 UNCHECKED_IMPORTERS: set[str] = set()

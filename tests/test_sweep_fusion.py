@@ -8,8 +8,8 @@ from heta_eval.cli import main
 from heta_eval.fusion import fuse
 from heta_eval.fusion.optimize import cross_validate
 from heta_eval.io.trec import read_run, write_run
-from heta_eval.kb.recipe import Recipe
 from heta_eval.measures.measure import Measure
+from heta_eval.reference.recipe import Recipe
 from heta_eval.retrieval.run import evaluate_run
 from heta_eval.scale.sweep import Sweep
 from heta_eval.scale.sweep_fusion import fused_scores

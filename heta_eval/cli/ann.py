@@ -69,8 +69,8 @@ def handle(args: argparse.Namespace) -> int:
     name = dataset_label(args.dataset)
     output = args.output or Path("results") / f"{name.replace('/', '-')}-ann.json"
     kb, benchmark, cases = _knowledge_base(args, given)
-    from heta_eval.kb.ann.base import AnnError
-    from heta_eval.kb.ann.compare import compare_indexes
+    from heta_eval.ann.base import AnnError
+    from heta_eval.ann.compare import compare_indexes
 
     qrels = {case.id: dict(case.expected.relevance or {}) for case in cases}
     ids = [case.id for case in cases]
@@ -108,13 +108,13 @@ def _knowledge_base(args: argparse.Namespace, given: dict[str, Any]) -> tuple[An
     from pydantic import ValidationError
 
     from heta_eval.adapters import load_benchmark
+    from heta_eval.ann.base import AnnError
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.data.registry import RegistryError
-    from heta_eval.kb import Recipe
-    from heta_eval.kb.ann.base import AnnError
-    from heta_eval.kb.dense import ModelLoadError
-    from heta_eval.kb.given_vectors import VectorsError
+    from heta_eval.encoding.dense import ModelLoadError
+    from heta_eval.reference import Recipe
+    from heta_eval.reference.given_vectors import VectorsError
     from heta_eval.runner.benchmark import corpus_of, query_rows_of
 
     try:

@@ -14,9 +14,9 @@ __all__ = ["ann_from_args", "ann_modes", "read_spec", "read_specs"]
 
 
 def read_spec(option: str, text: str) -> Any:
-    """``text`` as an :class:`~heta_eval.kb.ann.AnnSpec`, or a one-line
+    """``text`` as an :class:`~heta_eval.ann.AnnSpec`, or a one-line
     :class:`~heta_eval.cli.CliError` naming ``option``, the index and the setting."""
-    from heta_eval.kb.ann.spec import KINDS, AnnSpec, split_ann
+    from heta_eval.ann.spec import KINDS, AnnSpec, split_ann
 
     try:
         kind, values = split_ann(text)
@@ -32,7 +32,7 @@ def read_spec(option: str, text: str) -> Any:
 
 def read_specs(option: str, texts: list[str]) -> list[Any]:
     """Every spec of ``texts`` (each a comma-separated list: ``faiss-flat,faiss-hnsw:M=16``)."""
-    from heta_eval.kb.ann.spec import split_specs
+    from heta_eval.ann.spec import split_specs
 
     specs = [read_spec(option, one) for text in texts for one in split_specs(text)]
     if not specs:
@@ -52,7 +52,7 @@ def ann_from_args(args: argparse.Namespace, modes: list[str], knowledge_base: An
     if knowledge_base is not None:
         raise CliError("--ann indexes the reference knowledge base's vectors, not --kb-url's "
                        "or --kb-run's")  # fmt: skip
-    from heta_eval.kb.ann.spec import DENSE_MODES
+    from heta_eval.ann.spec import DENSE_MODES
 
     if not set(DENSE_MODES) & set(modes):
         raise CliError(f"--ann is searched by vector_search and hybrid_search; --modes has "
@@ -65,6 +65,6 @@ def ann_modes(recipe: Any, modes: list[str]) -> list[str]:
     (``vector_search`` through FAISS HNSW is ``vector_search+faiss-hnsw``)."""
     if recipe is None or recipe.dense.ann is None:
         return modes
-    from heta_eval.kb.ann.spec import ann_mode
+    from heta_eval.ann.spec import ann_mode
 
     return [ann_mode(mode, recipe.dense.ann) for mode in modes]

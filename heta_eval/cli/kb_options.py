@@ -112,10 +112,10 @@ def run_file_modes(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def knowledge_base_from_args(args: argparse.Namespace, modes: tuple[str, ...]) -> Any:
-    """The :class:`~heta_eval.kb.HttpKnowledgeBase` of ``--kb-url``, the
-    :class:`~heta_eval.kb.run_files.RunFileKnowledgeBase` of ``--kb-run``, else ``None``."""
+    """The :class:`~heta_eval.systems.HttpKnowledgeBase` of ``--kb-url``, the
+    :class:`~heta_eval.systems.run_files.RunFileKnowledgeBase` of ``--kb-run``, else ``None``."""
     if runs := run_file_modes(args):
-        from heta_eval.kb.run_files import RunFileKnowledgeBase
+        from heta_eval.systems.run_files import RunFileKnowledgeBase
 
         try:
             return RunFileKnowledgeBase(runs)
@@ -133,8 +133,8 @@ def knowledge_base_from_args(args: argparse.Namespace, modes: tuple[str, ...]) -
             raise CliError(f"--kb-header {name} is given twice")
         headers[name] = value
     from heta_eval import config
-    from heta_eval.kb import HttpKnowledgeBase
     from heta_eval.remote import RequestRate
+    from heta_eval.systems import HttpKnowledgeBase
 
     try:
         rate = RequestRate.parse(args.rate) if args.rate else None
@@ -184,7 +184,7 @@ def given_vectors(args: argparse.Namespace, modes: list[str]) -> dict[str, Any]:
     if not {"vector_search", "hybrid_search"} & set(modes):
         raise CliError("--corpus-embeddings is searched by vector_search and hybrid_search; "
                        f"--modes has neither ({', '.join(modes)})")  # fmt: skip
-    from heta_eval.kb.given_vectors import VectorsError, VectorsFile
+    from heta_eval.reference.given_vectors import VectorsError, VectorsFile
 
     try:
         progress = not args.quiet

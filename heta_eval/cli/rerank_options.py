@@ -4,7 +4,7 @@
 
 Each mode ``M`` asked for is then also run as ``M+rerank``: the reference's modes through the
 recipe's second stage, a service's (``--kb-url``) or run files' (``--kb-run``) through a
-:class:`~heta_eval.kb.rerank.RerankingKnowledgeBase` over them.
+:class:`~heta_eval.rerank.stage.RerankingKnowledgeBase` over them.
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser()
@@ -58,7 +58,7 @@ def add_rerank_arguments(parser: Any) -> None:
 
 
 def rerank_spec(args: argparse.Namespace) -> Any:
-    """The :class:`~heta_eval.kb.rerank.RerankSpec` asked for (``None``: no second stage);
+    """The :class:`~heta_eval.rerank.stage.RerankSpec` asked for (``None``: no second stage);
     a model that is not a cross-encoder is one line naming what was found."""
     if not args.rerank:
         for name in _OPTIONS:
@@ -67,8 +67,8 @@ def rerank_spec(args: argparse.Namespace) -> Any:
         return None
     from pydantic import ValidationError
 
-    from heta_eval.kb.cross_encoder import CrossEncoderError, check_cross_encoder
-    from heta_eval.kb.rerank import RerankSpec
+    from heta_eval.rerank.cross_encoder import CrossEncoderError, check_cross_encoder
+    from heta_eval.rerank.stage import RerankSpec
 
     given = {name.removeprefix("rerank_"): getattr(args, name) for name in _OPTIONS}
     try:
@@ -112,9 +112,9 @@ def second_stage(
     reranked modes; the model is loaded now, so a name that does not load is one line."""
     if spec is None:
         return recipe, knowledge_base, modes
-    from heta_eval.kb import Recipe
-    from heta_eval.kb.cross_encoder import CrossEncoderError
-    from heta_eval.kb.rerank import RerankingKnowledgeBase, rerank_mode
+    from heta_eval.reference import Recipe
+    from heta_eval.rerank.cross_encoder import CrossEncoderError
+    from heta_eval.rerank.stage import RerankingKnowledgeBase, rerank_mode
 
     warning = depth_warning(spec.depth, scoring if scoring is not None else benchmark.evaluators())
     if warning:

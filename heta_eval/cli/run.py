@@ -213,7 +213,7 @@ def _benchmarks(args: argparse.Namespace) -> list[Any]:
 def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     from pydantic import ValidationError
 
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
 
     overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision,
                  args.corpus_embeddings, args.query_embeddings, args.score_function,
@@ -260,7 +260,7 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
     except ValueError as error:  # not JSON at all
         raise CliError(f"{args.recipe}: invalid recipe: {error}") from None
     if recipe.dense.device != "auto":
-        from heta_eval.kb.precision import resolve_device, resolve_precision
+        from heta_eval.encoding.precision import resolve_device, resolve_precision
 
         try:  # a GPU that is not there is a one-line error now, not a traceback mid-build
             resolve_precision(recipe.dense.precision, resolve_device(recipe.dense.device))
@@ -285,14 +285,13 @@ def handle(args: argparse.Namespace) -> int:
     chosen = _check_options(args, modes)
     args.ann_spec = ann_from_args(args, modes, knowledge_base)
     args.rerank_spec = rerank_spec(args)
+    from heta_eval.ann.base import AnnError
     from heta_eval.data.beir_loader import DatasetFormatError
     from heta_eval.data.folders import dataset_label
     from heta_eval.data.locate import DatasetNotFoundError
     from heta_eval.data.sample import SampleError
-    from heta_eval.kb.ann.base import AnnError
-    from heta_eval.kb.dense import ModelLoadError
-    from heta_eval.kb.given_vectors import VectorsError
-    from heta_eval.kb.protocol import member
+    from heta_eval.encoding.dense import ModelLoadError
+    from heta_eval.reference.given_vectors import VectorsError
     from heta_eval.runner import (
         BenchmarkFormatError,
         BenchmarkRunner,
@@ -302,6 +301,7 @@ def handle(args: argparse.Namespace) -> int:
     from heta_eval.runner.folder_lock import FolderBusy
     from heta_eval.scale.errors import RayRunError
     from heta_eval.slices import SliceError
+    from heta_eval.systems.protocol import member
 
     name = dataset_label(args.dataset) if args.dataset else args.benchmark.stem
     if (spec := sample_spec(args)) is not None:

@@ -66,7 +66,7 @@ def _split(text: str) -> list[str]:
 def _recipes(text: str) -> dict[str, Any]:
     from pydantic import ValidationError
 
-    from heta_eval.kb import Recipe
+    from heta_eval.reference import Recipe
 
     recipes: dict[str, Any] = {}
     for item in _split(text):
@@ -115,7 +115,7 @@ def handle(args: argparse.Namespace) -> int:
     unknown = [m for m in modes if m not in ALL_MODES.split(",")]
     if unknown:
         raise CliError(f"unknown mode {unknown[0]!r}; modes: {ALL_MODES.replace(',', ', ')}")
-    from heta_eval.kb.dense import ModelLoadError
+    from heta_eval.encoding.dense import ModelLoadError
     from heta_eval.scale.errors import RayRunError
     from heta_eval.scale.sweep import Sweep, SweepError
 

@@ -35,14 +35,12 @@ from heta_eval import _LAZY as _PUBLIC
 from heta_eval import _moved
 from heta_eval._lazy import attach
 
-#: Public name -> the module that defines it: heta_eval's names but the runner and the kb,
-#: and the evaluators and records heta_eval leaves out.
+_NOT_EVALUATION = ("heta_eval.runner", "heta_eval.reference", "heta_eval.systems")
+
+#: Public name -> the module that defines it: heta_eval's names but the runner's and the
+#: knowledge bases', and the evaluators and records heta_eval leaves out.
 _LAZY = {
-    **{
-        name: module
-        for name, module in _PUBLIC.items()
-        if not module.startswith(("heta_eval.runner", "heta_eval.kb"))
-    },
+    **{name: module for name, module in _PUBLIC.items() if not module.startswith(_NOT_EVALUATION)},
     "AnswerF1": "heta_eval.rag.answers",
     "CitationPrecision": "heta_eval.rag.citations",
     "CitationRecall": "heta_eval.rag.citations",

@@ -26,6 +26,7 @@ require("haystack")  # one line naming the extra when it is missing
 from haystack import Document as HaystackDocument  # noqa: E402
 from haystack import Pipeline, component  # noqa: E402
 
+from heta_eval.encoding.dense import DenseEncoder  # noqa: E402
 from heta_eval.integrations.wrapping import (  # noqa: E402
     ID_KEY,
     class_name,
@@ -34,8 +35,7 @@ from heta_eval.integrations.wrapping import (  # noqa: E402
     reply,
     wrapped,
 )
-from heta_eval.kb.callables import CallableKnowledgeBase  # noqa: E402
-from heta_eval.kb.dense import DenseEncoder  # noqa: E402
+from heta_eval.systems.callables import CallableKnowledgeBase  # noqa: E402
 
 __all__ = ["EncoderDocumentEmbedder", "EncoderTextEmbedder", "from_haystack", "haystack_documents"]
 
@@ -153,7 +153,7 @@ def _init_parameters(component: Any) -> dict[str, Any]:
 
 @component
 class EncoderTextEmbedder:
-    """heta-eval's dense encoder (:class:`~heta_eval.kb.dense.DenseEncoder`: the bundled
+    """heta-eval's dense encoder (:class:`~heta_eval.encoding.dense.DenseEncoder`: the bundled
     all-MiniLM-L6-v2 by default, float32 on the CPU) as a Haystack text embedder: ``text``
     in, ``embedding`` out, for an ``InMemoryEmbeddingRetriever``'s pipeline.
 

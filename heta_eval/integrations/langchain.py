@@ -26,6 +26,7 @@ from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_core.vectorstores import VectorStore, VectorStoreRetriever  # noqa: E402
 
+from heta_eval.encoding.dense import DenseEncoder  # noqa: E402
 from heta_eval.integrations.wrapping import (  # noqa: E402
     ID_KEY,
     class_name,
@@ -34,8 +35,7 @@ from heta_eval.integrations.wrapping import (  # noqa: E402
     reply,
     wrapped,
 )
-from heta_eval.kb.callables import CallableKnowledgeBase  # noqa: E402
-from heta_eval.kb.dense import DenseEncoder  # noqa: E402
+from heta_eval.systems.callables import CallableKnowledgeBase  # noqa: E402
 
 __all__ = ["EncoderEmbeddings", "from_langchain", "langchain_documents"]
 
@@ -108,7 +108,7 @@ def _retriever_settings(retriever: BaseRetriever) -> dict[str, Any]:
 
 
 class EncoderEmbeddings(Embeddings):
-    """heta-eval's dense encoder (:class:`~heta_eval.kb.dense.DenseEncoder`: the bundled
+    """heta-eval's dense encoder (:class:`~heta_eval.encoding.dense.DenseEncoder`: the bundled
     all-MiniLM-L6-v2 by default, float32 on the CPU) as LangChain ``Embeddings``: the same
     vectors the reference knowledge base searches.
 

@@ -27,6 +27,7 @@ from llama_index.core.embeddings import BaseEmbedding  # noqa: E402
 from llama_index.core.indices.base import BaseIndex  # noqa: E402
 from pydantic import PrivateAttr  # noqa: E402
 
+from heta_eval.encoding.dense import DenseEncoder  # noqa: E402
 from heta_eval.integrations.wrapping import (  # noqa: E402
     ID_KEY,
     class_name,
@@ -36,8 +37,7 @@ from heta_eval.integrations.wrapping import (  # noqa: E402
     reply,
     wrapped,
 )
-from heta_eval.kb.callables import CallableKnowledgeBase  # noqa: E402
-from heta_eval.kb.dense import DenseEncoder  # noqa: E402
+from heta_eval.systems.callables import CallableKnowledgeBase  # noqa: E402
 
 __all__ = ["EncoderEmbedding", "from_llamaindex", "llamaindex_documents"]
 
@@ -112,7 +112,7 @@ def _hit(scored: Any, id_key: str) -> dict:
 
 
 class EncoderEmbedding(BaseEmbedding):
-    """heta-eval's dense encoder (:class:`~heta_eval.kb.dense.DenseEncoder`: the bundled
+    """heta-eval's dense encoder (:class:`~heta_eval.encoding.dense.DenseEncoder`: the bundled
     all-MiniLM-L6-v2 by default, float32 on the CPU) as a LlamaIndex ``BaseEmbedding``.
 
     >>> len(EncoderEmbedding().get_query_embedding("a cat"))

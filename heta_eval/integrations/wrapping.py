@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from heta_eval.data.beir_loader import iter_corpus
-from heta_eval.kb.callables import CallableKnowledgeBase, from_callable
 from heta_eval.models.columns import ChunkTable
 from heta_eval.models.records import Document, QueryResponse
+from heta_eval.systems.callables import CallableKnowledgeBase, from_callable
 
 __all__ = ["ID_KEY", "documents_of", "hit", "json_safe", "passage_text", "reply", "wrapped"]
 
@@ -50,7 +50,7 @@ def reply(
     query: str, found: Sequence[tuple[Any, Mapping[str, Any] | None, Any]], id_key: str
 ) -> Any:
     """A framework's hits for ``query`` (``(score, metadata, chunk id)``, best first) as the
-    reply :func:`~heta_eval.kb.callables.hits_response` checks: where every hit names its
+    reply :func:`~heta_eval.systems.callables.hits_response` checks: where every hit names its
     document (a non-empty string) and the scores are all numbers (or all absent), the
     columns the reference knowledge base answers with (:class:`ResultColumns`: validated as
     they are built, no object per hit: an adapter costs next to nothing over the framework);

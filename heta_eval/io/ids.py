@@ -129,7 +129,7 @@ def mode_name_problem(mode: object) -> str | None:
     )
 
 
-#: What a reranked mode's name adds to its first stage's (:mod:`heta_eval.kb.rerank`).
+#: What a reranked mode's name adds to its first stage's (:mod:`heta_eval.rerank.stage`).
 RERANK_SUFFIX = "+rerank"
 
 

@@ -1,5 +1,5 @@
 """The content fingerprint of a corpus: the one hash of the documents that both the artifact
-cache (:mod:`heta_eval.kb.cache`, its keys) and the runner (a results folder resumes only on
+cache (:mod:`heta_eval.cache.store`, its keys) and the runner (a results folder resumes only on
 the same documents) use, taken once per run."""
 
 from __future__ import annotations

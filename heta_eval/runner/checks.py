@@ -23,11 +23,11 @@ from typing import Any
 
 from heta_eval.data.corpus_store import CorpusStore
 from heta_eval.io.ids import holds_surrogate, id_problem, unscorable_id
-from heta_eval.kb.protocol import member
 from heta_eval.models.columns import ResultColumns
 from heta_eval.models.corpus import corpus_fingerprint
 from heta_eval.models.document_id import known_document_id
 from heta_eval.models.records import BenchmarkCase, Document, QueryResponse, QueryResult
+from heta_eval.systems.protocol import member
 
 __all__ = [
     "DocumentScan",

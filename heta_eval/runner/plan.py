@@ -16,13 +16,13 @@ from typing import Any
 from heta_eval.io import json_text
 from heta_eval.io.ids import mode_name_problem
 from heta_eval.io.write import write_whole
-from heta_eval.kb.protocol import member, protocol_problem
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.retrieval.metric import BeirRetrievalMetric
 from heta_eval.runner.benchmark import Benchmark
 from heta_eval.runner.checks import cases_fingerprint, system_identity
 from heta_eval.sizes import MAX_HITS, MAX_VALUES
+from heta_eval.systems.protocol import member, protocol_problem
 
 __all__ = [
     "FolderClaim",
@@ -98,7 +98,7 @@ def plan_run(
 ) -> RunPlan:
     """The run asked for, or :class:`RunConfigurationError` when it cannot start."""
     if recipe is None and knowledge_base is None:
-        from heta_eval.kb import Recipe
+        from heta_eval.reference import Recipe
 
         # A benchmark may say how its protocol builds the reference (BEIR: whole documents).
         default = getattr(benchmark, "recipe", None)

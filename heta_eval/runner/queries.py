@@ -14,7 +14,6 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from heta_eval._runtime import return_free_memory
-from heta_eval.kb.protocol import member
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase, QueryResponse
 from heta_eval.models.report import EvaluationFailure
@@ -26,6 +25,7 @@ from heta_eval.runner.checks import name_documents, reply_problem
 from heta_eval.runner.hits import chunk_hits
 from heta_eval.runner.ranking import Ranking
 from heta_eval.runner.results import Journal, QueryRecord
+from heta_eval.systems.protocol import member
 
 __all__ = ["QueryLoop", "by_config", "rescore_incomplete"]
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from heta_eval import interrupts
 from heta_eval._runtime import run_sync
-from heta_eval.kb.protocol import member
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase
 from heta_eval.runner.benchmark import Benchmark, BenchmarkFormatError, corpus_of, query_rows_of
@@ -35,6 +34,7 @@ from heta_eval.runner.summary import (
     input_warnings,
     previous_summary,
 )
+from heta_eval.systems.protocol import member
 
 __all__ = ["BenchmarkRunner", "RunConfigurationError"]
 
@@ -54,7 +54,7 @@ class BenchmarkRunner:
     ...         return [BenchmarkCase(id="q1", query="why do dogs bark",
     ...                               expected={"relevance": {"dogs": 1}})]
     ...     def evaluators(self): return beir_default_metrics(k_values=(1, 10))
-    >>> from heta_eval.kb import Recipe
+    >>> from heta_eval.reference import Recipe
     >>> results = BenchmarkRunner(progress=False).run(
     ...     benchmark=Tiny(), recipe=Recipe(modes=["keyword_search"]),
     ...     knowledge_base_name="kb", query_modes=("keyword_search",), cache_dir=False)

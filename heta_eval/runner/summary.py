@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from heta_eval import __version__
-from heta_eval.kb.protocol import member
 from heta_eval.measures.averaging import combine, round5
 from heta_eval.models.document_id import DOCUMENT_ID_FIELDS_HELP
 from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
@@ -26,6 +25,7 @@ from heta_eval.runner.checks import LISTED, DocumentScan, dangling_judgments
 from heta_eval.runner.plan import RunPlan
 from heta_eval.runner.results import ModeSummary, QueryRecord, RunSummary, latency_summary
 from heta_eval.runner.slicing import summarize_slices
+from heta_eval.systems.protocol import member
 
 __all__ = [
     "LOCAL_EXECUTOR",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from heta_eval.kb.dense import DenseEncoder
+from heta_eval.encoding.dense import DenseEncoder
 from heta_eval.scale.errors import quiet_ray_data_console
 from heta_eval.scale.shards import ShardStore, plan_shards
 
@@ -27,7 +27,7 @@ class ShardEncoder:
 
     Called with a batch of chunk rows (``shard``, ``pos``, ``text``), it encodes them and
     returns the vectors with the node and the worker process that computed them. A text's
-    vector does not depend on the texts beside it (:mod:`heta_eval.kb.shapes`), so how Ray
+    vector does not depend on the texts beside it (:mod:`heta_eval.encoding.shapes`), so how Ray
     cuts the rows changes nothing.
     """
 

@@ -1,6 +1,6 @@
 """The Ray executor: where ``heta-eval run --ray ADDRESS`` encodes the corpus and searches.
 
-:class:`RayExecutor` plugs into :meth:`heta_eval.kb.Recipe.build` (``executor=``): the
+:class:`RayExecutor` plugs into :meth:`heta_eval.reference.Recipe.build` (``executor=``): the
 corpus is encoded on the cluster (:func:`~heta_eval.scale.encode.encode_shards`) and stored
 in the artifact cache under the same key as a local encode, so a rerun on either executor is
 a cache hit; dense search then runs over row shards held by actors spread over the nodes, and
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from heta_eval import interrupts
-from heta_eval.kb.dense import DenseEncoder
-from heta_eval.kb.reference import ReferenceKnowledgeBase
+from heta_eval.encoding.dense import DenseEncoder
 from heta_eval.models.records import Document
+from heta_eval.reference.knowledge_base import ReferenceKnowledgeBase
 from heta_eval.scale.cluster import cluster_resources, connect, parse_address
 from heta_eval.scale.errors import ClusterWatch, RayRunError, lost_after, ray_failures, where
 from heta_eval.scale.search import Hits, merge_top_k, shard_top_k, split_rows

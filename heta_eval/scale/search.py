@@ -1,6 +1,6 @@
 """Exact dense search over row shards: each shard's top-k, merged into the global top-k.
 
-Each shard is searched by :func:`~heta_eval.kb.exact_search.exact_search`, the search of the
+Each shard is searched by :func:`~heta_eval.ann.exact_search.exact_search`, the search of the
 whole matrix on one machine, and the merge orders by score (best first) and then by global
 row, the order that search gives: every row of the global top-k is in its own shard's top-k,
 so the merged result is the single-machine result. Shard boundaries fall on multiples of
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from heta_eval.kb.exact_search import exact_search
+from heta_eval.ann.exact_search import exact_search
 
 __all__ = ["ALIGN", "merge_top_k", "shard_top_k", "sharded_top_k", "split_rows"]
 
@@ -48,7 +48,7 @@ def shard_top_k(
     row_scale: np.ndarray | None = None,
 ) -> Hits:
     """The ``k`` best rows of one shard for each query: (global row indices, scores), by
-    :func:`~heta_eval.kb.exact_search.exact_search`; ``queries`` is ``(m, d)`` (results
+    :func:`~heta_eval.ann.exact_search.exact_search`; ``queries`` is ``(m, d)`` (results
     ``(m, k)``) or one ``(d,)`` query (results ``(k,)``).
 
     >>> m = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from heta_eval.kb.cache import cache_key, load_array, save_array
+from heta_eval.cache.store import cache_key, load_array, save_array
 
 __all__ = ["ShardStore", "plan_shards"]
 
@@ -33,10 +33,10 @@ def plan_shards(texts: Sequence[str], shard_size: int, batch_size: int = 1) -> l
     """Chunk indices of each shard: longest texts first, ``shard_size`` rounded up to a
     multiple of ``batch_size`` each.
 
-    The order is the one :meth:`~heta_eval.kb.dense.DenseEncoder.encode` sorts a corpus by
+    The order is the one :meth:`~heta_eval.encoding.dense.DenseEncoder.encode` sorts a corpus by
     (a stable ``np.argsort`` of minus the character lengths: equal lengths keep their order),
     so a shard's texts are of like length (on a GPU they fill the same length buckets). The
-    vectors do not depend on it: a text's vector is its own (:mod:`heta_eval.kb.shapes`).
+    vectors do not depend on it: a text's vector is its own (:mod:`heta_eval.encoding.shapes`).
 
     >>> [s.tolist() for s in plan_shards(["a", "ccc", "bb", "dddd", "e"], 2)]
     [[3, 1], [2, 0], [4]]
@@ -77,7 +77,7 @@ class ShardStore:
         cls, root: str | Path, texts: Sequence[str], identity: Mapping[str, Any], shard_size: int
     ) -> ShardStore:
         """The store of one encode: ``identity`` is the encoder's
-        (:meth:`~heta_eval.kb.dense.DenseEncoder.identity`), which tells routes of one
+        (:meth:`~heta_eval.encoding.dense.DenseEncoder.identity`), which tells routes of one
         precision apart (OpenVINO's int8 from ONNX Runtime's)."""
         parts = ("dense-shards", dict(identity), shard_size, texts_digest(texts))
         return cls(Path(root) / f"shards-{cache_key(*parts)}")

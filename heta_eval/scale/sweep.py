@@ -23,11 +23,11 @@ from typing import Any
 
 from heta_eval import config, interrupts
 from heta_eval.adapters import load_benchmark
+from heta_eval.cache.store import default_cache_dir
 from heta_eval.compare.leaderboard import leaderboard
 from heta_eval.data.folders import dataset_label
 from heta_eval.io.write import write_whole
-from heta_eval.kb.cache import default_cache_dir
-from heta_eval.kb.recipe import Recipe
+from heta_eval.reference.recipe import Recipe
 from heta_eval.runner import BenchmarkRunner
 from heta_eval.runner.benchmark import corpus_of
 from heta_eval.scale.errors import explain
