@@ -114,8 +114,13 @@ class BeirBenchmark:
         ``sample``, the sample's folder (written on first use)."""
         if self.sample is None:
             return self.source_folder
-        target = sample_dataset(self.source_folder, self.split, self.sample,
-                                name=self.source_name, cache_root=cache_dir("samples"))  # fmt: skip
+        target = sample_dataset(
+            self.source_folder,
+            self.split,
+            self.sample,
+            name=self.source_name,
+            cache_root=cache_dir("samples"),
+        )
         return target
 
     @cached_property
@@ -161,8 +166,14 @@ class BeirBenchmark:
         found = json.loads((self.folder / SAMPLE_FILE).read_text(encoding="utf-8"))
         found["source_registered"] = record["registered"]
         found["source_differences"] = record["differences"]
-        return {"name": self.name, "folder": str(self.folder), "split": self.split,
-                "registered": False, "differences": [], "sample": found}  # fmt: skip
+        return {
+            "name": self.name,
+            "folder": str(self.folder),
+            "split": self.split,
+            "registered": False,
+            "differences": [],
+            "sample": found,
+        }
 
     @cached_property
     def dataset(self) -> BeirDataset:

@@ -41,12 +41,75 @@ SHAPES = {
     "nq": (78, True),
 }
 
-_STOP = ("the", "of", "and", "to", "a", "in", "is", "for", "that", "with", "as", "on", "are",
-         "it", "by", "be", "or", "was", "at", "an", "this", "from", "can", "which", "not",
-         "have", "you", "your", "their", "also", "its", "there", "they", "will", "if", "but",
-         "into", "such", "these", "then", "no")  # fmt: skip
-_SYLLABLES = ("ka", "to", "ri", "men", "sal", "por", "tin", "ve", "lo", "dra", "qu", "an", "est",
-              "ion", "ber", "cul", "mo", "fi", "ne", "gar", "pel", "su", "ho", "bre")  # fmt: skip
+_STOP = (
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "for",
+    "that",
+    "with",
+    "as",
+    "on",
+    "are",
+    "it",
+    "by",
+    "be",
+    "or",
+    "was",
+    "at",
+    "an",
+    "this",
+    "from",
+    "can",
+    "which",
+    "not",
+    "have",
+    "you",
+    "your",
+    "their",
+    "also",
+    "its",
+    "there",
+    "they",
+    "will",
+    "if",
+    "but",
+    "into",
+    "such",
+    "these",
+    "then",
+    "no",
+)
+_SYLLABLES = (
+    "ka",
+    "to",
+    "ri",
+    "men",
+    "sal",
+    "por",
+    "tin",
+    "ve",
+    "lo",
+    "dra",
+    "qu",
+    "an",
+    "est",
+    "ion",
+    "ber",
+    "cul",
+    "mo",
+    "fi",
+    "ne",
+    "gar",
+    "pel",
+    "su",
+    "ho",
+    "bre",
+)
 _SUFFIXES = ("", "", "", "", "s", "ing", "ed", "ation", "ly", "es", "ness", "al")
 _ODD = ("e.g.", "U.S.", "i.e.", "3.5", "12,000", "1998", "2.4", "100", "Dr.", "ca.")
 _QUESTION = ("what", "how", "why", "when", "where", "who", "define", "does")
@@ -175,8 +238,9 @@ def write_beir_corpus(
         for q, d in enumerate(sources.tolist()):
             terms = [w.strip(".,").lower() for w in picked[d].split()]
             terms = [w for w in terms if w not in _STOP] or terms
-            take = rng.choice(len(terms), size=min(len(terms), int(rng.integers(3, 7))),
-                              replace=False)  # fmt: skip
+            take = rng.choice(
+                len(terms), size=min(len(terms), int(rng.integers(3, 7))), replace=False
+            )
             text = " ".join([_QUESTION[q % len(_QUESTION)], *(terms[i] for i in sorted(take))])
             out.write(json.dumps({"_id": f"q{q}", "text": text}) + "\n")
             qrels.append(f"q{q}\t{ids(d)}\t1")

@@ -39,8 +39,16 @@ def make_eval(dataset: str, modes: str, out: Path, cache: Path) -> tuple[float, 
     """Seconds of one ``make eval`` and its summary.json (raises with the tail of its log)."""
     env = {**os.environ, "HETA_EVAL_CACHE_DIR": str(cache), "HETA_EVAL_DATA": str(data_dir())}
     # -o: never rebuild the venv stamp mid-bench (a touched pyproject.toml would reinstall).
-    cmd = ["make", "-s", "-o", ".venv/bin/heta-eval", "eval", f"DATASET={dataset}",
-           f"MODES={modes}", f"OUT={out}"]  # fmt: skip
+    cmd = [
+        "make",
+        "-s",
+        "-o",
+        ".venv/bin/heta-eval",
+        "eval",
+        f"DATASET={dataset}",
+        f"MODES={modes}",
+        f"OUT={out}",
+    ]
     seconds, proc = timed(
         lambda: subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     )
@@ -77,8 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     modes = args.modes or ("keyword_search" if args.quick else ALL_MODES)
     target = f"e2e make eval DATASET={args.dataset} MODES={modes}"
     if not (data_dir() / args.dataset / "corpus.jsonl").is_file():
-        emit([row(target, peer=None, goal="report", notes=f"no {args.dataset} under {data_dir()}")],
-             args.output)  # fmt: skip
+        emit(
+            [row(target, peer=None, goal="report", notes=f"no {args.dataset} under {data_dir()}")],
+            args.output,
+        )
         return 0
     cold, warm = [], []
     first: dict[str, Any] = {}

@@ -141,8 +141,9 @@ def ndcg_row(route: str, data: Path) -> dict[str, Any]:
     the default (persistent) recipe cache, so only a machine's first bench encodes SciFact."""
     target = f"vector_search nDCG@10 {route} vs float32"
     if not (data / "scifact" / "corpus.jsonl").is_file():
-        return row(target, peer=None, goal="abs(delta) <= 0.002",
-                   notes=f"SciFact not found under {data}")  # fmt: skip
+        return row(
+            target, peer=None, goal="abs(delta) <= 0.002", notes=f"SciFact not found under {data}"
+        )
     values: dict[str, float] = {}
     seconds: dict[str, float] = {}
     cli = str(Path(sys.executable).with_name("heta-eval"))
@@ -151,18 +152,36 @@ def ndcg_row(route: str, data: Path) -> dict[str, Any]:
         for p in dict.fromkeys(["float32", precision]):
             log(f"vector_search: SciFact nDCG@10 in {p} (encodes only on a cold cache)")
             recipe = Path(tmp) / f"{p}.json"
-            recipe.write_text(json.dumps({"modes": ["vector_search"],
-                                          "dense": {"precision": p, "device": "cpu"}}))  # fmt: skip
+            recipe.write_text(
+                json.dumps({"modes": ["vector_search"], "dense": {"precision": p, "device": "cpu"}})
+            )
             out = Path(tmp) / p
-            cmd = [cli, "run", "--dataset", "scifact", "--data-dir", str(data),
-                   "--recipe", str(recipe), "--modes", "vector_search", "--output", str(out),
-                   "--quiet"]  # fmt: skip
+            cmd = [
+                cli,
+                "run",
+                "--dataset",
+                "scifact",
+                "--data-dir",
+                str(data),
+                "--recipe",
+                str(recipe),
+                "--modes",
+                "vector_search",
+                "--output",
+                str(out),
+                "--quiet",
+            ]
             seconds[p], proc = timed(
                 lambda c=cmd: subprocess.run(c, capture_output=True, text=True)
             )
             if proc.returncode != 0:
-                return row(target, peer="float32", goal="abs(delta) <= 0.002", met=False,
-                           notes=f"heta-eval run failed: {proc.stderr[-300:]}")  # fmt: skip
+                return row(
+                    target,
+                    peer="float32",
+                    goal="abs(delta) <= 0.002",
+                    met=False,
+                    notes=f"heta-eval run failed: {proc.stderr[-300:]}",
+                )
             summary = json.loads((out / "summary.json").read_text())
             metric = summary["modes"]["vector_search"]["metrics"]["ndcg@10"]
             values[p] = float(metric.get("beir_unrounded", metric["value"]))

@@ -57,16 +57,20 @@ def main(argv: list[str] | None = None) -> int:
 
         def direct(depth: int = depth, asked: list[str] = queries) -> list[list[Any]]:
             found = [store.similarity_search_with_score(query, k=depth) for query in asked]
-            return [[[doc.metadata["doc_id"] for doc, _ in hits], [s for _, s in hits]]
-                    for hits in found]  # fmt: skip
+            return [
+                [[doc.metadata["doc_id"] for doc, _ in hits], [s for _, s in hits]]
+                for hits in found
+            ]
 
         def adapter(depth: int = depth, asked: list[str] = queries) -> list[list[Any]]:
             async def ask() -> list[Any]:
                 return [await kb.query(query, top_k=depth) for query in asked]
 
             # What the runner reads: the columns' arrays (no result object is built).
-            return [[reply.results.document_ids, reply.results.scores.tolist()]
-                    for reply in asyncio.run(ask())]  # fmt: skip
+            return [
+                [reply.results.document_ids, reply.results.scores.tolist()]
+                for reply in asyncio.run(ask())
+            ]
 
         adapter(asked=queries[:10]), direct(asked=queries[:10])  # warm: imports, threads
         ours_s, ours, peer_s, peer = interleaved(adapter, direct, repeats)

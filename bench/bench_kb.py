@@ -44,11 +44,42 @@ from heta_eval.reference.bm25 import BM25Index, top_indices  # noqa: E402
 
 K1, B, METHOD = 0.9, 0.4, "lucene"
 
-_SYLLABLES = ("ka", "to", "ri", "men", "sal", "por", "tin", "ve", "lo", "dra", "qu", "an",
-              "est", "ion", "ber", "cul")  # fmt: skip
+_SYLLABLES = (
+    "ka",
+    "to",
+    "ri",
+    "men",
+    "sal",
+    "por",
+    "tin",
+    "ve",
+    "lo",
+    "dra",
+    "qu",
+    "an",
+    "est",
+    "ion",
+    "ber",
+    "cul",
+)
 _SUFFIXES = ["", "", "", "s", "ing", "ed", "ation", "ly"]
-_STOP = ("the", "of", "and", "to", "in", "a", "is", "that", "for", "with", "as", "on", "by",
-         "are", "was")  # fmt: skip
+_STOP = (
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "a",
+    "is",
+    "that",
+    "for",
+    "with",
+    "as",
+    "on",
+    "by",
+    "are",
+    "was",
+)
 
 
 def synthetic_corpus(

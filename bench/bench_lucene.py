@@ -66,8 +66,11 @@ def ours(corpus: Path, topics: dict[str, str]) -> tuple[float, dict]:
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         env = {**os.environ, "PYTHONPATH": path}
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", _OURS, str(corpus), str(topic_file), str(out)],
-                       check=True, env=env)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-c", _OURS, str(corpus), str(topic_file), str(out)],
+            check=True,
+            env=env,
+        )
         seconds = time.perf_counter() - started
         return seconds, json.loads(out.read_text())
 
@@ -96,8 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reason = anserini.unavailable()
     if reason is not None:
-        emit([row(TARGET, peer="Anserini 0.22.1", goal=">= 1", notes=f"skipped: {reason}")],
-             args.output)  # fmt: skip
+        emit(
+            [row(TARGET, peer="Anserini 0.22.1", goal=">= 1", notes=f"skipped: {reason}")],
+            args.output,
+        )
         return 0
     corpus, topics = scifact()
     ours(corpus, topics)  # warm: the numba kernel compiles once per machine (disk cache)
@@ -120,13 +125,22 @@ def main(argv: list[str] | None = None) -> int:
         identical = identical and same_runs(our_hits, peer_hits)
     ours_s, peer_s = min(ours_times), min(peer_times)
     emit(
-        [row(TARGET, peer="Anserini 0.22.1 (Java 17, 2 threads)", goal=">= 1", ours_s=ours_s,
-             peer_s=peer_s, units=len(topics), identical=identical,
-             notes=f"best of {len(ours_times)}; fresh processes; CPU s (user + sys): ours "
-                   f"{min(cpu['ours']):.1f}, Anserini {min(cpu['peer']):.1f}; "
-                   f"load {os.getloadavg()[0]:.1f}")],
+        [
+            row(
+                TARGET,
+                peer="Anserini 0.22.1 (Java 17, 2 threads)",
+                goal=">= 1",
+                ours_s=ours_s,
+                peer_s=peer_s,
+                units=len(topics),
+                identical=identical,
+                notes=f"best of {len(ours_times)}; fresh processes; CPU s (user + sys): ours "
+                f"{min(cpu['ours']):.1f}, Anserini {min(cpu['peer']):.1f}; "
+                f"load {os.getloadavg()[0]:.1f}",
+            )
+        ],
         args.output,
-    )  # fmt: skip
+    )
     return 0
 
 

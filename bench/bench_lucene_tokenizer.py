@@ -40,8 +40,10 @@ def baseline_tokenizer(revision: str):  # type: ignore[no-untyped-def]
     """``standard_tokens`` of heta_eval/lucene/tokenizer.py at ``revision``."""
     source = subprocess.run(
         ["git", "-C", str(ROOT), "show", f"{revision}:heta_eval/lucene/tokenizer.py"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     folder = Path(tempfile.mkdtemp())
     (folder / "baseline_tokenizer.py").write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location(

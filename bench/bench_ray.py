@@ -79,8 +79,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import ray  # noqa: F401
     except ImportError:
-        emit([{"target": "ray encoding vs local encoder", "error": "ray not installed "
-               "(pip install 'heta-eval[ray]')", "met": None}], args.output)  # fmt: skip
+        emit(
+            [
+                {
+                    "target": "ray encoding vs local encoder",
+                    "error": "ray not installed (pip install 'heta-eval[ray]')",
+                    "met": None,
+                }
+            ],
+            args.output,
+        )
         return 0
     emit(ray_rows(args.texts or (256 if args.quick else 1024), args.shard_size), args.output)
     return 0

@@ -43,15 +43,22 @@ class _Benchmark:
     def documents(self):
         from heta_eval.evaluation import Document
 
-        return [Document(id=f"d{i}", title=f"title {i}", text=f"text {i} " * 40)
-                for i in range(DOCUMENTS)]  # fmt: skip
+        return [
+            Document(id=f"d{i}", title=f"title {i}", text=f"text {i} " * 40)
+            for i in range(DOCUMENTS)
+        ]
 
     def cases(self):
         from heta_eval.evaluation import BenchmarkCase
 
-        return [BenchmarkCase(id=str(i), query=f"question {i} about things",
-                              expected={"relevance": {f"d{i}": 2, f"d{i + 1}": 1}})
-                for i in range(QUERIES)]  # fmt: skip
+        return [
+            BenchmarkCase(
+                id=str(i),
+                query=f"question {i} about things",
+                expected={"relevance": {f"d{i}": 2, f"d{i + 1}": 1}},
+            )
+            for i in range(QUERIES)
+        ]
 
     def evaluators(self):
         from heta_eval.evaluation import beir_default_metrics
@@ -71,8 +78,10 @@ class _KB:
         rng = random.Random(f"{mode}-{i}")
         hits = [f"d{rng.randrange(DOCUMENTS)}" for _ in range(top_k)]
         hits[{"bm25": i % 12, "dense": (5 * i) % 15, "hybrid": i % 5}[mode]] = f"d{i}"
-        results = [{"text": "", "score": float(top_k - r), "source": {"document_id": d}}
-                   for r, d in enumerate(hits)]  # fmt: skip
+        results = [
+            {"text": "", "score": float(top_k - r), "source": {"document_id": d}}
+            for r, d in enumerate(hits)
+        ]
         return QueryResponse(query=text, mode=mode, results=results)
 
 
@@ -93,8 +102,13 @@ def _browser(profile: str) -> Any:
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or ""
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
-                 f"--user-data-dir={profile}"):  # fmt: skip
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--window-size=1400,900",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
@@ -107,8 +121,11 @@ def _open(path: Path, mark: str | None) -> float:
     browser = _browser(profile)
     try:
         browser.get(path.resolve().as_uri())
-        script = (f"var m = performance.getEntriesByName('{mark}');" if mark else
-                  "var m = performance.getEntriesByName('first-contentful-paint');")  # fmt: skip
+        script = (
+            f"var m = performance.getEntriesByName('{mark}');"
+            if mark
+            else "var m = performance.getEntriesByName('first-contentful-paint');"
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             found = browser.execute_script(script + "return m.length ? m[0].startTime : null;")
@@ -131,8 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (shutil.which("chromium") or shutil.which("chromium-browser")) or not shutil.which(
         "chromedriver"
     ):
-        emit([row(TARGET, peer=None, goal="ready < 1 s", notes="no chromium/chromedriver")],
-             args.output)  # fmt: skip
+        emit(
+            [row(TARGET, peer=None, goal="ready < 1 s", notes="no chromium/chromedriver")],
+            args.output,
+        )
         return 0
     with tempfile.TemporaryDirectory(prefix="heta-bench-report-") as tmp:
         log("writing the report ...")
@@ -150,12 +169,23 @@ def main(argv: list[str] | None = None) -> int:
                     peer.append(_open(static, None))
         ours_s, peer_s = statistics.median(ready), statistics.median(peer)
         size, first = report.stat().st_size / 1e6, statistics.median(paint)
-        notes = (f"{size:.2f} MB; first paint {first:.3f} s; "
-                 f"ready {', '.join(f'{t:.3f}' for t in ready)} s; static page's first paint "
-                 f"{', '.join(f'{t:.3f}' for t in peer)} s; ratio = ours / peer")  # fmt: skip
-        rows = [row(TARGET, peer="the same page without its script (first paint)",
-                    goal="ready < 1 s", ours_s=ours_s, peer_s=peer_s, ratio=ours_s / peer_s,
-                    met=ours_s < 1.0, notes=notes)]  # fmt: skip
+        notes = (
+            f"{size:.2f} MB; first paint {first:.3f} s; "
+            f"ready {', '.join(f'{t:.3f}' for t in ready)} s; static page's first paint "
+            f"{', '.join(f'{t:.3f}' for t in peer)} s; ratio = ours / peer"
+        )
+        rows = [
+            row(
+                TARGET,
+                peer="the same page without its script (first paint)",
+                goal="ready < 1 s",
+                ours_s=ours_s,
+                peer_s=peer_s,
+                ratio=ours_s / peer_s,
+                met=ours_s < 1.0,
+                notes=notes,
+            )
+        ]
     emit(rows, args.output)
     return 0
 

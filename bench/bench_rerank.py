@@ -68,12 +68,25 @@ def main() -> None:
         1 if args.quick else args.repeats,
     )
     gap = float(np.max(np.abs(np.asarray(mine) - np.asarray(theirs))))
-    notes = (f"{len(chosen)} SciFact pairs, MiniLM-L6 cross-encoder; ours {ours.route} "
-             f"({ours.route_choice.reason}), each pair alone on {ours.workers} workers; peer "
-             f"float32 batch 32; largest score difference {gap:.4f}")  # fmt: skip
-    emit([row("rerank pairs/s (cross-encoder)", peer="sentence-transformers CrossEncoder.predict",
-              goal=">= 1.5", ours_s=ours_s, peer_s=peer_s, units=len(chosen),
-              notes=notes)], args.output)  # fmt: skip
+    notes = (
+        f"{len(chosen)} SciFact pairs, MiniLM-L6 cross-encoder; ours {ours.route} "
+        f"({ours.route_choice.reason}), each pair alone on {ours.workers} workers; peer "
+        f"float32 batch 32; largest score difference {gap:.4f}"
+    )
+    emit(
+        [
+            row(
+                "rerank pairs/s (cross-encoder)",
+                peer="sentence-transformers CrossEncoder.predict",
+                goal=">= 1.5",
+                ours_s=ours_s,
+                peer_s=peer_s,
+                units=len(chosen),
+                notes=notes,
+            )
+        ],
+        args.output,
+    )
 
 
 if __name__ == "__main__":

@@ -182,15 +182,20 @@ def _env(cache: Path) -> dict[str, str]:
     """A fresh knowledge-base cache, and this machine's numba cache: compiled kernels load as
     they do on every run but a machine's first (a fresh cache folder would compile them)."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path, "HETA_EVAL_CACHE_DIR": str(cache),
-            "NUMBA_CACHE_DIR": str(config.numba_cache_dir())}  # fmt: skip
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        "HETA_EVAL_CACHE_DIR": str(cache),
+        "NUMBA_CACHE_DIR": str(config.numba_cache_dir()),
+    }
 
 
 def warm_up(scratch: Path, shape: str) -> None:
     """Compile (once per machine) what the timed runs load: one run of the quick size, which
     is large enough for the metric engine's parallel kernels (200,000 results)."""
-    folder = write_beir_corpus(scratch / f"{shape}-20000-200", docs=20_000, queries=200,
-                               shape=shape)  # fmt: skip
+    folder = write_beir_corpus(
+        scratch / f"{shape}-20000-200", docs=20_000, queries=200, shape=shape
+    )
     ours_whole_run(folder, scratch)
     ours_index_only(folder, scratch)
 
@@ -224,12 +229,25 @@ def ours_whole_run(folder: Path, scratch: Path) -> Side:
     """``heta-eval run`` on a fresh cache."""
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         out = Path(tmp) / "results"
-        args = [sys.executable, "-m", "heta_eval", "run", "--dataset", str(folder), "--modes",
-                "keyword_search", "--output", str(out), "--quiet"]  # fmt: skip
+        args = [
+            sys.executable,
+            "-m",
+            "heta_eval",
+            "run",
+            "--dataset",
+            str(folder),
+            "--modes",
+            "keyword_search",
+            "--output",
+            str(out),
+            "--quiet",
+        ]
         seconds, cpu, peak, main = _timed_process(args, _env(Path(tmp) / "cache"))
         build = json.loads((out / "summary.json").read_text())["build"]
-        notes = (f"ours: index {build.get('bm25_seconds')} s of the run, {cpu:.0f} CPU s, main "
-                 f"process {main:,.0f} MB")  # fmt: skip
+        notes = (
+            f"ours: index {build.get('bm25_seconds')} s of the run, {cpu:.0f} CPU s, main "
+            f"process {main:,.0f} MB"
+        )
         hits = _read_trec(out / "runs" / "keyword_search.trec")
         return Side(seconds, max(peak.mb, main), max(peak.rss_mb, main), hits, notes)
 
@@ -248,8 +266,10 @@ def ours_index_only(folder: Path, scratch: Path) -> Side:
         for line, row, values in zip(lines, idx.tolist(), scores.tolist(), strict=True):
             ranked = zip(row, values, strict=True)
             hits[json.loads(line)["_id"]] = [(ids[i], s) for i, s in ranked if i >= 0]
-    notes = (f"ours: build {times['build']:.1f} s + search {times['search']:.1f} s, {cpu:.0f} "
-             f"CPU s (process start included), main process {main:,.0f} MB")  # fmt: skip
+    notes = (
+        f"ours: build {times['build']:.1f} s + search {times['search']:.1f} s, {cpu:.0f} "
+        f"CPU s (process start included), main process {main:,.0f} MB"
+    )
     seconds = times["build"] + times["search"]
     return Side(seconds, max(peak.mb, main), max(peak.rss_mb, main), hits, notes)
 
@@ -296,8 +316,7 @@ def identical(ours: dict, peer: dict) -> tuple[bool, str]:
         a, b = ours.get(q, [])[:1000], peer.get(q, [])
         differ += [d for d, _ in a] != [d for d, _ in b]
         printed += anserini_printed([s for _, s in a]) != [f"{s:.6f}" for _, s in b]
-    note = (f"{differ} of {len(peer)} queries' ids differ, {printed} queries' printed scores "
-            "differ")  # fmt: skip
+    note = f"{differ} of {len(peer)} queries' ids differ, {printed} queries' printed scores differ"
     return differ == 0 and printed == 0, note
 
 
@@ -359,8 +378,9 @@ def write_vectors(folder: Path, dim: int, seed: int = 0) -> tuple[Path, Path]:
         with open(folder / source, "rb") as lines:
             rows = sum(1 for _ in lines)
         rng = np.random.default_rng([seed, rows, dim])
-        out = np.lib.format.open_memmap(path.with_suffix(".part"), mode="w+",
-                                        dtype=np.float16, shape=(rows, dim))  # fmt: skip
+        out = np.lib.format.open_memmap(
+            path.with_suffix(".part"), mode="w+", dtype=np.float16, shape=(rows, dim)
+        )
         for start in range(0, rows, 100_000):
             block = rng.standard_normal((min(100_000, rows - start), dim), dtype=np.float32)
             out[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
@@ -374,9 +394,23 @@ def ours_dense_run(folder: Path, scratch: Path, vectors: tuple[Path, Path]) -> S
     """``heta-eval run --modes vector_search`` over the given vectors, on a fresh cache."""
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         out = Path(tmp) / "results"
-        args = [sys.executable, "-m", "heta_eval", "run", "--dataset", str(folder), "--modes",
-                "vector_search", "--corpus-embeddings", str(vectors[0]), "--query-embeddings",
-                str(vectors[1]), "--output", str(out), "--quiet"]  # fmt: skip
+        args = [
+            sys.executable,
+            "-m",
+            "heta_eval",
+            "run",
+            "--dataset",
+            str(folder),
+            "--modes",
+            "vector_search",
+            "--corpus-embeddings",
+            str(vectors[0]),
+            "--query-embeddings",
+            str(vectors[1]),
+            "--output",
+            str(out),
+            "--quiet",
+        ]
         seconds, cpu, peak, main = _timed_process(args, _env(Path(tmp) / "cache"))
         hits = _read_trec(out / "runs" / "vector_search.trec")
     notes = f"ours: {cpu:.0f} CPU s, main process {main:,.0f} MB"
@@ -387,8 +421,15 @@ def peer_dense_run(folder: Path, scratch: Path, vectors: tuple[Path, Path]) -> S
     """BEIR's exact search over the same vectors, a fresh process."""
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         out = Path(tmp) / "results.json"
-        args = [sys.executable, "-c", _BEIR_DENSE, str(folder), str(vectors[0]),
-                str(vectors[1]), str(out)]  # fmt: skip
+        args = [
+            sys.executable,
+            "-c",
+            _BEIR_DENSE,
+            str(folder),
+            str(vectors[0]),
+            str(vectors[1]),
+            str(out),
+        ]
         seconds, cpu, peak, main = _timed_process(args, _env(Path(tmp) / "cache"))
         ranked = json.loads(out.read_text())
     notes = f"BEIR: {cpu:.0f} CPU s"
@@ -402,8 +443,9 @@ def peer_dense_run(folder: Path, scratch: Path, vectors: tuple[Path, Path]) -> S
 FLOAT_TIE = 1e-6
 
 
-def same_dense(ours: dict, peer: dict, folder: Path | None = None,
-               vectors: tuple[Path, Path] | None = None) -> tuple[bool, str]:  # fmt: skip
+def same_dense(
+    ours: dict, peer: dict, folder: Path | None = None, vectors: tuple[Path, Path] | None = None
+) -> tuple[bool, str]:
     """Top 10 the same documents in the same order for every query, and the top 1,000 the
     same set for at least 99.9% of queries (float rounding may swap rows at the cut). With the
     vectors, each query whose sets differ is checked: do the documents in one set only all
@@ -422,9 +464,11 @@ def same_dense(ours: dict, peer: dict, folder: Path | None = None,
     if differ and folder is not None and vectors is not None:
         gaps = _cut_gaps(differ, folder, vectors)
         ties = sum(gap <= FLOAT_TIE for gap in gaps)
-        note += (f"; of the {len(differ)} others, {ties} differ only by float ties at the cut "
-                 f"(exact cosines within {FLOAT_TIE:g} of the 1,000th: largest gap "
-                 f"{max(gaps):.2g})")  # fmt: skip
+        note += (
+            f"; of the {len(differ)} others, {ties} differ only by float ties at the cut "
+            f"(exact cosines within {FLOAT_TIE:g} of the 1,000th: largest gap "
+            f"{max(gaps):.2g})"
+        )
     return top10 == n and sets >= 0.999 * n, note
 
 
@@ -459,18 +503,36 @@ def dense_rows(folder: Path, scratch: Path, label: str, dim: int) -> list[dict[s
     peer = peer_dense_run(folder, scratch, vectors)
     ours = ours_dense_run(folder, scratch, vectors)
     same, note = same_dense(ours.hits, peer.hits, folder, vectors)
-    log(f"dense: ours {ours.seconds:.1f} s {ours.mb:,.0f} MB, BEIR {peer.seconds:.1f} s "
-        f"{peer.mb:,.0f} MB; {note}")  # fmt: skip
-    notes = (f"{ours.notes}; {peer.notes}; {note}; {dim}-dimensional float16 vectors given "
-             f"(--corpus-embeddings, --query-embeddings), cos_sim; peak memory of the process "
-             f"tree, shared pages once; load {load}")  # fmt: skip
+    log(
+        f"dense: ours {ours.seconds:.1f} s {ours.mb:,.0f} MB, BEIR {peer.seconds:.1f} s "
+        f"{peer.mb:,.0f} MB; {note}"
+    )
+    notes = (
+        f"{ours.notes}; {peer.notes}; {note}; {dim}-dimensional float16 vectors given "
+        f"(--corpus-embeddings, --query-embeddings), cos_sim; peak memory of the process "
+        f"tree, shared pages once; load {load}"
+    )
     target = f"vector_search run, given vectors, {label}"
     return [
-        row(f"{target} vs BEIR exact search, time", peer=DENSE_PEER, goal=">= 2.0",
-            ours_s=ours.seconds, peer_s=peer.seconds, identical=same, notes=notes),
-        _memory_row(f"{target} vs BEIR exact search, peak memory", ours.mb, peer.mb, same,
-                    notes, goal=1.0, peer=DENSE_PEER),
-    ]  # fmt: skip
+        row(
+            f"{target} vs BEIR exact search, time",
+            peer=DENSE_PEER,
+            goal=">= 2.0",
+            ours_s=ours.seconds,
+            peer_s=peer.seconds,
+            identical=same,
+            notes=notes,
+        ),
+        _memory_row(
+            f"{target} vs BEIR exact search, peak memory",
+            ours.mb,
+            peer.mb,
+            same,
+            notes,
+            goal=1.0,
+            peer=DENSE_PEER,
+        ),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -491,14 +553,19 @@ def main(argv: list[str] | None = None) -> int:
     label = f"{args.shape} {docs:,} x {queries:,} @1000"
     args.scratch.mkdir(parents=True, exist_ok=True)
     log(f"corpus: {label} in {args.scratch}")
-    folder = write_beir_corpus(args.scratch / f"{args.shape}-{docs}-{queries}", docs=docs,
-                               queries=queries, shape=args.shape)  # fmt: skip
+    folder = write_beir_corpus(
+        args.scratch / f"{args.shape}-{docs}-{queries}",
+        docs=docs,
+        queries=queries,
+        shape=args.shape,
+    )
     rows: list[dict[str, Any]] = []
     if args.only != "dense":
         reason = anserini.unavailable()
         if reason is not None:
-            rows.append(row(f"BM25 run {label}", peer=PEER, goal=">= 1.0",
-                            notes=f"skipped: {reason}"))  # fmt: skip
+            rows.append(
+                row(f"BM25 run {label}", peer=PEER, goal=">= 1.0", notes=f"skipped: {reason}")
+            )
         else:
             rows += measure(folder, args.scratch, label, args.shape, run=not args.no_run)
     if args.only != "bm25":
@@ -522,20 +589,36 @@ def measure(
         ours = measured(folder, scratch)
         same, note = identical(ours.hits, peer.hits)
         log(f"{name}: {ours.seconds:.1f} s ({ours.notes}), peak {ours.mb:,.0f} MB; {note}")
-        notes = (f"{ours.notes}; {peer.notes}; {note}; peak memory of the process tree, shared "
-                 f"pages once (summed resident sets: ours {ours.rss_mb:,.0f} MB, Anserini "
-                 f"{peer.rss_mb:,.0f} MB); load {load}")  # fmt: skip
+        notes = (
+            f"{ours.notes}; {peer.notes}; {note}; peak memory of the process tree, shared "
+            f"pages once (summed resident sets: ours {ours.rss_mb:,.0f} MB, Anserini "
+            f"{peer.rss_mb:,.0f} MB); load {load}"
+        )
         rows += [
-            row(f"{name} {label} vs Anserini, time", peer=PEER, goal=">= 1.0",
-                ours_s=ours.seconds, peer_s=peer.seconds, identical=same, notes=notes),
-            _memory_row(f"{name} {label} vs Anserini, peak memory", ours.mb, peer.mb, same,
-                        notes),
-        ]  # fmt: skip
+            row(
+                f"{name} {label} vs Anserini, time",
+                peer=PEER,
+                goal=">= 1.0",
+                ours_s=ours.seconds,
+                peer_s=peer.seconds,
+                identical=same,
+                notes=notes,
+            ),
+            _memory_row(f"{name} {label} vs Anserini, peak memory", ours.mb, peer.mb, same, notes),
+        ]
     return rows
 
 
-def _memory_row(target: str, ours_mb: float, peer_mb: float, same: bool, notes: str, *,
-                goal: float = 1.5, peer: str = PEER) -> dict:  # fmt: skip
+def _memory_row(
+    target: str,
+    ours_mb: float,
+    peer_mb: float,
+    same: bool,
+    notes: str,
+    *,
+    goal: float = 1.5,
+    peer: str = PEER,
+) -> dict:
     ratio = ours_mb / peer_mb if peer_mb else None
     out = row(target, peer=peer, goal=f"<= {goal}", ratio=ratio, identical=same, notes=notes)
     out["ours_value"], out["peer_value"] = f"{ours_mb:,.0f} MB", f"{peer_mb:,.0f} MB"

@@ -83,8 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     binary = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
     rows = []
     if not shutil.which(binary):
-        rows = [{"target": t, "error": f"trec_eval binary not found: {binary}", "met": None}
-                for t in SHAPES]  # fmt: skip
+        rows = [
+            {"target": t, "error": f"trec_eval binary not found: {binary}", "met": None}
+            for t in SHAPES
+        ]
     else:
         compileall.compile_dir(REPO / "heta_eval", quiet=1)
         queries, depth = (500, 200) if args.quick else (5000, 1000)

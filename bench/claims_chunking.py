@@ -154,8 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             how = f"results reused from {results.path}"
         notes.append(f"size {size}: {time.perf_counter() - t:.0f}s ({how})")
     cases = len(bench.cases())
-    print(f"\nSciFact claims ({cases} dev claims), reference KB, {args.precision} encoder, "
-          f"overlap {args.overlap}:\n")  # fmt: skip
+    print(
+        f"\nSciFact claims ({cases} dev claims), reference KB, {args.precision} encoder, "
+        f"overlap {args.overlap}:\n"
+    )
     ceiling = {size: evidence_ceiling(bench, size, args.overlap) for size in sizes}
     print(format_table(values, modes, sizes, ceiling))
     print(f"\ntotal {time.perf_counter() - started:.0f}s; " + "; ".join(notes))

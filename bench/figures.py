@@ -46,8 +46,13 @@ DOCS = {
 MODES = ("keyword_search", "vector_search", "hybrid_search")
 #: The order kinds are listed in (heta_eval.encoding.cpu.KINDS).
 KIND_ORDER = ("amx", "avx512-bf16-amd", "avx512-bf16-intel", "vnni", "avx2", "other")
-ROUTE_ORDER = ("torch-float32", "torch-bfloat16", "torch-float16", "onnxruntime-int8",
-               "openvino-int8")  # fmt: skip
+ROUTE_ORDER = (
+    "torch-float32",
+    "torch-bfloat16",
+    "torch-float16",
+    "onnxruntime-int8",
+    "openvino-int8",
+)
 #: The goal of a cold ``make eval DATASET=scifact`` (issue 53), seconds.
 COLD_EVAL_GOAL = 100
 #: The README's speed rows: a label and the ``make bench`` targets that give it (the first
@@ -56,23 +61,41 @@ COLD_EVAL_GOAL = 100
 SPEED = (
     ("run-file evaluation (6,980 x 1,000) vs BEIR's path", ("run-file evaluation",), False),
     ("run-file evaluation vs ranx", ("run-file evaluation vs ranx",), False),
-    ("`heta-eval evaluate` whole process, SciFact run, vs a plain pytrec_eval script",
-     ("one-shot evaluate (SciFact run, 300 queries)",), False),
-    ("`heta-eval evaluate` whole process, run file, vs BEIR's path",
-     ("run-file evaluation, whole process",), False),
-    ("`heta-eval trec_eval` 2CR line vs trec_eval 9.0.8 (C)",
-     ("trec_eval 2CR shape (-c -m ndcg_cut.10 -m recall.100,1000 -m map)",), False),
+    (
+        "`heta-eval evaluate` whole process, SciFact run, vs a plain pytrec_eval script",
+        ("one-shot evaluate (SciFact run, 300 queries)",),
+        False,
+    ),
+    (
+        "`heta-eval evaluate` whole process, run file, vs BEIR's path",
+        ("run-file evaluation, whole process",),
+        False,
+    ),
+    (
+        "`heta-eval trec_eval` 2CR line vs trec_eval 9.0.8 (C)",
+        ("trec_eval 2CR shape (-c -m ndcg_cut.10 -m recall.100,1000 -m map)",),
+        False,
+    ),
     ("`heta-eval trec_eval -m all_trec` vs trec_eval 9.0.8 (C)", ("trec_eval -m all_trec",), False),
-    ("25 metrics on chunk-level responses, columns, vs pytrec_eval alone",
-     ("chunk-level responses, columns (25 metrics)",), False),
-    ("25 metrics on chunk-level responses, objects, vs pytrec_eval alone",
-     ("chunk-level responses, objects (25 metrics)",), False),
+    (
+        "25 metrics on chunk-level responses, columns, vs pytrec_eval alone",
+        ("chunk-level responses, columns (25 metrics)",),
+        False,
+    ),
+    (
+        "25 metrics on chunk-level responses, objects, vs pytrec_eval alone",
+        ("chunk-level responses, objects (25 metrics)",),
+        False,
+    ),
     ("BM25 top-1000 batch search vs bm25s (numba)", ("keyword_search top-1000 batch",), False),
-    ("fusion of two 7,000 x 1,000 runs vs `ranx.fuse`, rrf",
-     ("fusion, 2 runs x 7,000 queries x 1,000, rrf",), False),
+    (
+        "fusion of two 7,000 x 1,000 runs vs `ranx.fuse`, rrf",
+        ("fusion, 2 runs x 7,000 queries x 1,000, rrf",),
+        False,
+    ),
     ("MiniLM encoding, `auto`'s route, vs sentence-transformers float32", ("(auto)",), True),
     ("`make eval DATASET=scifact`, three modes, cold cache", ("(cold cache)",), True),
-)  # fmt: skip
+)
 
 
 # -- the code a record was measured with --------------------------------------------------
@@ -136,8 +159,12 @@ def _route_of(target: str) -> str:
     """The encoding route an encoding row names (old rows named the precision)."""
     name = target.removeprefix("vector_search encoding").strip().split(" (")[0]
     name = name.removeprefix("in ").split(" ")[0]
-    return {"": "onnxruntime-int8", "bfloat16": "torch-bfloat16", "int8": "onnxruntime-int8",
-            "float32": "torch-float32"}.get(name, name)  # fmt: skip
+    return {
+        "": "onnxruntime-int8",
+        "bfloat16": "torch-bfloat16",
+        "int8": "onnxruntime-int8",
+        "float32": "torch-float32",
+    }.get(name, name)
 
 
 def _from_e2e(row: dict[str, Any]) -> tuple[str, dict[str, float]]:
@@ -165,8 +192,13 @@ def import_results(rev: str, kind: str | None = None) -> dict[str, Any]:
     if kind is None:
         flags = set(machine.get("bf16") or [])
         intel = "intel" in str(machine.get("cpu", "")).lower()
-        kind = "amx" if "amx_bf16" in flags else (
-            "avx512-bf16-intel" if intel else "avx512-bf16-amd") if flags else "avx2"  # fmt: skip
+        kind = (
+            "amx"
+            if "amx_bf16" in flags
+            else ("avx512-bf16-intel" if intel else "avx512-bf16-amd")
+            if flags
+            else "avx2"
+        )
     rows = results["rows"]
     scifact: dict[str, dict[str, float]] = {}
     auto = None
@@ -216,9 +248,19 @@ def measure_scifact(routes: list[str]) -> dict[str, dict[str, float]]:
         for route in routes:
             folder = Path(tmp) / route
             print(f"figures: SciFact through {route}", file=sys.stderr, flush=True)
-            cmd = [*cli, "run", "--dataset", "scifact", "--modes", ",".join(MODES),
-                   "--precision", route.removeprefix("torch-"), "--output", str(folder),
-                   "--quiet"]  # fmt: skip
+            cmd = [
+                *cli,
+                "run",
+                "--dataset",
+                "scifact",
+                "--modes",
+                ",".join(MODES),
+                "--precision",
+                route.removeprefix("torch-"),
+                "--output",
+                str(folder),
+                "--quiet",
+            ]
             done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if done.returncode != 0:
                 raise RuntimeError(f"heta-eval run ({route}) failed: {done.stderr[-500:]}")
@@ -248,13 +290,18 @@ def measure(skip_bench: bool, previous: dict[str, Any] | None) -> dict[str, Any]
     cpu = this_cpu()
     started, before = dt.datetime.now(dt.timezone.utc), load_average()
     record: dict[str, Any] = {
-        "kind": cpu.kind, "cpu": cpu.model, "cores": machine().get("cores"),
-        "flags": sorted(cpu.flags & {"avx2", "avx512f", "avx512_vnni", "avx_vnni",
-                                     "avx512_bf16", "amx_bf16", "amx_int8"}),
-        "date": started.date().isoformat(), "code": current_code(),
+        "kind": cpu.kind,
+        "cpu": cpu.model,
+        "cores": machine().get("cores"),
+        "flags": sorted(
+            cpu.flags
+            & {"avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8"}
+        ),
+        "date": started.date().isoformat(),
+        "code": current_code(),
         "source": "make figures (bench/figures.py)",
         "auto_route": DenseEncoder(device="cpu").route,
-    }  # fmt: skip
+    }
     if skip_bench:
         if previous is None:
             raise SystemExit(f"--skip-bench: no record of {cpu.kind} to keep bench rows from")
@@ -267,8 +314,9 @@ def measure(skip_bench: bool, previous: dict[str, Any] | None) -> dict[str, Any]
         record["bench"] = results["rows"]
         record["bench_date"] = results["date"][:10]
         record["bench_code"] = record["code"]
-    routes = candidate_routes(cpu.flags, onnxruntime=cpu.has_onnxruntime(),
-                              openvino=cpu.has_openvino())  # fmt: skip
+    routes = candidate_routes(
+        cpu.flags, onnxruntime=cpu.has_onnxruntime(), openvino=cpu.has_openvino()
+    )
     record["scifact"] = measure_scifact(routes)
     record["load"] = {"before": before, "after": load_average()}
     return record
@@ -319,8 +367,10 @@ def _find(record: dict[str, Any], targets: tuple[str, ...]) -> dict[str, Any] | 
 
 
 def table_scifact(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
-    lines = ["| route | keyword_search | vector_search | hybrid_search | measured on |",
-             "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| route | keyword_search | vector_search | hybrid_search | measured on |",
+        "|---|---|---|---|---|",
+    ]
     for record in records:
         routes = sorted(record.get("scifact", {}), key=ROUTE_ORDER.index)
         for route in routes:
@@ -332,10 +382,13 @@ def table_scifact(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
 
 
 def table_speed(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
-    lines = ["| target | ours against the peer | goal | met | measured on |",
-             "|---|---|---|---|---|"]  # fmt: skip
-    newest = sorted(records, key=lambda r: (is_current(r, code), r.get("bench_date", r["date"])),
-                    reverse=True)  # fmt: skip
+    lines = [
+        "| target | ours against the peer | goal | met | measured on |",
+        "|---|---|---|---|---|",
+    ]
+    newest = sorted(
+        records, key=lambda r: (is_current(r, code), r.get("bench_date", r["date"])), reverse=True
+    )
     for label, targets, per_kind in SPEED:
         chosen = records if per_kind else newest
         for record in chosen:
@@ -363,7 +416,8 @@ def table_encoding(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
     lines = [
         "| CPU kind | each route against sentence-transformers float32 (min cosine to float32) "
         "| cold `make eval` | measured on |",
-        "|---|---|---|---|"]  # fmt: skip
+        "|---|---|---|---|",
+    ]
     for record in records:
         cells = []
         for row in record.get("bench", []):
@@ -373,12 +427,15 @@ def table_encoding(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
             route = _route_of(target)
             cosine = re.search(r"cosine to float32 min (\d\.\d+)", row.get("notes", ""))
             mark = " (`auto`)" if route == record.get("auto_route") else ""
-            cells.append(f"`{route}`{mark} {row['ratio']:.2f}×"
-                         + (f" ({cosine.group(1)})" if cosine else ""))  # fmt: skip
+            cells.append(
+                f"`{route}`{mark} {row['ratio']:.2f}×" + (f" ({cosine.group(1)})" if cosine else "")
+            )
         cold = _find(record, ("(cold cache)",))
         eval_s = f"{cold['ours_s']:.0f} s" if cold and cold.get("ours_s") else "–"
-        lines.append(f"| `{record['kind']}` | {'; '.join(cells) or '–'} | {eval_s} | "
-                     f"{stamp(record, code, key='bench_code')} |")  # fmt: skip
+        lines.append(
+            f"| `{record['kind']}` | {'; '.join(cells) or '–'} | {eval_s} | "
+            f"{stamp(record, code, key='bench_code')} |"
+        )
     return "\n".join(lines)
 
 
@@ -387,8 +444,10 @@ def table_defaults(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
     from heta_eval.encoding.cpu import KINDS
     from heta_eval.encoding.route_defaults import DEFAULT_ROUTES
 
-    lines = ["| kind of CPU | `auto`'s route | the measurements it was chosen from |",
-             "|---|---|---|"]  # fmt: skip
+    lines = [
+        "| kind of CPU | `auto`'s route | the measurements it was chosen from |",
+        "|---|---|---|",
+    ]
     for kind in KIND_ORDER:
         default = DEFAULT_ROUTES[kind]
         lines.append(f"| `{kind}`: {KINDS[kind]} | `{default.route}` | {default.evidence} |")
@@ -404,9 +463,11 @@ def table_bench(records: list[dict[str, Any]], code: dict[str, Any]) -> str:
         if not record.get("bench"):
             continue
         load = record.get("load") or {}
-        parts.append(f"**{stamp(record, code, key='bench_code')}** ({record['source']}; load "
-                     f"average before/after {load.get('before')} / {load.get('after')}):\n\n"
-                     + table(record["bench"]))  # fmt: skip
+        parts.append(
+            f"**{stamp(record, code, key='bench_code')}** ({record['source']}; load "
+            f"average before/after {load.get('before')} / {load.get('after')}):\n\n"
+            + table(record["bench"])
+        )
     return "\n\n".join(parts)
 
 
@@ -480,8 +541,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         return 1 if bad else 0
     rewrite(records, code)
-    print(f"rewrote the generated tables of {', '.join(DOCS)} from {len(records)} records",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"rewrote the generated tables of {', '.join(DOCS)} from {len(records)} records",
+        file=sys.stderr,
+    )
     return 0
 
 

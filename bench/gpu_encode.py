@@ -84,8 +84,13 @@ def host_side(ours, texts: list[str], batch_size: int) -> dict[str, float]:
 
     def hf_call() -> None:
         for chunk in chunks:
-            hf(chunk, padding=True, truncation="longest_first", max_length=max_length,
-               return_tensors="np")  # fmt: skip
+            hf(
+                chunk,
+                padding=True,
+                truncation="longest_first",
+                max_length=max_length,
+                return_tensors="np",
+            )
 
     def inline() -> None:
         for chunk in chunks:
@@ -106,8 +111,11 @@ def host_side(ours, texts: list[str], batch_size: int) -> dict[str, float]:
             runs[name].append(rate(len(texts), time.perf_counter() - started))
     out = {name: float(np.median(r)) for name, r in runs.items()}
     for name, r in runs.items():
-        print(f"  host side, {name}: {out[name]:,.0f} passages/s (rounds "
-              f"{', '.join(f'{x:,.0f}' for x in r)})", flush=True)  # fmt: skip
+        print(
+            f"  host side, {name}: {out[name]:,.0f} passages/s (rounds "
+            f"{', '.join(f'{x:,.0f}' for x in r)})",
+            flush=True,
+        )
     return out
 
 
@@ -168,24 +176,32 @@ def main(argv: list[str] | None = None) -> int:
     gpu = torch.cuda.get_device_name(0) if on_gpu else "CPU (smoke test)"
     threads = args.threads if args.threads is not None else (None if on_gpu else 1)
     ours = DenseEncoder(
-        model, device=args.device, precision=args.precision, batch_size=args.batch_size,
+        model,
+        device=args.device,
+        precision=args.precision,
+        batch_size=args.batch_size,
         tokenizer_workers=threads,
-    )  # fmt: skip
+    )
     cpus = usable_cpus()
     setting = {k: os.environ.get(k) for k in ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS")}
     quota = Path("/sys/fs/cgroup/cpu.max")  # a container's CPU quota ("max ...": none)
     setting["cgroup cpu.max"] = quota.read_text().strip() if quota.is_file() else None
-    print(f"{gpu}; torch {torch.__version__}; sentence-transformers "
-          f"{sentence_transformers.__version__}; tokenizers {tokenizers.__version__}; {cpus} "
-          f"CPUs usable; load {os.getloadavg()[0]:.1f}; {setting}; {len(texts)} passages "
-          f"from {args.corpus}", flush=True)  # fmt: skip
+    print(
+        f"{gpu}; torch {torch.__version__}; sentence-transformers "
+        f"{sentence_transformers.__version__}; tokenizers {tokenizers.__version__}; {cpus} "
+        f"CPUs usable; load {os.getloadavg()[0]:.1f}; {setting}; {len(texts)} passages "
+        f"from {args.corpus}",
+        flush=True,
+    )
     result: dict = {"gpu": gpu, "passages": len(texts), "cpus": cpus, "environment": setting}
 
     started = time.perf_counter()
     ours.model if args.tokenize_only else ours.encode(texts[: 4 * args.batch_size])  # load, warm
-    print(f"ours: precision {ours.precision}, batch {ours.batch_size}, "
-          f"{ours.tokenizer_workers} tokenizer threads; load {time.perf_counter() - started:.1f} s",
-          flush=True)  # fmt: skip
+    print(
+        f"ours: precision {ours.precision}, batch {ours.batch_size}, "
+        f"{ours.tokenizer_workers} tokenizer threads; load {time.perf_counter() - started:.1f} s",
+        flush=True,
+    )
     host = host_side(ours, texts[: min(len(texts), 20_000)], args.batch_size)
     result["host_passages_per_s"] = {k: round(v) for k, v in host.items()}
     if args.tokenize_only:
@@ -207,9 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     def peer_encode() -> np.ndarray:
         with torch.inference_mode():
             return peer.encode(
-                texts, batch_size=args.peer_batch_size, convert_to_numpy=True,
-                normalize_embeddings=True, show_progress_bar=False,
-            )  # fmt: skip
+                texts,
+                batch_size=args.peer_batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
 
     times: dict[str, list[float]] = {"peer": [], "ours": []}
     vectors: dict[str, np.ndarray] = {}
@@ -221,29 +240,36 @@ def main(argv: list[str] | None = None) -> int:
             vectors[name] = fn()
             sync()
             times[name].append(time.perf_counter() - t)
-            print(f"round {i + 1} {name}: {len(texts) / times[name][-1]:,.0f} passages/s",
-                  flush=True)  # fmt: skip
+            print(
+                f"round {i + 1} {name}: {len(texts) / times[name][-1]:,.0f} passages/s", flush=True
+            )
     speed = {name: rate(len(texts), float(np.median(t))) for name, t in times.items()}
     # One text, one vector: a sample encoded in another order (other batch neighbours) must
     # give the same bytes as in the whole encode (fixed shapes, heta_eval.encoding.shapes).
     shuffled = np.random.default_rng(0).permutation(len(texts))[:4096]
     again = ours.encode([texts[i] for i in shuffled])
-    same = int(sum(a.tobytes() == vectors["ours"][i].tobytes()
-                   for a, i in zip(again, shuffled, strict=True)))  # fmt: skip
+    same = int(
+        sum(
+            a.tobytes() == vectors["ours"][i].tobytes()
+            for a, i in zip(again, shuffled, strict=True)
+        )
+    )
     result["batch_independent"] = f"{same} of {len(shuffled)} vectors identical"
     cosines = np.sum(vectors["ours"] * vectors["peer"], axis=1)
-    result.update({
-        "peer": f"sentence-transformers float32 encode, batch {args.peer_batch_size}",
-        "peer_passages_per_s": round(speed["peer"]),
-        "ours": f"DenseEncoder {ours.precision}, batch {ours.batch_size}, "
-        f"{ours.tokenizer_workers} tokenizer threads",
-        "ours_passages_per_s": round(speed["ours"]),
-        "ours_rounds_passages_per_s": [round(len(texts) / t) for t in times["ours"]],
-        "ratio": round(speed["ours"] / speed["peer"], 2),
-        "cosine_min": round(float(cosines.min()), 5),
-        "cosine_mean": round(float(cosines.mean()), 6),
-        "projected_8_8M_minutes": {n: round(PROJECTED / r / 60, 1) for n, r in speed.items()},
-    })  # fmt: skip
+    result.update(
+        {
+            "peer": f"sentence-transformers float32 encode, batch {args.peer_batch_size}",
+            "peer_passages_per_s": round(speed["peer"]),
+            "ours": f"DenseEncoder {ours.precision}, batch {ours.batch_size}, "
+            f"{ours.tokenizer_workers} tokenizer threads",
+            "ours_passages_per_s": round(speed["ours"]),
+            "ours_rounds_passages_per_s": [round(len(texts) / t) for t in times["ours"]],
+            "ratio": round(speed["ours"] / speed["peer"], 2),
+            "cosine_min": round(float(cosines.min()), 5),
+            "cosine_mean": round(float(cosines.mean()), 6),
+            "projected_8_8M_minutes": {n: round(PROJECTED / r / 60, 1) for n, r in speed.items()},
+        }
+    )
     met = result["ratio"] >= 5 and result["cosine_min"] >= 0.999 and result["input_ids_identical"]
     met = met and same == len(shuffled)
     print(

@@ -40,8 +40,9 @@ def main() -> int:
     parser.add_argument("--passages", type=int, default=200_000)
     parser.add_argument("--shard-size", type=int, default=16_384)
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--precision", default="float16",
-                        choices=["float32", "bfloat16", "float16"])  # fmt: skip
+    parser.add_argument(
+        "--precision", default="float16", choices=["float32", "bfloat16", "float16"]
+    )
     parser.add_argument("--corpus", type=Path, help="a BEIR corpus.jsonl")
     parser.add_argument("--model", help="a sentence-transformers model folder")
     parser.add_argument("--device", default="cuda", help="cpu: a smoke test of this script")
@@ -66,10 +67,13 @@ def main() -> int:
     # N passages, and 2N for the marginal rate: the second N's time without the fixed cost
     # (Ray's start, actor start, model load) that a run of any size pays once.
     n = args.passages
-    texts = [base[i % len(base)] + ("" if i < len(base) else f" #{i}")
-             for i in range(2 * n)]  # fmt: skip
-    encoder = DenseEncoder(args.model or DEFAULT_MODEL, precision=args.precision,
-                           batch_size=args.batch_size, device=args.device)  # fmt: skip
+    texts = [base[i % len(base)] + ("" if i < len(base) else f" #{i}") for i in range(2 * n)]
+    encoder = DenseEncoder(
+        args.model or DEFAULT_MODEL,
+        precision=args.precision,
+        batch_size=args.batch_size,
+        device=args.device,
+    )
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
     encoder.encode(texts[:1024])  # load and warm up
     sync()
@@ -97,20 +101,29 @@ def main() -> int:
     marginal = n / max(seconds[2 * n] - seconds[n], 1e-9)
     fixed = max(seconds[n] - n / marginal, 0.0)
     hours = (fixed + MSMARCO / marginal) / 3600
-    print(json.dumps({
-        "gpu": torch.cuda.get_device_name(0) if on_gpu else None,
-        "passages": [n, 2 * n], "text": what, "precision": args.precision,
-        "batch_size": args.batch_size, "shard_size": args.shard_size,
-        "local_encoder_passages_per_s": round(n / local_s, 1),
-        "ray_warm_up_seconds": round(warm_up_s, 1),
-        "ray_seconds": {str(k): round(v, 1) for k, v in seconds.items()},
-        "ray_passages_per_s_incl_start": round(n / seconds[n], 1),
-        "ray_marginal_passages_per_s": round(marginal, 1),
-        "ray_fixed_seconds": round(fixed, 1),
-        "ray_workers": record["workers"], "ray_gpus": record["gpus"],
-        "max_abs_diff_ray_vs_local": float(np.abs(vectors - local).max()),
-        "projected_msmarco_hours_one_gpu": round(hours, 2),
-    }, indent=1))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "gpu": torch.cuda.get_device_name(0) if on_gpu else None,
+                "passages": [n, 2 * n],
+                "text": what,
+                "precision": args.precision,
+                "batch_size": args.batch_size,
+                "shard_size": args.shard_size,
+                "local_encoder_passages_per_s": round(n / local_s, 1),
+                "ray_warm_up_seconds": round(warm_up_s, 1),
+                "ray_seconds": {str(k): round(v, 1) for k, v in seconds.items()},
+                "ray_passages_per_s_incl_start": round(n / seconds[n], 1),
+                "ray_marginal_passages_per_s": round(marginal, 1),
+                "ray_fixed_seconds": round(fixed, 1),
+                "ray_workers": record["workers"],
+                "ray_gpus": record["gpus"],
+                "max_abs_diff_ray_vs_local": float(np.abs(vectors - local).max()),
+                "projected_msmarco_hours_one_gpu": round(hours, 2),
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

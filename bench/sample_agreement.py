@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from heta_eval.data.sample import SampleSpec, key
 
-SYSTEMS = ("bm25", "bm25-multifield", "minilm", "hybrid", "rrf", "wsum-0.2", "wsum-0.5",
-           "wsum-0.8")  # fmt: skip
+SYSTEMS = ("bm25", "bm25-multifield", "minilm", "hybrid", "rrf", "wsum-0.2", "wsum-0.5", "wsum-0.8")
 
 
 def scifact_scores(data: Path, spec: SampleSpec | None) -> dict[str, float]:
@@ -51,13 +50,20 @@ def scifact_scores(data: Path, spec: SampleSpec | None) -> dict[str, float]:
     runner = BenchmarkRunner(progress=False, top_k=100)
     metrics = beir_default_metrics(k_values=(10,))
     modes = ("keyword_search", "vector_search", "hybrid_search")
-    flat = runner.run(benchmark=bench, recipe=Recipe(modes=list(modes), chunking={"size": None}),
-                      query_modes=modes, evaluators=metrics)  # fmt: skip
+    flat = runner.run(
+        benchmark=bench,
+        recipe=Recipe(modes=list(modes), chunking={"size": None}),
+        query_modes=modes,
+        evaluators=metrics,
+    )
     multi = runner.run(
-        benchmark=bench, query_modes=("keyword_search",), evaluators=metrics,
-        recipe=Recipe(modes=["keyword_search"], chunking={"size": None},
-                      bm25={"fields": "multifield"}),
-    )  # fmt: skip
+        benchmark=bench,
+        query_modes=("keyword_search",),
+        evaluators=metrics,
+        recipe=Recipe(
+            modes=["keyword_search"], chunking={"size": None}, bm25={"fields": "multifield"}
+        ),
+    )
     qrels = bench.qrels
     out = {
         "bm25": flat.metric("keyword_search", "ndcg@10").beir,
@@ -68,8 +74,9 @@ def scifact_scores(data: Path, spec: SampleSpec | None) -> dict[str, float]:
     runs = [flat.run("keyword_search"), flat.run("vector_search")]
     fused = {"rrf": fuse(runs, method="rrf")}
     for weight in (0.2, 0.5, 0.8):
-        fused[f"wsum-{weight}"] = fuse(runs, method="wsum", norm="min-max",
-                                       params={"weights": [weight, 1 - weight]})  # fmt: skip
+        fused[f"wsum-{weight}"] = fuse(
+            runs, method="wsum", norm="min-max", params={"weights": [weight, 1 - weight]}
+        )
     for name, run in fused.items():
         result = evaluate_run(qrels, run, k_values=(10,), metrics=("ndcg",))
         out[name] = result.aggregates["NDCG@10"].beir_unrounded
@@ -113,8 +120,10 @@ def synthetic_scores(qrels: dict, runs: list, spec: SampleSpec | None, n_docs: i
         chosen = set(sorted(qrels, key=lambda q: key(spec.seed, q))[: spec.queries])
         judged = {d for q in chosen for d in qrels[q]}
         wanted = spec.documents or round(n_docs * spec.queries / len(qrels))
-        others = sorted((f"d{d}" for d in range(n_docs) if f"d{d}" not in judged),
-                        key=lambda d: key(spec.seed, d))  # fmt: skip
+        others = sorted(
+            (f"d{d}" for d in range(n_docs) if f"d{d}" not in judged),
+            key=lambda d: key(spec.seed, d),
+        )
         kept = judged | set(others[: max(wanted - len(judged), 0)])
     part = {q: qrels[q] for q in chosen}
     out = []
@@ -135,8 +144,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="30,50,100,150")
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                              / "datasets" / "beir"))  # fmt: skip
+    parser.add_argument(
+        "--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "datasets" / "beir")
+    )
     parser.add_argument("--cache", default="/tmp/heta-sample-bench")
     parser.add_argument("--gap", type=float, default=0.02)
     parser.add_argument("--skip-scifact", action="store_true")
@@ -154,38 +164,47 @@ def main() -> None:
     if not args.skip_scifact:
         started = time.perf_counter()
         full = scifact_scores(Path(args.data), None)
-        print(f"SciFact full ({time.perf_counter() - started:.0f} s): "
-              + ", ".join(f"{name} {value:.4f}" for name, value in full.items()))  # fmt: skip
+        print(
+            f"SciFact full ({time.perf_counter() - started:.0f} s): "
+            + ", ".join(f"{name} {value:.4f}" for name, value in full.items())
+        )
         names = list(full)
         for size in sizes:
             taus = []
             for seed in range(args.seeds):
                 sampled = scifact_scores(Path(args.data), SampleSpec(size, seed, args.documents))
                 taus.append(tau([full[n] for n in names], [sampled[n] for n in names]))
-                print(f"  scifact N={size} seed={seed}: tau {taus[-1]:.3f}; "
-                      + ", ".join(f"{n} {sampled[n]:.4f}" for n in names))  # fmt: skip
+                print(
+                    f"  scifact N={size} seed={seed}: tau {taus[-1]:.3f}; "
+                    + ", ".join(f"{n} {sampled[n]:.4f}" for n in names)
+                )
             documents = args.documents or "by ratio"
-            print(f"SciFact N={size} (documents {documents}): tau mean "
-                  f"{statistics.fmean(taus):.3f}, min {min(taus):.3f}"
-                  f", max {max(taus):.3f} over {len(taus)} seeds")  # fmt: skip
+            print(
+                f"SciFact N={size} (documents {documents}): tau mean "
+                f"{statistics.fmean(taus):.3f}, min {min(taus):.3f}"
+                f", max {max(taus):.3f} over {len(taus)} seeds"
+            )
     if args.skip_synthetic:
         return
     n_queries, n_docs = 2000, 50_000
     for gap in (args.gap, args.gap * 2.5):
         qrels, runs = synthetic(n_queries, n_docs, gap, seed=7)
         full_scores = synthetic_scores(qrels, runs, None, n_docs)
-        print(f"synthetic gap {gap:g}: full nDCG@10 "
-              + ", ".join(f"{v:.4f}" for v in full_scores))  # fmt: skip
+        print(f"synthetic gap {gap:g}: full nDCG@10 " + ", ".join(f"{v:.4f}" for v in full_scores))
         for size in [*sizes, 500]:
             for documents, what in ((None, "distractors by ratio"), (n_docs, "all documents")):
                 taus = [
-                    tau(full_scores, synthetic_scores(
-                        qrels, runs, SampleSpec(size, s, documents), n_docs))
+                    tau(
+                        full_scores,
+                        synthetic_scores(qrels, runs, SampleSpec(size, s, documents), n_docs),
+                    )
                     for s in range(args.seeds * 4)
-                ]  # fmt: skip
-                print(f"synthetic gap {gap:g} N={size} ({what}): tau mean "
-                      f"{statistics.fmean(taus):.3f}, min {min(taus):.3f}, max {max(taus):.3f} "
-                      f"over {len(taus)} seeds")  # fmt: skip
+                ]
+                print(
+                    f"synthetic gap {gap:g} N={size} ({what}): tau mean "
+                    f"{statistics.fmean(taus):.3f}, min {min(taus):.3f}, max {max(taus):.3f} "
+                    f"over {len(taus)} seeds"
+                )
 
 
 if __name__ == "__main__":

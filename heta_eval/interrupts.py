@@ -288,8 +288,9 @@ def _watch(signum: int, program: str) -> None:
         _STATE.watching = True
         if _STATE.doing is None and _STATE.phases:
             _STATE.doing = _STATE.phases[-1]
-    threading.Thread(target=_watchdog, args=(signum, program), daemon=True,
-                     name="heta-interrupt").start()  # fmt: skip
+    threading.Thread(
+        target=_watchdog, args=(signum, program), daemon=True, name="heta-interrupt"
+    ).start()
 
 
 def _watchdog(signum: int, program: str) -> None:

@@ -128,9 +128,14 @@ class LLMClient:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else None
         async with self._semaphore(), httpx.AsyncClient(auth=self._auth) as client:
             reply = await post_json(
-                client, self.url, payload, policy=self.policy, headers=headers, error=LLMError,
+                client,
+                self.url,
+                payload,
+                policy=self.policy,
+                headers=headers,
+                error=LLMError,
                 secrets=self.secrets,
-            )  # fmt: skip
+            )
         try:
             content = reply["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

@@ -344,10 +344,11 @@ def _rebuild(data: Any, secrets: Secrets, *, numbers: bool, words: bool) -> Any:
         return secrets.redact(data)
     if isinstance(data, dict):
         return {
-            _rebuild(key, secrets, numbers=numbers, words=words):
-            _rebuild(value, secrets, numbers=numbers, words=words)
+            _rebuild(key, secrets, numbers=numbers, words=words): _rebuild(
+                value, secrets, numbers=numbers, words=words
+            )
             for key, value in data.items()
-        }  # fmt: skip
+        }
     if isinstance(data, list):
         return [_rebuild(item, secrets, numbers=numbers, words=words) for item in data]
     text = _scalar_text(data, numbers, words)

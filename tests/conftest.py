@@ -145,8 +145,12 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
 # the shared numba cache by the time the suite reaches them. It cannot change a result: a
 # kernel is compiled from the same code whoever gets there first, numba writes its cache files
 # whole, and the suite's own run of these files is the one that counts.
-RANX_FILES = ("test_exports.py", "test_fusion_parity.py", "test_interop.py",
-              "test_options_at_the_boundary.py")  # fmt: skip
+RANX_FILES = (
+    "test_exports.py",
+    "test_fusion_parity.py",
+    "test_interop.py",
+    "test_options_at_the_boundary.py",
+)
 WARM_FROM = 1000
 _WARMING: dict[str, object] = {}
 
@@ -160,11 +164,25 @@ def _start_warming(session) -> None:
     folder = tempfile.TemporaryDirectory(prefix="heta-warm-")
     files = [str(REPO / "tests" / name) for name in RANX_FILES]
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not system",
-         "--basetemp", str(Path(folder.name) / "tmp"), *files],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "HETA_EVAL_TEST_WARMING": "1"}, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not system",
+            "--basetemp",
+            str(Path(folder.name) / "tmp"),
+            *files,
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "HETA_EVAL_TEST_WARMING": "1"},
+        start_new_session=True,
+    )
     if hasattr(os, "setpriority"):  # the lowest priority: it takes only what the suite leaves
         os.setpriority(os.PRIO_PROCESS, process.pid, 19)
     _WARMING.update(folder=folder, process=process)

@@ -40,33 +40,55 @@ class Kind:
 
 #: Sapphire Rapids: AMX, AVX512-BF16, VNNI.
 AMX_XEON = CpuInfo.parse(
-    _x86("GenuineIntel", "Intel(R) Xeon(R) Platinum 8488C",
-         f"{_AVX512} avx512_vnni avx512_bf16 avx512_fp16 amx_bf16 amx_tile amx_int8"),
-    threads=2, onnxruntime=True, openvino=True,
-)  # fmt: skip
+    _x86(
+        "GenuineIntel",
+        "Intel(R) Xeon(R) Platinum 8488C",
+        f"{_AVX512} avx512_vnni avx512_bf16 avx512_fp16 amx_bf16 amx_tile amx_int8",
+    ),
+    threads=2,
+    onnxruntime=True,
+    openvino=True,
+)
 #: Ice Lake server: AVX-512 VNNI, no bfloat16, no AMX (the issue's failing machine).
 VNNI_XEON = CpuInfo.parse(
-    _x86("GenuineIntel", "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz",
-         f"{_AVX512} avx512_vnni avx512_bitalg avx512_vpopcntdq"),
-    threads=2, onnxruntime=True, openvino=True,
-)  # fmt: skip
+    _x86(
+        "GenuineIntel",
+        "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz",
+        f"{_AVX512} avx512_vnni avx512_bitalg avx512_vpopcntdq",
+    ),
+    threads=2,
+    onnxruntime=True,
+    openvino=True,
+)
 #: Cooper Lake, or a Sapphire Rapids guest whose hypervisor hides AMX.
 BF16_XEON = CpuInfo.parse(
-    _x86("GenuineIntel", "Intel(R) Xeon(R) Platinum 8380HL CPU @ 2.90GHz",
-         f"{_AVX512} avx512_vnni avx512_bf16"),
-    threads=4, onnxruntime=True, openvino=False,
-)  # fmt: skip
+    _x86(
+        "GenuineIntel",
+        "Intel(R) Xeon(R) Platinum 8380HL CPU @ 2.90GHz",
+        f"{_AVX512} avx512_vnni avx512_bf16",
+    ),
+    threads=4,
+    onnxruntime=True,
+    openvino=False,
+)
 #: Zen 4 (Genoa): AVX512-BF16 and VNNI on AMD.
 BF16_EPYC = CpuInfo.parse(
-    _x86("AuthenticAMD", "AMD EPYC 9R14 96-Core Processor",
-         f"{_AVX512} avx512_vnni avx512_bitalg avx512_vpopcntdq avx512_bf16 clzero sse4a"),
-    threads=2, onnxruntime=True, openvino=True,
-)  # fmt: skip
+    _x86(
+        "AuthenticAMD",
+        "AMD EPYC 9R14 96-Core Processor",
+        f"{_AVX512} avx512_vnni avx512_bitalg avx512_vpopcntdq avx512_bf16 clzero sse4a",
+    ),
+    threads=2,
+    onnxruntime=True,
+    openvino=True,
+)
 #: Zen 3 (Milan): AVX2 only.
 AVX2_EPYC = CpuInfo.parse(
     _x86("AuthenticAMD", "AMD EPYC 7R13 Processor", "clzero sse4a vaes vpclmulqdq"),
-    threads=8, onnxruntime=True, openvino=True,
-)  # fmt: skip
+    threads=8,
+    onnxruntime=True,
+    openvino=True,
+)
 #: Graviton 3 (Neoverse V1): Arm's ``Features``, no ``vendor_id`` nor ``model name``.
 ARM = CpuInfo.parse(
     "processor\t: 0\nBogoMIPS\t: 2100.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 "
@@ -74,8 +96,10 @@ ARM = CpuInfo.parse(
     "sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs paca pacg dcpodp svei8mm svebf16 i8mm bf16 "
     "dgh rng\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x1\n"
     "CPU part\t: 0xd40\nCPU revision\t: 1\n",
-    threads=2, onnxruntime=True, openvino=False,
-)  # fmt: skip
+    threads=2,
+    onnxruntime=True,
+    openvino=False,
+)
 
 #: Every kind, and what ``auto`` takes there (the expectation each test checks).
 KINDS: list[Kind] = [

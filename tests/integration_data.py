@@ -68,6 +68,8 @@ def rank_scores(doc_ids: list[str]) -> list[tuple[str, float]]:
 def run_adapter(folder: Path, kb, output: Path | None = None):
     """The adapter through the whole runner, BEIR's evaluators (k up to 1,000)."""
     return BenchmarkRunner(progress=False).run(
-        benchmark=benchmark(folder), knowledge_base=kb, query_modes=("default",),
+        benchmark=benchmark(folder),
+        knowledge_base=kb,
+        query_modes=("default",),
         output_dir=output,
-    )  # fmt: skip
+    )

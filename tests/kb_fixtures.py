@@ -32,8 +32,12 @@ class AnimalBenchmark:
     name = "animals"
 
     def __init__(self, n_cases: int = 8, *, numbered: bool = False) -> None:
-        topics = [("cats", "do cats purr", "yes"), ("dogs", "why do dogs bark", "strangers"),
-                  ("birds", "when do birds sing", "dawn"), ("fish", "how do fish breathe", "gills")]  # fmt: skip
+        topics = [
+            ("cats", "do cats purr", "yes"),
+            ("dogs", "why do dogs bark", "strangers"),
+            ("birds", "when do birds sing", "dawn"),
+            ("fish", "how do fish breathe", "gills"),
+        ]
         self._cases = []
         for i in range(n_cases):
             doc, query, answer = topics[i % len(topics)]
@@ -72,8 +76,14 @@ class KeywordOverlapKB:
 
     modes = ("keyword_search",)
 
-    def __init__(self, *, log: Path | None = None, delay: float = 0.0,
-                 fail_on: tuple[str, ...] = (), hang_on: tuple[str, ...] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        log: Path | None = None,
+        delay: float = 0.0,
+        fail_on: tuple[str, ...] = (),
+        hang_on: tuple[str, ...] = (),
+    ) -> None:
         self.log = log
         self.delay = delay
         self.fail_on = fail_on
@@ -102,8 +112,13 @@ class KeywordOverlapKB:
         results = []
         for score, doc in scored[:top_k]:
             for part, sentence in enumerate(DOCS[doc].split(". ")):
-                results.append({"text": sentence, "score": float(score) - part * 0.5,
-                                "source": {"document_id": doc, "chunk_id": f"{doc}#{part}"}})  # fmt: skip
+                results.append(
+                    {
+                        "text": sentence,
+                        "score": float(score) - part * 0.5,
+                        "source": {"document_id": doc, "chunk_id": f"{doc}#{part}"},
+                    }
+                )
         results.sort(key=lambda r: -r["score"])
         answer = results[0]["text"].rstrip(".").split()[-1] if results else None
         return QueryResponse(query=text, mode=mode, results=results, answer=answer)

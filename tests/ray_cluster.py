@@ -65,8 +65,9 @@ class LoopbackNamespace:
         self.name = f"heta-ray-{os.getpid()}"
 
     def __enter__(self) -> LoopbackNamespace:
-        subprocess.run(["ip", "netns", "add", self.name], check=True, timeout=30,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["ip", "netns", "add", self.name], check=True, timeout=30, capture_output=True
+        )
         subprocess.run(self.wrap(["ip", "link", "set", "lo", "up"]), check=True, timeout=30)
         return self
 
@@ -92,8 +93,9 @@ NETNS = LoopbackNamespace()
 
 
 def _ray(*args: str, timeout: float = PATIENCE) -> None:
-    result = subprocess.run(NETNS.wrap([RAY, *args]), env=cluster_env(), timeout=timeout,
-                            capture_output=True, text=True)  # fmt: skip
+    result = subprocess.run(
+        NETNS.wrap([RAY, *args]), env=cluster_env(), timeout=timeout, capture_output=True, text=True
+    )
     if result.returncode != 0:
         raise RuntimeError(f"ray {' '.join(args)} failed:\n{result.stderr[-2000:]}")
 
@@ -111,12 +113,37 @@ class TwoNodeCluster:
         for attempt in range(STARTS):
             NETNS.__enter__()
             try:
-                _ray("start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
-                     "--num-cpus", "1", "--num-gpus", "0", "--resources", '{"node_head": 1}',
-                     "--include-dashboard", "false", "--disable-usage-stats")  # fmt: skip
-                _ray("start", "--address", self.address, "--node-ip-address", "127.0.0.1",
-                     "--num-cpus", "1", "--num-gpus", "0", "--resources", '{"node_worker": 1}',
-                     "--disable-usage-stats")  # fmt: skip
+                _ray(
+                    "start",
+                    "--head",
+                    "--node-ip-address",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--num-cpus",
+                    "1",
+                    "--num-gpus",
+                    "0",
+                    "--resources",
+                    '{"node_head": 1}',
+                    "--include-dashboard",
+                    "false",
+                    "--disable-usage-stats",
+                )
+                _ray(
+                    "start",
+                    "--address",
+                    self.address,
+                    "--node-ip-address",
+                    "127.0.0.1",
+                    "--num-cpus",
+                    "1",
+                    "--num-gpus",
+                    "0",
+                    "--resources",
+                    '{"node_worker": 1}',
+                    "--disable-usage-stats",
+                )
                 return self.address
             except RuntimeError:
                 # Ray gives a node 30 s to register (hard-coded in ray._private.node): a
@@ -149,8 +176,9 @@ def _ray_processes() -> list[int]:
     """Live Ray processes inside the test's namespace: started from Ray's package (a program
     of it, or a script of it run as ``python -u script``: the autoscaler's monitor and the log
     monitor), or titled by Ray (``ray::...``, its workers and agents)."""
-    listed = subprocess.run(["ip", "netns", "pids", NETNS.name], capture_output=True, text=True,
-                            timeout=PATIENCE)  # fmt: skip
+    listed = subprocess.run(
+        ["ip", "netns", "pids", NETNS.name], capture_output=True, text=True, timeout=PATIENCE
+    )
     found = []
     for pid in listed.stdout.split():
         try:

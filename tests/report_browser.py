@@ -15,18 +15,26 @@ from typing import Any
 import pytest
 
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--window-size=1280,800",
-)  # fmt: skip
+)
 
 
 def _binaries() -> tuple[str, str]:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
     if not browser or not driver:
-        pytest.skip("chromium and chromium-driver are not installed "
-                    "(apt-get install -y chromium chromium-driver; .ci/run installs them)")  # fmt: skip
+        pytest.skip(
+            "chromium and chromium-driver are not installed "
+            "(apt-get install -y chromium chromium-driver; .ci/run installs them)"
+        )
     pytest.importorskip("selenium", reason="selenium is not installed (the 'test' extra)")
     return browser, driver
 
@@ -76,9 +84,11 @@ def console_errors(session: Any) -> list[dict[str, Any]]:
 def network_requests(session: Any) -> list[str]:
     """Every URL asked for that could leave the machine (http, https, ws, ...): the page's
     resource timing entries and the DevTools protocol's Network.requestWillBeSent events."""
-    urls = list(session.execute_script(
-        "return performance.getEntriesByType('resource').map(function (e) { return e.name; });"
-    ))  # fmt: skip
+    urls = list(
+        session.execute_script(
+            "return performance.getEntriesByType('resource').map(function (e) { return e.name; });"
+        )
+    )
     for entry in session.get_log("performance"):
         message = json.loads(entry["message"])["message"]
         if message.get("method") == "Network.requestWillBeSent":

@@ -38,8 +38,11 @@ def main(report: Path, folder: Path) -> None:
             "return Math.ceil(r.bottom + window.scrollY) + 8;"
         )
         inner = browser.execute_script("return [window.innerWidth, window.innerHeight];")
-        _save(browser.get_screenshot_as_png(), (0, 0, inner[0], min(bottom, inner[1])),
-              folder / "report-headline.png")  # fmt: skip
+        _save(
+            browser.get_screenshot_as_png(),
+            (0, 0, inner[0], min(bottom, inner[1])),
+            folder / "report-headline.png",
+        )
         # The drill-down of the query the chosen pair disagrees on most.
         browser.execute_script(
             "var s = document.getElementById('sort'); s.value = 'absdiff';"
@@ -47,8 +50,11 @@ def main(report: Path, folder: Path) -> None:
             "document.querySelector('#query-body tr').click();"
         )
         time.sleep(0.5)
-        _save(browser.get_screenshot_as_png(), (0, 0, inner[0], inner[1]),
-              folder / "report-drill-down.png")  # fmt: skip
+        _save(
+            browser.get_screenshot_as_png(),
+            (0, 0, inner[0], inner[1]),
+            folder / "report-drill-down.png",
+        )
         # The distributions: every system on one axis per metric.
         browser.execute_script("document.getElementById('distributions').scrollIntoView()")
         time.sleep(0.3)
@@ -56,8 +62,11 @@ def main(report: Path, folder: Path) -> None:
             "var f = document.querySelectorAll('#distributions figure');"
             "return Math.ceil(f[Math.min(1, f.length - 1)].getBoundingClientRect().bottom) + 8;"
         )
-        _save(browser.get_screenshot_as_png(), (0, 0, inner[0], min(height, inner[1])),
-              folder / "report-distributions.png")  # fmt: skip
+        _save(
+            browser.get_screenshot_as_png(),
+            (0, 0, inner[0], min(height, inner[1])),
+            folder / "report-distributions.png",
+        )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,20 @@ def small_scifact(source: Path, target: Path, others: int = 200) -> Path:
 
 
 #: CQADupStack's 12 forums, as the registry names them.
-FORUMS = ("android", "english", "gaming", "gis", "mathematica", "physics", "programmers",
-          "stats", "tex", "unix", "webmasters", "wordpress")  # fmt: skip
+FORUMS = (
+    "android",
+    "english",
+    "gaming",
+    "gis",
+    "mathematica",
+    "physics",
+    "programmers",
+    "stats",
+    "tex",
+    "unix",
+    "webmasters",
+    "wordpress",
+)
 
 
 def cqadupstack_forums(source: Path, target: Path, queries: int = 20, others: int = 40) -> Path:

@@ -66,8 +66,12 @@ def test_aggregates_by_value_type_and_counts_skips():
     assert label.kind == "categorical" and label.counts == {"X": 1, "Z": 1, "W": 1}
     ndcg = report.metrics["ndcg@10"]
     assert (ndcg.kind, ndcg.value, ndcg.strict, ndcg.scored, ndcg.skipped) == (
-        "retrieval", 0.5, 0.5, 2, 1,
-    )  # fmt: skip
+        "retrieval",
+        0.5,
+        0.5,
+        2,
+        1,
+    )
     assert report.scores["q3"]["ndcg@10"].skipped
     assert not report.partial
     assert "| ndcg@10 | 0.50000 | 0.50000 | 0.50000 | 2 | 1 | 0 | 0 |" in report.table()

@@ -60,8 +60,14 @@ def vectors(folder: Path) -> tuple[np.ndarray, np.ndarray]:
 
 def heta(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize("kind", ["faiss-flat", "qdrant", "lancedb"])
@@ -86,9 +92,14 @@ def test_exact_indexes_rank_as_exact_search_does(dataset, kind):
 
 
 @pytest.mark.parametrize(
-    "text", ["faiss-hnsw:M=8,efSearch=8", "faiss-ivf:nlist=64,nprobe=2",
-             "lancedb-ivfpq:sub_vectors=8,nprobes=4", "lancedb-hnsw:partitions=2,ef=20"],
-)  # fmt: skip
+    "text",
+    [
+        "faiss-hnsw:M=8,efSearch=8",
+        "faiss-ivf:nlist=64,nprobe=2",
+        "lancedb-ivfpq:sub_vectors=8,nprobes=4",
+        "lancedb-hnsw:partitions=2,ef=20",
+    ],
+)
 def test_recall_of_the_exact_top_k_is_what_numpy_recomputes(dataset, text):
     corpus, queries = vectors(dataset)
     index = build_index(parse_ann(text), scored_rows(corpus, None))
@@ -98,8 +109,12 @@ def test_recall_of_the_exact_top_k_is_what_numpy_recomputes(dataset, text):
         index.close()
     truth = np.argsort(-(queries @ corpus.T), axis=1, kind="stable")
     for k in (10, 100):
-        expected = np.mean([len(set(r[:k].tolist()) & set(t[:k].tolist())) / k
-                            for r, t in zip(rows, truth, strict=True)])  # fmt: skip
+        expected = np.mean(
+            [
+                len(set(r[:k].tolist()) & set(t[:k].tolist())) / k
+                for r, t in zip(rows, truth, strict=True)
+            ]
+        )
         found = overlap_at(rows, exact_search(corpus, queries, 100)[0], k)
         assert 0 <= found <= 1 and found == pytest.approx(expected, abs=1e-5)
     # Small settings on purpose: the indexes miss some rows, which the measure must see.
@@ -117,10 +132,25 @@ def test_cosine_scores_the_rows_divided_by_their_lengths():
 
 def test_run_with_an_index_scores_its_run_file_as_pytrec_eval_does(dataset, tmp_path):
     out = tmp_path / "hnsw"
-    done = heta("run", "--dataset", str(dataset), "--modes", "vector_search", "--quiet",
-                "--corpus-embeddings", str(dataset / "corpus.npy"), "--query-embeddings",
-                str(dataset / "queries.npy"), "--ann", "faiss-hnsw:M=8,efSearch=10",
-                "--output", str(out), "--k", "10,100", cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "run",
+        "--dataset",
+        str(dataset),
+        "--modes",
+        "vector_search",
+        "--quiet",
+        "--corpus-embeddings",
+        str(dataset / "corpus.npy"),
+        "--query-embeddings",
+        str(dataset / "queries.npy"),
+        "--ann",
+        "faiss-hnsw:M=8,efSearch=10",
+        "--output",
+        str(out),
+        "--k",
+        "10,100",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     mode = "vector_search+faiss-hnsw"
     summary = json.loads((out / "summary.json").read_text())
@@ -128,8 +158,10 @@ def test_run_with_an_index_scores_its_run_file_as_pytrec_eval_does(dataset, tmp_
     built = summary["build"]["ann"]
     assert built["library"] == "faiss" and built["index"] == "IndexHNSWFlat"
     assert built["settings"] == {"M": 8, "efConstruction": 40, "efSearch": 10}
-    assert summary["recipe"]["dense"]["ann"] == {"kind": "faiss-hnsw",
-                                                 "settings": {"M": 8, "efSearch": 10}}  # fmt: skip
+    assert summary["recipe"]["dense"]["ann"] == {
+        "kind": "faiss-hnsw",
+        "settings": {"M": 8, "efSearch": 10},
+    }
     run: dict[str, dict[str, float]] = {}
     for line in (out / "runs" / f"{mode}.trec").read_text().splitlines():
         qid, _, doc, _, score, _ = line.split()
@@ -147,11 +179,25 @@ def test_run_with_an_index_scores_its_run_file_as_pytrec_eval_does(dataset, tmp_
 
 def test_ann_command_puts_each_index_beside_exact_search(dataset, tmp_path):
     output = tmp_path / "ann.json"
-    indexes = ("faiss-flat,faiss-hnsw:M=8,efSearch=8,faiss-ivf:nlist=64,nprobe=2,qdrant,"
-               "lancedb,lancedb-ivfpq:sub_vectors=8")  # fmt: skip
-    done = heta("ann", "--dataset", str(dataset), "--corpus-embeddings",
-                str(dataset / "corpus.npy"), "--query-embeddings", str(dataset / "queries.npy"),
-                "--index", indexes, "--output", str(output), "--quiet", cwd=tmp_path)  # fmt: skip
+    indexes = (
+        "faiss-flat,faiss-hnsw:M=8,efSearch=8,faiss-ivf:nlist=64,nprobe=2,qdrant,"
+        "lancedb,lancedb-ivfpq:sub_vectors=8"
+    )
+    done = heta(
+        "ann",
+        "--dataset",
+        str(dataset),
+        "--corpus-embeddings",
+        str(dataset / "corpus.npy"),
+        "--query-embeddings",
+        str(dataset / "queries.npy"),
+        "--index",
+        indexes,
+        "--output",
+        str(output),
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     table = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert table[0].startswith("| index | settings | nDCG@10 | Recall@100 | recall of exact top 10")
@@ -184,19 +230,39 @@ def test_ann_command_puts_each_index_beside_exact_search(dataset, tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--index", "faiss-hnsw:M=0"], "--index faiss-hnsw: M must be an integer from 2 to 512, got 0"),
+        (
+            ["--index", "faiss-hnsw:M=0"],
+            "--index faiss-hnsw: M must be an integer from 2 to 512, got 0",
+        ),
         (["--index", "faiss-ivf:nprobe=x"], "--index faiss-ivf: nprobe must be an integer"),
-        (["--index", "faiss-hnsw:ef=3"], "--index: faiss-hnsw: unknown setting 'ef'; it takes M, efConstruction, efSearch"),
+        (
+            ["--index", "faiss-hnsw:ef=3"],
+            "--index: faiss-hnsw: unknown setting 'ef'; it takes M, efConstruction, efSearch",
+        ),
         (["--index", "hnswlib"], "--index: unknown index 'hnswlib'; the indexes are faiss-flat"),
         (["--index", "qdrant:m=16"], "--index: qdrant: unknown setting 'm'; it takes no settings"),
         (["--index", "faiss-flat,faiss-flat"], "--index: faiss-flat is given twice"),
-        (["--index", "faiss-ivf:nlist=100000"], "faiss-ivf: nlist=100,000 lists need at least as many vectors"),
+        (
+            ["--index", "faiss-ivf:nlist=100000"],
+            "faiss-ivf: nlist=100,000 lists need at least as many vectors",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_settings_are_refused_in_one_line(dataset, tmp_path, args, message):
-    done = heta("ann", "--dataset", str(dataset), "--corpus-embeddings",
-                str(dataset / "corpus.npy"), "--query-embeddings", str(dataset / "queries.npy"),
-                "--quiet", "--output", str(tmp_path / "a.json"), *args, cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "ann",
+        "--dataset",
+        str(dataset),
+        "--corpus-embeddings",
+        str(dataset / "corpus.npy"),
+        "--query-embeddings",
+        str(dataset / "queries.npy"),
+        "--quiet",
+        "--output",
+        str(tmp_path / "a.json"),
+        *args,
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
@@ -204,11 +270,24 @@ def test_bad_settings_are_refused_in_one_line(dataset, tmp_path, args, message):
 
 
 def test_run_refuses_an_index_without_a_dense_mode(dataset, tmp_path):
-    done = heta("run", "--dataset", str(dataset), "--modes", "keyword_search", "--ann",
-                "faiss-flat", "--quiet", "--output", str(tmp_path / "out"), cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "run",
+        "--dataset",
+        str(dataset),
+        "--modes",
+        "keyword_search",
+        "--ann",
+        "faiss-flat",
+        "--quiet",
+        "--output",
+        str(tmp_path / "out"),
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
-    assert done.stderr.strip() == ("heta-eval run: error: --ann is searched by vector_search "
-                                   "and hybrid_search; --modes has neither (keyword_search)")  # fmt: skip
+    assert done.stderr.strip() == (
+        "heta-eval run: error: --ann is searched by vector_search "
+        "and hybrid_search; --modes has neither (keyword_search)"
+    )
 
 
 def test_a_missing_library_names_its_extra():
@@ -220,10 +299,25 @@ def test_a_missing_library_names_its_extra():
 def test_hybrid_search_through_an_exact_index_scores_as_exact_hybrid(dataset, tmp_path):
     def hybrid(*extra: str) -> dict:
         out = tmp_path / ("+".join(extra) or "exact")
-        done = heta("run", "--dataset", str(dataset), "--modes", "hybrid_search", "--quiet",
-                    "--corpus-embeddings", str(dataset / "corpus.npy"), "--query-embeddings",
-                    str(dataset / "queries.npy"), "--output", str(out), "--k", "10,100",
-                    "--no-cache", *extra, cwd=tmp_path)  # fmt: skip
+        done = heta(
+            "run",
+            "--dataset",
+            str(dataset),
+            "--modes",
+            "hybrid_search",
+            "--quiet",
+            "--corpus-embeddings",
+            str(dataset / "corpus.npy"),
+            "--query-embeddings",
+            str(dataset / "queries.npy"),
+            "--output",
+            str(out),
+            "--k",
+            "10,100",
+            "--no-cache",
+            *extra,
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stderr
         summary = json.loads((out / "summary.json").read_text())
         [(mode, found)] = summary["modes"].items()

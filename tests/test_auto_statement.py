@@ -27,8 +27,13 @@ def _words(text: str) -> str:
 
 
 def test_run_help_prints_the_statement():
-    done = subprocess.run([sys.executable, "-m", "heta_eval", "run", "--help"],
-                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "heta_eval", "run", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert _words(AUTO_PRECISION) in _words(done.stdout)
 
 
@@ -40,8 +45,11 @@ def test_the_docs_repeat_the_statement(page):
 @pytest.mark.parametrize("page", PAGES)
 def test_no_page_says_auto_measures_by_default(page):
     text = _words((ROOT / page).read_text(encoding="utf-8"))
-    for claim in ("auto on the CPU measures its routes", '"auto" **measures**',
-                  "fastest route measured on this machine"):  # fmt: skip
+    for claim in (
+        "auto on the CPU measures its routes",
+        '"auto" **measures**',
+        "fastest route measured on this machine",
+    ):
         assert claim not in text, (page, claim)
 
 

@@ -59,8 +59,12 @@ def test_custom_measures_equal_beir_on_both_backends(qrels, run, k_values):
     assert fast.per_query == slow.per_query
     assert fast.aggregates == slow.aggregates
     # Self-hits kept: still one number on both backends.
-    kept = [evaluate_run(qrels, run, k_values, metrics=CUSTOM, engine=engine,
-                         ignore_identical_ids=False) for engine in ("pytrec", "fast")]  # fmt: skip
+    kept = [
+        evaluate_run(
+            qrels, run, k_values, metrics=CUSTOM, engine=engine, ignore_identical_ids=False
+        )
+        for engine in ("pytrec", "fast")
+    ]
     assert kept[0].per_query == kept[1].per_query and kept[0].aggregates == kept[1].aggregates
 
 
@@ -164,9 +168,13 @@ def test_hole_scored_on_one_case_alone_is_refused_and_the_others_are_its_batch_v
     import asyncio
 
     case = BenchmarkCase(id="q", query="?", expected={"relevance": {"d1": 1, "d3": 0}})
-    response = QueryResponse(query="?", results=[
-        {"score": 2.0, "source": {"document_id": "d2"}},
-        {"score": 1.0, "source": {"document_id": "d1"}}])  # fmt: skip
+    response = QueryResponse(
+        query="?",
+        results=[
+            {"score": 2.0, "source": {"document_id": "d2"}},
+            {"score": 1.0, "source": {"document_id": "d1"}},
+        ],
+    )
     with pytest.raises(ValueError, match="hole@10 counts documents that no case judges"):
         asyncio.run(BeirRetrievalMetric("hole", 10).evaluate(case=case, response=response))
     for name, value in (("r_cap", 1.0), ("accuracy", 1.0), ("mrr", 0.5)):
@@ -195,8 +203,17 @@ def test_cli_measures_equal_beir_on_the_run_file(
     if columnar:  # the file is read into arrays and scored by the engine
         monkeypatch.setattr(backends, "COMPILED_MIN_BYTES", 0)
         monkeypatch.setattr(backends, "ENGINE_MIN_ROWS", 0)
-    argv = ["evaluate", "--run", str(tmp_path / "run.trec"), "--qrels", str(tmp_path / "qrels.txt"),
-            "--measures", "R_cap@10,Hole@10,Accuracy@10", "--json", "--per-query"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--run",
+        str(tmp_path / "run.trec"),
+        "--qrels",
+        str(tmp_path / "qrels.txt"),
+        "--measures",
+        "R_cap@10,Hole@10,Accuracy@10",
+        "--json",
+        "--per-query",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     expected = beir_custom_numbers(qrels, read_run(tmp_path / "run.trec"), (10,))
@@ -210,23 +227,41 @@ def test_cli_measures_equal_beir_on_the_run_file(
 def test_cli_table_shows_beir_beside_strict(tmp_path, capsys):
     write_qrels({"q1": {"a": 1}, "q2": {"b": 1}}, tmp_path / "qrels.txt")
     write_run({"q1": {"a": 2.0, "x": 1.0}}, tmp_path / "run.trec")
-    argv = ["evaluate", "--run", str(tmp_path / "run.trec"), "--qrels", str(tmp_path / "qrels.txt"),
-            "--measures", "R_cap@10,Hole@10,Accuracy@10"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--run",
+        str(tmp_path / "run.trec"),
+        "--qrels",
+        str(tmp_path / "qrels.txt"),
+        "--measures",
+        "R_cap@10,Hole@10,Accuracy@10",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     # BEIR divides by both qrels queries; strict counts q2 (not in the run) as 0 too.
-    for line in ("| R_cap@10 | 0.50000 | 0.50000 |", "| Hole@10 | 0.05000 | 0.05000 |",
-                 "| Accuracy@10 | 0.50000 | 0.50000 |"):  # fmt: skip
+    for line in (
+        "| R_cap@10 | 0.50000 | 0.50000 |",
+        "| Hole@10 | 0.05000 | 0.05000 |",
+        "| Accuracy@10 | 0.50000 | 0.50000 |",
+    ):
         assert line in out, out
 
 
 @pytest.mark.parametrize(
     ("spelling", "name"),
-    [("R_cap@10", "R_cap@10"), ("r_cap@10", "R_cap@10"), ("recall_cap@10", "R_cap@10"),
-     ("Hole@10", "Hole@10"), ("hole@10", "Hole@10"), ("Accuracy@10", "Accuracy@10"),
-     ("accuracy@10", "Accuracy@10"), ("acc@10", "Accuracy@10"), ("top_k_acc@10", "Accuracy@10"),
-     ("top_k_accuracy@10", "Accuracy@10")],
-)  # fmt: skip
+    [
+        ("R_cap@10", "R_cap@10"),
+        ("r_cap@10", "R_cap@10"),
+        ("recall_cap@10", "R_cap@10"),
+        ("Hole@10", "Hole@10"),
+        ("hole@10", "Hole@10"),
+        ("Accuracy@10", "Accuracy@10"),
+        ("accuracy@10", "Accuracy@10"),
+        ("acc@10", "Accuracy@10"),
+        ("top_k_acc@10", "Accuracy@10"),
+        ("top_k_accuracy@10", "Accuracy@10"),
+    ],
+)
 def test_beirs_spellings_parse_to_one_measure_with_one_name_per_context(spelling, name):
     from heta_eval.measures.measure import Measure, canonical_metric, parse_measure
 
@@ -276,9 +311,11 @@ def test_runner_compare_leaderboard_and_report_carry_the_measures(tmp_path, caps
     benchmark = Animals()
     folder = tmp_path / "out"
     BenchmarkRunner(progress=False).run(
-        benchmark=benchmark, knowledge_base=KeywordOverlapKB(),
-        query_modes=("keyword_search",), output_dir=folder,
-    )  # fmt: skip
+        benchmark=benchmark,
+        knowledge_base=KeywordOverlapKB(),
+        query_modes=("keyword_search",),
+        output_dir=folder,
+    )
     summary = json.loads((folder / "summary.json").read_text())
     metrics = summary["modes"]["keyword_search"]["metrics"]
     # The run's file scored by evaluate_run over the benchmark's qrels: the same numbers.

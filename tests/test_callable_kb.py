@@ -152,8 +152,12 @@ def test_a_failed_batch_is_asked_again_case_by_case():
         return [overlap(q, top_k) for q in queries]
 
     results = run(heta_eval.from_callable(search_many, batch=True, batch_size=4), cases=4)
-    assert asked[0] == ["do cats purr", "why do dogs bark", "when do birds sing",
-                        "how do fish breathe"]  # fmt: skip
+    assert asked[0] == [
+        "do cats purr",
+        "why do dogs bark",
+        "when do birds sing",
+        "how do fish breathe",
+    ]
     assert asked[1:] == [[q] for q in asked[0]]
     summary = results.summary.modes["default"]
     assert (summary.failed_queries, summary.answered) == (1, 3)

@@ -46,7 +46,7 @@ def chunked_response(qid: str, docs: dict[str, float], rng: random.Random) -> Qu
             rng.randint(0, len(results)),
             {"text": "self", "score": 50.0, "source": {"source_key": qid}},
         )
-    return QueryResponse.model_validate({"query": qid, "results": results})  # fmt: skip
+    return QueryResponse.model_validate({"query": qid, "results": results})
 
 
 @settings(max_examples=250, deadline=None)
@@ -70,8 +70,13 @@ def test_chunk_level_responses_equal_beir_on_the_collapsed_run(qrels, run, k_val
         return
     for key, value in expected.items():
         metric, k = key.split("@")
-        name = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision",
-                "MRR": "mrr"}[metric] + "@" + k  # fmt: skip
+        name = (
+            {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision", "MRR": "mrr"}[
+                metric
+            ]
+            + "@"
+            + k
+        )
         assert ours[name] == value, name
 
 

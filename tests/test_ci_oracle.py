@@ -32,8 +32,9 @@ def checkout(tmp_path) -> Path:
 def test_ci_builds_trec_eval_from_the_shared_source_on_a_clean_checkout(checkout, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("TREC_EVAL", "TREC_EVAL_SRC")}
     env["TMPDIR"] = str(tmp_path)
-    done = subprocess.run([checkout / ".ci" / "build-trec-eval"], capture_output=True,
-                          text=True, env=env, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [checkout / ".ci" / "build-trec-eval"], capture_output=True, text=True, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     binary = Path(done.stdout.strip())
     assert binary.is_file() and binary.parent.parent == tmp_path
@@ -46,8 +47,12 @@ def test_ci_builds_trec_eval_from_the_shared_source_on_a_clean_checkout(checkout
 
 
 def test_without_the_source_it_says_so_in_one_line(checkout, tmp_path):
-    done = subprocess.run([checkout / ".ci" / "build-trec-eval", str(tmp_path / "nothing")],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [checkout / ".ci" / "build-trec-eval", str(tmp_path / "nothing")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.splitlines() == [
         f"build-trec-eval: no trec_eval source (trec_eval.c, Makefile) in {tmp_path / 'nothing'}"

@@ -30,8 +30,9 @@ def run_with_reader_gone(args: list[str]) -> subprocess.CompletedProcess:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        return subprocess.run([*HETA_EVAL, *args], stdout=write_end, stderr=subprocess.PIPE,
-                              text=True, timeout=600)  # fmt: skip
+        return subprocess.run(
+            [*HETA_EVAL, *args], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=600
+        )
     finally:
         os.close(write_end)
 
@@ -54,25 +55,32 @@ def test_every_kind_of_command_ends_quietly_when_its_reader_is_gone(command, tmp
 
 def test_an_open_pipe_gets_everything_and_status_0(tmp_path):
     qrels, run = small_files(tmp_path)
-    done = subprocess.run([*HETA_EVAL, "trec_eval", "-m", "P.5", str(qrels), str(run)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [*HETA_EVAL, "trec_eval", "-m", "P.5", str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.split() == ["P_5", "all", "0.2000"]
 
 
 @pytest.mark.parametrize(
     "args",
-    [["trec_eval", "-q", "{qrels}", "{run}"],
-     ["evaluate", "--run", "{run}", "--qrels", "{qrels}", "--json", "--per-query"]],
+    [
+        ["trec_eval", "-q", "{qrels}", "{run}"],
+        ["evaluate", "--run", "{run}", "--qrels", "{qrels}", "--json", "--per-query"],
+    ],
     ids=["trec_eval -q", "evaluate --json --per-query"],
-)  # fmt: skip
+)
 def test_a_reader_that_leaves_after_one_line_gets_141(args, scifact_dir, scifact_run_file):
     """`heta-eval ... | head -1` with hundreds of kilobytes to write: the writer is still
     writing when head leaves, as a shell pipeline has it."""
     words = [a.format(qrels=scifact_dir / "qrels" / "test.tsv", run=scifact_run_file) for a in args]
     command = " ".join([*HETA_EVAL, *words]) + " | head -1; exit ${PIPESTATUS[0]}"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=300
+    )
     assert done.returncode == CLOSED_STDOUT_STATUS, done.stderr
     assert done.stderr == "" and len(done.stdout.splitlines()) == 1

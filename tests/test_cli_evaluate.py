@@ -197,9 +197,13 @@ def _fresh_process(code: str, **env: str) -> str:
     blas = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}
     clean = {k: v for k, v in os.environ.items() if k not in blas}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-        env={**clean, **env}, timeout=600,
-    )  # fmt: skip
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**clean, **env},
+        timeout=600,
+    )
     return done.stdout.strip().splitlines()[-1]
 
 

@@ -18,8 +18,14 @@ from heta_eval.data import locate
 
 
 def heta(*args: str, cwd, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def without_data_settings() -> dict[str, str]:
@@ -28,8 +34,17 @@ def without_data_settings() -> dict[str, str]:
 
 def test_bare_evaluate_finds_scifact_beside_the_checkout(tmp_path, scifact_run_file):
     assert locate.SHARED_DATA == SHARED / "datasets"
-    done = heta("evaluate", "--run", str(scifact_run_file), "--dataset", "scifact", "--k", "10",
-                cwd=tmp_path, env=without_data_settings())  # fmt: skip
+    done = heta(
+        "evaluate",
+        "--run",
+        str(scifact_run_file),
+        "--dataset",
+        "scifact",
+        "--k",
+        "10",
+        cwd=tmp_path,
+        env=without_data_settings(),
+    )
     assert done.returncode == 0, done.stderr
     assert "| NDCG@10 | 0.57013 | 0.57013 |" in done.stdout
 
@@ -57,9 +72,20 @@ def test_an_offline_download_says_where_to_put_an_archive_fetched_elsewhere(tmp_
     server = HTTPServer(("127.0.0.1", 0), None)  # a port nothing will answer on once closed
     port = server.server_port
     server.server_close()
-    done = heta("datasets", "download", "nfcorpus", "--data-dir", str(tmp_path / "data"),
-                "--url", f"http://127.0.0.1:{port}/nfcorpus.zip", "--md5", "0" * 32,
-                "--retries", "0", cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "datasets",
+        "download",
+        "nfcorpus",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--url",
+        f"http://127.0.0.1:{port}/nfcorpus.zip",
+        "--md5",
+        "0" * 32,
+        "--retries",
+        "0",
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     assert "could not be downloaded here (no network?)" in done.stderr
     archive = tmp_path / "data" / "_downloads" / "nfcorpus" / "nfcorpus.zip"
@@ -69,11 +95,13 @@ def test_an_offline_download_says_where_to_put_an_archive_fetched_elsewhere(tmp_
 
 def test_the_plot_legend_sits_beside_the_bars_and_references_are_hatched():
     board = leaderboard(
-        {"keyword_search": {"scifact": 0.676, "nfcorpus": 0.325},
-         "vector_search": {"scifact": 0.646, "nfcorpus": 0.316},
-         "bm25-flat (ref.)": {"scifact": 0.679, "nfcorpus": 0.322}},
+        {
+            "keyword_search": {"scifact": 0.676, "nfcorpus": 0.325},
+            "vector_search": {"scifact": 0.646, "nfcorpus": 0.316},
+            "bm25-flat (ref.)": {"scifact": 0.679, "nfcorpus": 0.322},
+        },
         "ndcg@10",
-    )  # fmt: skip
+    )
     figure = board.figure()
     figure.canvas.draw()
     axes = figure.axes[0]

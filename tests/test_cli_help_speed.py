@@ -97,8 +97,11 @@ def _answer(argv: list[str], tmp_path) -> tuple[int, str, str, list[str], float]
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", DRIVER, json.dumps(argv)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     seconds = time.perf_counter() - started
     head, _, loaded = done.stderr.rpartition("\nLOADED ")
     return done.returncode, done.stdout, head, json.loads(loaded), seconds

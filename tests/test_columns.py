@@ -150,8 +150,10 @@ def test_mixed_batches_of_tables_and_objects_collapse_alike(run, seed, split):
         if got.run.valid is not None:
             assert np.array_equal(got.run.valid, want.run.valid)
         assert (got.unmapped, got.duplicates, got.self_hits) == (
-            want.unmapped, want.duplicates, want.self_hits
-        )  # fmt: skip
+            want.unmapped,
+            want.duplicates,
+            want.self_hits,
+        )
 
 
 def test_a_custom_resolver_sees_the_materialized_results():
@@ -163,15 +165,18 @@ def test_a_custom_resolver_sees_the_materialized_results():
 
 def test_results_materialize_once_validated_and_read_only():
     table = ChunkTable(
-        ["d1", "d2", "d3"], texts=["a", "b", "c"], reference_ids=["d1#0", None, "d3#0"],
+        ["d1", "d2", "d3"],
+        texts=["a", "b", "c"],
+        reference_ids=["d1#0", None, "d3#0"],
         sources=[{"chunk_id": "d1#0", "document_id": "stale"}, {}, {"start": 5}],
-    )  # fmt: skip
+    )
     hits = table.columns(np.array([2, 0, 1]), np.array([3.0, np.nan, 1.0]))
     assert hits[0] is hits[0] and hits[-1] is hits[2]
     assert [r.score for r in hits] == [3.0, None, 1.0]
     assert hits[1].source == {"chunk_id": "d1#0", "document_id": "d1"}
-    assert hits[0] == QueryResult(text="c", score=3.0, reference_id="d3#0",
-                                  source={"start": 5, "document_id": "d3"})  # fmt: skip
+    assert hits[0] == QueryResult(
+        text="c", score=3.0, reference_id="d3#0", source={"start": 5, "document_id": "d3"}
+    )
     assert hits[:2] == [hits[0], hits[1]] and hits[5:] == []
     assert hits.document_ids == ["d3", "d1", "d2"]
     with pytest.raises(IndexError, match="result index 3 out of range"):
@@ -207,8 +212,11 @@ def test_responses_with_columns_serialize_as_plain_results():
     assert isinstance(again.results, list)
     assert again == response
     assert response.model_dump()["results"][0] == {
-        "text": "b", "score": 2.0, "reference_id": None, "source": {"document_id": "d2"}
-    }  # fmt: skip
+        "text": "b",
+        "score": 2.0,
+        "reference_id": None,
+        "source": {"document_id": "d2"},
+    }
 
 
 def test_evidence_and_per_case_evaluators_read_columns():
@@ -216,9 +224,13 @@ def test_evidence_and_per_case_evaluators_read_columns():
 
     table = ChunkTable(["d1", "d2", "d3"], sources=[{"page_index": i} for i in range(3)])
     case = BenchmarkCase(
-        id="q", query="?",
-        expected={"relevance": {"d3": 1}, "evidence": [{"locator": {"document_id": "d3", "page_index": 2}}]},
-    )  # fmt: skip
+        id="q",
+        query="?",
+        expected={
+            "relevance": {"d3": 1},
+            "evidence": [{"locator": {"document_id": "d3", "page_index": 2}}],
+        },
+    )
     response = QueryResponse(query="?", results=table.columns([0, 2, 1], [3.0, 2.0, 1.0]))
     evidence = asyncio.run(EvidenceRecallAtK(k=2).evaluate(case=case, response=response))
     assert evidence.value == 1.0
@@ -278,8 +290,9 @@ def test_chunk_hits_read_from_columns_equal_those_of_built_results(sources):
         "none": None,
     }[sources]
     reference = [f"{d}#{i}" if i % 5 else None for i, d in enumerate(rows)]
-    table = ChunkTable(rows, texts=[f"t{i}" for i in range(300)], reference_ids=reference,
-                       sources=given)  # fmt: skip
+    table = ChunkTable(
+        rows, texts=[f"t{i}" for i in range(300)], reference_ids=reference, sources=given
+    )
     picked = rng.sample(range(300), 120)
     scores = [rng.choice([rng.random(), np.nan]) for _ in picked]
     columns = table.columns(picked, scores)

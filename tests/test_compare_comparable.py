@@ -15,8 +15,14 @@ from heta_eval.cli import main
 from heta_eval.compare.loading import IncomparableFoldersError, comparable_folders
 from heta_eval.evaluation import BenchmarkCase, Document, beir_default_metrics
 
-TOPICS = ["cats purr softly", "dogs bark loudly", "fish swim fast", "birds sing early",
-          "cows eat grass", "bees make honey"]  # fmt: skip
+TOPICS = [
+    "cats purr softly",
+    "dogs bark loudly",
+    "fish swim fast",
+    "birds sing early",
+    "cows eat grass",
+    "bees make honey",
+]
 
 
 class Tiny:
@@ -49,13 +55,20 @@ def folders(tmp_path_factory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("comparable")
     made = {}
-    for key, benchmark in {"base": Tiny(), "same": Tiny(), "corpus": Tiny(documents=6),
-                           "cases": Tiny(judged="d3")}.items():  # fmt: skip
+    for key, benchmark in {
+        "base": Tiny(),
+        "same": Tiny(),
+        "corpus": Tiny(documents=6),
+        "cases": Tiny(judged="d3"),
+    }.items():
         made[key] = root / key / "tiny"
         BenchmarkRunner(top_k=10, progress=False).run(
-            benchmark=benchmark, recipe=Recipe(modes=["keyword_search"]), query_modes=("keyword_search",),
-            output_dir=made[key], cache_dir=root / "cache",
-        )  # fmt: skip
+            benchmark=benchmark,
+            recipe=Recipe(modes=["keyword_search"]),
+            query_modes=("keyword_search",),
+            output_dir=made[key],
+            cache_dir=root / "cache",
+        )
     return made
 
 
@@ -115,8 +128,7 @@ def test_allow_different_data_compares_them_with_a_warning(folders, capsys, tmp_
         "compared anyway (--allow-different-data)"
     ]
     output = tmp_path / "both.html"
-    assert main(["report", str(base), str(other), "-o", str(output),
-                 "--allow-different-data"]) == 0  # fmt: skip
+    assert main(["report", str(base), str(other), "-o", str(output), "--allow-different-data"]) == 0
     assert "compared anyway (--allow-different-data)" in capsys.readouterr().err
     page = output.read_text(encoding="utf-8")
     assert 'class="bad data-warning">warning: ' in page and "(4 vs 6 documents)" in page

@@ -46,13 +46,23 @@ def folders(tmp_path_factory, scifact_dir) -> dict[str, Path]:
     data = small_scifact(scifact_dir, root / "data")
     sources = {
         "base": ["--dataset", "scifact", "--data-dir", str(data)],
-        "documents": ["--dataset", "scifact", "--data-dir",
-                      str(_cut(data / "scifact", root / "fewer-docs" / "scifact", drop=100).parent)],
-        "queries": ["--dataset", "scifact", "--data-dir",
-                    str(_cut(data / "scifact", root / "fewer-q" / "scifact", queries=100).parent)],
-        "other": ["--dataset", str(_cut(data / "scifact", root / "mine" / "scifact-100",
-                                        queries=100, drop=100))],
-    }  # fmt: skip
+        "documents": [
+            "--dataset",
+            "scifact",
+            "--data-dir",
+            str(_cut(data / "scifact", root / "fewer-docs" / "scifact", drop=100).parent),
+        ],
+        "queries": [
+            "--dataset",
+            "scifact",
+            "--data-dir",
+            str(_cut(data / "scifact", root / "fewer-q" / "scifact", queries=100).parent),
+        ],
+        "other": [
+            "--dataset",
+            str(_cut(data / "scifact", root / "mine" / "scifact-100", queries=100, drop=100)),
+        ],
+    }
     made = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HETA_EVAL_CACHE_DIR", str(root / "cache"))

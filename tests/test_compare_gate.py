@@ -70,8 +70,16 @@ def folders(tmp_path_factory, scifact_dir) -> dict[str, Path]:
         made["two"] = root / "two"
         made["two-worse"] = root / "two-worse"
         for folder, second in ((made["two"], bm25), (made["two-worse"], runs["worse"])):
-            argv = ["run", *source, "--kb-run", f"keyword_search={bm25}", "--kb-run",
-                    f"alt={second}", "--output", str(folder)]  # fmt: skip
+            argv = [
+                "run",
+                *source,
+                "--kb-run",
+                f"keyword_search={bm25}",
+                "--kb-run",
+                f"alt={second}",
+                "--output",
+                str(folder),
+            ]
             assert main(argv) == 0
     return made
 
@@ -81,14 +89,16 @@ def _gate(*argv: str, env: dict[str, str] | None = None) -> subprocess.Completed
     environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "heta_eval", "compare", *argv, "--resamples", "2000"],
-        capture_output=True, text=True, env=environment, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
 
 
 def _row(baseline: Path, candidate: Path, metric: str = "ndcg@10"):
     [a], [b] = load_result_folder(baseline), load_result_folder(candidate)
-    result = compare({"main": a.per_query, "cand": b.per_query}, metrics=[metric],
-                     n_resamples=2000)  # fmt: skip
+    result = compare({"main": a.per_query, "cand": b.per_query}, metrics=[metric], n_resamples=2000)
     return result.rows[0]
 
 
@@ -96,10 +106,18 @@ def test_a_worse_candidate_fails_with_one_line_per_failed_condition(folders, tmp
     summary = tmp_path / "step-summary.md"
     summary.write_text("## earlier step\n")
     done = _gate(
-        str(folders["main"]), str(folders["worse"]), "--fail-if-worse", "nDCG@10>0.005",
-        "--fail-if-worse", "R@100>50%", "--fail-if-worse", "ndcg@10:p<0.05",
-        "--gate-json", str(tmp_path / "gate.json"), env={"GITHUB_STEP_SUMMARY": str(summary)},
-    )  # fmt: skip
+        str(folders["main"]),
+        str(folders["worse"]),
+        "--fail-if-worse",
+        "nDCG@10>0.005",
+        "--fail-if-worse",
+        "R@100>50%",
+        "--fail-if-worse",
+        "ndcg@10:p<0.05",
+        "--gate-json",
+        str(tmp_path / "gate.json"),
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert done.returncode == 1, done.stderr
     row = _row(folders["main"], folders["worse"])
     assert row.diff < -0.05  # the top document demoted in every query
@@ -128,9 +146,16 @@ def test_a_worse_candidate_fails_with_one_line_per_failed_condition(folders, tmp
 
 
 def test_the_same_system_passes_and_exits_0(folders, tmp_path):
-    done = _gate(str(folders["main"]), str(folders["same"]), "--fail-if-worse", "ndcg@10>0",
-                 "--fail-if-worse", "recall@100:p<0.05", "--gate-markdown",
-                 str(tmp_path / "gate.md"))  # fmt: skip
+    done = _gate(
+        str(folders["main"]),
+        str(folders["same"]),
+        "--fail-if-worse",
+        "ndcg@10>0",
+        "--fail-if-worse",
+        "recall@100:p<0.05",
+        "--gate-markdown",
+        str(tmp_path / "gate.md"),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines() == ["gate: passed (2 checks)"]
     assert "| ✅ | ndcg@10 > 0 | same | main |" in (tmp_path / "gate.md").read_text()
@@ -163,8 +188,14 @@ def test_a_margin_and_significance_together_fail_only_when_both_hold(folders):
 
 def test_each_mode_is_gated_against_the_same_mode_of_the_baseline(folders, tmp_path):
     out = tmp_path / "gate.json"
-    done = _gate(str(folders["two"]), str(folders["two-worse"]), "--fail-if-worse",
-                 "ndcg@10>0.005", "--gate-json", str(out))  # fmt: skip
+    done = _gate(
+        str(folders["two"]),
+        str(folders["two-worse"]),
+        "--fail-if-worse",
+        "ndcg@10>0.005",
+        "--gate-json",
+        str(out),
+    )
     assert done.returncode == 1, done.stderr
     checks = json.loads(out.read_text())["checks"]
     pairs = [(c["candidate"], c["baseline"], c["failed"]) for c in checks]
@@ -176,14 +207,25 @@ def test_each_mode_is_gated_against_the_same_mode_of_the_baseline(folders, tmp_p
     assert json.loads(out.read_text())["settings"]["holm_family"] == 2
 
 
-def test_folders_of_different_data_are_refused_as_compare_refuses_them(folders, scifact_dir,
-                                                                     tmp_path):  # fmt: skip
+def test_folders_of_different_data_are_refused_as_compare_refuses_them(
+    folders, scifact_dir, tmp_path
+):
     # The same run scored on a SciFact of fewer documents: the corpus fingerprint differs.
     fewer = small_scifact(scifact_dir, tmp_path / "data", others=100)
     other = tmp_path / "other"
     run = folders["main"] / "runs" / "keyword_search.trec"
-    argv = ["run", "--dataset", "scifact", "--data-dir", str(fewer), "--quiet", "--kb-run",
-            f"keyword_search={run}", "--output", str(other)]  # fmt: skip
+    argv = [
+        "run",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(fewer),
+        "--quiet",
+        "--kb-run",
+        f"keyword_search={run}",
+        "--output",
+        str(other),
+    ]
     assert main(argv) == 0
     done = _gate(str(folders["main"]), str(other), "--fail-if-worse", "ndcg@10>0.005")
     assert done.returncode == 2
@@ -210,8 +252,10 @@ def test_folders_of_different_data_are_refused_as_compare_refuses_them(folders, 
 def test_a_bad_condition_is_one_line_and_exit_2(condition, words):
     done = subprocess.run(
         [sys.executable, "-m", "heta_eval", "compare", "a", "b", "--fail-if-worse", condition],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("heta-eval compare: error: --fail-if-worse: ") and words in line
@@ -228,8 +272,19 @@ def test_a_gate_metric_the_folders_lack_and_a_baseline_option_are_refused(folder
 def test_a_run_file_against_a_folder_of_several_modes_needs_one_mode(folders, capsys):
     run = folders["main"] / "runs" / "keyword_search.trec"
     data = folders["main"].parent / "data"
-    argv = ["compare", str(folders["two"]), str(run), "--dataset", "scifact", "--data-dir",
-            str(data), "--fail-if-worse", "ndcg@10>0", "--resamples", "200"]  # fmt: skip
+    argv = [
+        "compare",
+        str(folders["two"]),
+        str(run),
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(data),
+        "--fail-if-worse",
+        "ndcg@10>0",
+        "--resamples",
+        "200",
+    ]
     assert main(argv) == 2
     assert "is a run file and the baseline" in capsys.readouterr().err
     assert main([*argv, "--mode", "keyword_search"]) == 0  # the same ranking: it passes
@@ -237,16 +292,27 @@ def test_a_run_file_against_a_folder_of_several_modes_needs_one_mode(folders, ca
 
 
 def test_the_json_output_carries_the_gate(folders, capsys):
-    argv = ["compare", str(folders["main"]), str(folders["worse"]), "--format", "json",
-            "--fail-if-worse", "ndcg@10>0.005", "--resamples", "2000"]  # fmt: skip
+    argv = [
+        "compare",
+        str(folders["main"]),
+        str(folders["worse"]),
+        "--format",
+        "json",
+        "--fail-if-worse",
+        "ndcg@10>0.005",
+        "--resamples",
+        "2000",
+    ]
     assert main(argv) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["gate"]["passed"] is False and data["comparisons"][0]["system"] == "worse"
 
 
 def test_the_library_gate_on_both_sides_of_the_margin():
-    systems = {"a": {"q1": {"ndcg@10": 0.5}, "q2": {"ndcg@10": 0.5}},
-               "b": {"q1": {"ndcg@10": 0.4}, "q2": {"ndcg@10": 0.5}}}  # fmt: skip
+    systems = {
+        "a": {"q1": {"ndcg@10": 0.5}, "q2": {"ndcg@10": 0.5}},
+        "b": {"q1": {"ndcg@10": 0.4}, "q2": {"ndcg@10": 0.5}},
+    }
     result = compare(systems, n_resamples=100)
     assert gate(result, [Condition.parse("ndcg@10>0.05")]).passed  # a drop of 0.05: not past
     assert not gate(result, [Condition.parse("ndcg@10>0.049999")]).passed

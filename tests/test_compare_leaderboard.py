@@ -120,8 +120,11 @@ def test_leaderboard_rounds_the_full_precision_mean_once(tmp_path, capsys):
     # beir_unrounded: the table rounds the mean itself (0.7180), not 0.71795 (0.7179).
     import json
 
-    per_query = {"q1": {"ndcg@10": 1.0, "recall@100": 1.0}, "q2": {"ndcg@10": 0.5,
-                 "recall@100": 1.0}, "q3": {"ndcg@10": 0.6538614, "recall@100": 1.0}}  # fmt: skip
+    per_query = {
+        "q1": {"ndcg@10": 1.0, "recall@100": 1.0},
+        "q2": {"ndcg@10": 0.5, "recall@100": 1.0},
+        "q3": {"ndcg@10": 0.6538614, "recall@100": 1.0},
+    }
     mean = sum(v["ndcg@10"] for v in per_query.values()) / 3
     assert f"{mean:.7f}" == "0.7179538" and f"{round(mean, 5):.4f}" == "0.7179"
     rounded = {"beir": round(mean, 5), "strict": round(mean, 5)}

@@ -22,8 +22,13 @@ REPO = Path(__file__).resolve().parents[1]
 def cli(*args: str | Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("HETA_EVAL_DATA", None)
-    return subprocess.run([sys.executable, "-m", "heta_eval", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *map(str, args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def copy_scifact(source: Path, target: Path, documents: int | None = None) -> Path:
@@ -66,8 +71,16 @@ def test_check_on_the_registered_folder_given_as_a_path_checks_its_references(
     scifact_dir, runs
 ) -> None:
     by_path = cli("check", runs[0], "--dataset", scifact_dir, "--system", "bm25-flat")
-    by_name = cli("check", runs[0], "--dataset", "scifact", "--data-dir", scifact_dir.parent,
-                  "--system", "bm25-flat")  # fmt: skip
+    by_name = cli(
+        "check",
+        runs[0],
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        scifact_dir.parent,
+        "--system",
+        "bm25-flat",
+    )
     assert by_name.stdout.count("bm25-flat reference") == 3, by_name.stderr
     assert by_path.stdout == by_name.stdout
     assert by_path.returncode == by_name.returncode
@@ -87,8 +100,9 @@ def test_check_makes_no_reference_check_when_the_named_dataset_differs(
     scifact_dir, runs, tmp_path
 ) -> None:
     cut = copy_scifact(scifact_dir, tmp_path / "scifact", documents=40)
-    done = cli("check", runs[0], "--dataset", "scifact", "--data-dir", tmp_path,
-               "--system", "bm25-flat")  # fmt: skip
+    done = cli(
+        "check", runs[0], "--dataset", "scifact", "--data-dir", tmp_path, "--system", "bm25-flat"
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     warning, skipped = done.stderr.splitlines()

@@ -40,9 +40,14 @@ def test_the_tests_cover_every_kind_and_the_table_names_a_route_for_each() -> No
 @pytest.mark.parametrize("name", sorted(KIND_NAMES))
 def test_every_kinds_default_precision_is_the_precision_rules(name) -> None:
     # Kinds given by their deciding flags alone, beside the full descriptions of cpu_kinds.py.
-    flags = {"amx": {"amx_bf16", "avx512_bf16", "avx2"}, "avx512-bf16-amd": {"avx512_bf16", "avx2"},
-             "avx512-bf16-intel": {"avx512_bf16", "avx2"}, "vnni": {"avx_vnni", "avx2"},
-             "avx2": {"avx2"}, "other": set()}[name]  # fmt: skip
+    flags = {
+        "amx": {"amx_bf16", "avx512_bf16", "avx2"},
+        "avx512-bf16-amd": {"avx512_bf16", "avx2"},
+        "avx512-bf16-intel": {"avx512_bf16", "avx2"},
+        "vnni": {"avx_vnni", "avx2"},
+        "avx2": {"avx2"},
+        "other": set(),
+    }[name]
     vendor = "AuthenticAMD" if name == "avx512-bf16-amd" else "GenuineIntel"
     cpu = CpuInfo(vendor, "", frozenset(flags), 2, onnxruntime=True, openvino=True)
     assert cpu.kind == name

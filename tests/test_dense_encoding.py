@@ -144,8 +144,10 @@ def test_cached_embeddings_of_one_precision_are_never_served_for_another(tmp_pat
             auto = build("auto")
         info = auto.build_info
         assert (info["route"], info["precision"], info["embeddings"]) == (
-            kind.route, kind.precision, "cache"
-        )  # fmt: skip
+            kind.route,
+            kind.precision,
+            "cache",
+        )
         expected = {"float32": f32, "int8": int8, "bfloat16": bf16}[kind.precision]
         assert np.array_equal(auto.embeddings, expected.embeddings)
         assert info["device"] == "cpu" and info["cpu"] == kind.cpu.describe()
@@ -182,8 +184,9 @@ def test_int8_encoding_is_close_to_float32(reference: np.ndarray) -> None:
 def test_tokenizer_threads_give_the_inline_vectors() -> None:
     # Tokenizing ahead in threads is the GPU's pipeline (its fixed shapes, run here on the CPU).
     def encoder(workers: int) -> DenseEncoder:
-        made = DenseEncoder(precision="float32", device="cpu", batch_size=2,
-                            tokenizer_workers=workers)  # fmt: skip
+        made = DenseEncoder(
+            precision="float32", device="cpu", batch_size=2, tokenizer_workers=workers
+        )
         made.shapes = "fixed:2x32"
         return made
 
@@ -214,8 +217,18 @@ def test_cli_device_and_precision_reach_the_summary(tmp_path, capsys, monkeypatc
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"id": "q", "query": "cats", "expected": {"relevance": {"d1": 1}}}\n')
     out = tmp_path / "out"
-    args = ["run", "--benchmark", str(cases), "--documents", str(docs), "--modes",
-            "vector_search", "--output", str(out), "--quiet"]  # fmt: skip
+    args = [
+        "run",
+        "--benchmark",
+        str(cases),
+        "--documents",
+        str(docs),
+        "--modes",
+        "vector_search",
+        "--output",
+        str(out),
+        "--quiet",
+    ]
     if not torch.cuda.is_available():
         assert main([*args, "--device", "cuda"]) == 2
         assert "no CUDA GPU" in capsys.readouterr().err
@@ -259,11 +272,16 @@ def test_concurrent_first_queries_load_one_consistent_model() -> None:
 @pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="no /proc/cpuinfo on this system")
 def test_cpu_flags_and_vendor_are_this_machines_as_proc_cpuinfo_lists_them():
     # Read independently of heta_eval: the first processor's flags and vendor lines.
-    flags = subprocess.run(["grep", "-m1", "-E", "^(flags|Features)", "/proc/cpuinfo"],
-                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    flags = subprocess.run(
+        ["grep", "-m1", "-E", "^(flags|Features)", "/proc/cpuinfo"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert precision_module.cpu_flags() == frozenset(flags.split(":", 1)[1].split())
-    vendor = subprocess.run(["grep", "-m1", "^vendor_id", "/proc/cpuinfo"],
-                            capture_output=True, text=True).stdout  # fmt: skip
+    vendor = subprocess.run(
+        ["grep", "-m1", "^vendor_id", "/proc/cpuinfo"], capture_output=True, text=True
+    ).stdout
     assert precision_module.cpu_vendor() == (vendor.split(":", 1)[1].strip() if vendor else "")
     if platform.machine() == "x86_64":
         assert {"fpu", "sse2"} <= precision_module.cpu_flags()

@@ -139,9 +139,12 @@ def test_other_tokenizers_left_padding_and_no_cut_match_hugging_face() -> None:
         corpus, trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<unk>"])
     )
     hf = PreTrainedTokenizerFast(
-        tokenizer_object=rust, pad_token="<pad>", unk_token="<unk>", padding_side="left",
+        tokenizer_object=rust,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        padding_side="left",
         model_input_names=["input_ids", "attention_mask"],
-    )  # fmt: skip
+    )
     ours = BatchTokenizer(hf, 12)
     assert ours._cut_at is None and ours.left_padding
     texts = ["the cell", "", "  mitochondria make energy for the cell " * 5, "apoptosis"]

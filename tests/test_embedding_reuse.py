@@ -24,8 +24,10 @@ def build(documents, cache):
 def test_same_chunks_from_another_benchmark_reuse_the_entry(tmp_path):
     plain = [Document(id=d, text=t) for d, t in TEXTS.items()]
     # The claims adapter's form: the same text with sentence spans and other metadata.
-    spanned = [Document(id=d, text=t, sentences=[(0, len(t))], metadata={"source": "claims"})
-               for d, t in TEXTS.items()]  # fmt: skip
+    spanned = [
+        Document(id=d, text=t, sentences=[(0, len(t))], metadata={"source": "claims"})
+        for d, t in TEXTS.items()
+    ]
     first = build(plain, tmp_path)
     second = build(spanned, tmp_path)
     assert first.build_info["embeddings"] == "built"

@@ -54,23 +54,32 @@ def test_routes_within_noise_of_the_default_leave_it_in_place() -> None:
     # The two cold runs on a VNNI-only Xeon: the int8 routes 1-2% apart, first one
     # ahead, then the other. Both runs keep the default.
     runs = [
-        {"onnxruntime-int8": RouteTiming(0.635, 0.995, 0.63, 0.64),
-         "openvino-int8": RouteTiming(0.650, 0.997, 0.64, 0.66)},
-        {"onnxruntime-int8": RouteTiming(0.638, 0.995, 0.63, 0.65),
-         "openvino-int8": RouteTiming(0.632, 0.997, 0.62, 0.64)},
-    ]  # fmt: skip
+        {
+            "onnxruntime-int8": RouteTiming(0.635, 0.995, 0.63, 0.64),
+            "openvino-int8": RouteTiming(0.650, 0.997, 0.64, 0.66),
+        },
+        {
+            "onnxruntime-int8": RouteTiming(0.638, 0.995, 0.63, 0.65),
+            "openvino-int8": RouteTiming(0.632, 0.997, 0.62, 0.64),
+        },
+    ]
     for measured in runs:
         measured["torch-float32"] = RouteTiming(1.31, 1.0, 1.29, 1.33)
         assert choose_route(measured, "onnxruntime-int8") == "onnxruntime-int8"
     # 10% faster on the median, but its slowest round no faster than the default's fastest.
-    overlapping = {"onnxruntime-int8": RouteTiming(1.0, 0.995, 0.8, 1.2),
-                   "openvino-int8": RouteTiming(0.85, 0.997, 0.7, 0.9)}  # fmt: skip
+    overlapping = {
+        "onnxruntime-int8": RouteTiming(1.0, 0.995, 0.8, 1.2),
+        "openvino-int8": RouteTiming(0.85, 0.997, 0.7, 0.9),
+    }
     assert choose_route(overlapping, "onnxruntime-int8") == "onnxruntime-int8"
     apart = {**overlapping, "openvino-int8": RouteTiming(0.85, 0.997, 0.75, 0.79)}
     assert choose_route(apart, "onnxruntime-int8") == "openvino-int8"
     # Equal medians among the faster routes: the first in ROUTES, whatever the dict order.
-    tie = {"openvino-int8": RouteTiming(0.5, 1.0), "onnxruntime-int8": RouteTiming(0.5, 1.0),
-           "torch-float32": RouteTiming(1.0, 1.0)}  # fmt: skip
+    tie = {
+        "openvino-int8": RouteTiming(0.5, 1.0),
+        "onnxruntime-int8": RouteTiming(0.5, 1.0),
+        "torch-float32": RouteTiming(1.0, 1.0),
+    }
     assert choose_route(tie) == choose_route(dict(reversed(tie.items()))) == "onnxruntime-int8"
 
 
@@ -142,8 +151,11 @@ def test_measuring_is_opt_in_stored_once_and_says_why(
         record = json.loads(stored.read_text())
         assert (record["route"], record["evidence"]) == ("openvino-int8", first.evidence)
         assert record["measured"]["onnxruntime-int8"] == {
-            "seconds": 5.0, "min_cosine": 0.995, "fastest": 4.9, "slowest": 5.2
-        }  # fmt: skip
+            "seconds": 5.0,
+            "min_cosine": 0.995,
+            "fastest": 4.9,
+            "slowest": 5.2,
+        }
         # A named precision or route is never measured.
         assert resolve_route("float32", "cpu", MODEL) == "torch-float32"
         assert resolve_route("int8", "cpu", MODEL) == "onnxruntime-int8"
@@ -173,15 +185,21 @@ def test_unset_auto_never_measures_and_measure_works_on_every_kind(
         assert calls == [] and list(tmp_path.rglob("routes-*.json")) == []
         monkeypatch.setenv("HETA_EVAL_ENCODE_ROUTE", "measure")
         measured = route_choice("auto", "cpu", MODEL, DenseEncoder)
-    candidates = candidate_routes(kind.cpu.flags, onnxruntime=kind.cpu.onnxruntime,
-                                  openvino=kind.cpu.openvino)  # fmt: skip
+    candidates = candidate_routes(
+        kind.cpu.flags, onnxruntime=kind.cpu.onnxruntime, openvino=kind.cpu.openvino
+    )
     if len(candidates) == 1:  # Arm: nothing to measure
         assert calls == [] and measured.route == "torch-float32"
     else:
         assert calls == [candidates]
         # OpenVINO's 3.0 s is clearly faster than every default where it is installed.
-        assert measured.route == ("openvino-int8" if kind.cpu.openvino else "onnxruntime-int8"
-                                  if kind.route == "torch-float32" else kind.route)  # fmt: skip
+        assert measured.route == (
+            "openvino-int8"
+            if kind.cpu.openvino
+            else "onnxruntime-int8"
+            if kind.route == "torch-float32"
+            else kind.route
+        )
 
 
 def test_the_environment_forces_a_route(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -273,8 +291,9 @@ def test_an_int8_runtimes_first_call_is_made_alone_and_later_ones_side_by_side()
 
     def both(runtime: Counting) -> None:
         start = threading.Barrier(2)
-        threads = [threading.Thread(target=lambda: (start.wait(), runtime(features)))
-                   for _ in range(2)]  # fmt: skip
+        threads = [
+            threading.Thread(target=lambda: (start.wait(), runtime(features))) for _ in range(2)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -117,8 +117,18 @@ def test_every_block_is_the_pages_text_verbatim_and_the_page_has_no_other():
     for key, block in BLOCKS.items():
         assert block in page, key
     # Every line that starts code on the page belongs to one of the blocks above.
-    starts = ("from ", "import ", "class ", "def ", "async def ", "evaluators =", "BenchmarkRunner(",
-              "EvaluationScore(", "EvidenceRecallAtK(", "Answer")  # fmt: skip
+    starts = (
+        "from ",
+        "import ",
+        "class ",
+        "def ",
+        "async def ",
+        "evaluators =",
+        "BenchmarkRunner(",
+        "EvaluationScore(",
+        "EvidenceRecallAtK(",
+        "Answer",
+    )
     code = [line for line in page.splitlines() if line.startswith(starts)]
     assert code and all(any(line in block for block in BLOCKS.values()) for line in code), code
     assert [line for line in page.splitlines() if line.strip() in LOCATOR_FIELDS] == LOCATOR_FIELDS
@@ -127,24 +137,36 @@ def test_every_block_is_the_pages_text_verbatim_and_the_page_has_no_other():
 
 
 def test_the_protocol_block_is_the_protocol_heta_eval_evaluation_exports():
-    namespace = {"Protocol": typing.Protocol, "BenchmarkCase": BenchmarkCase,
-                 "QueryResponse": QueryResponse, "EvaluationScore": EvaluationScore}  # fmt: skip
+    namespace = {
+        "Protocol": typing.Protocol,
+        "BenchmarkCase": BenchmarkCase,
+        "QueryResponse": QueryResponse,
+        "EvaluationScore": EvaluationScore,
+    }
     run_block("protocol", namespace)
     page, ours = namespace["BenchmarkEvaluatorProtocol"], evaluation.BenchmarkEvaluatorProtocol
     assert ours is heta_eval.BenchmarkEvaluatorProtocol
     assert isinstance(vars(ours)["name"], property) and isinstance(vars(page)["name"], property)
     assert inspect.iscoroutinefunction(ours.evaluate) and inspect.iscoroutinefunction(page.evaluate)
-    assert typing.get_type_hints(ours.evaluate) == typing.get_type_hints(page.evaluate) == {
-        "case": BenchmarkCase, "response": QueryResponse, "return": EvaluationScore}  # fmt: skip
+    assert (
+        typing.get_type_hints(ours.evaluate)
+        == typing.get_type_hints(page.evaluate)
+        == {"case": BenchmarkCase, "response": QueryResponse, "return": EvaluationScore}
+    )
     kinds = [(p.name, p.kind) for p in inspect.signature(ours.evaluate).parameters.values()]
     assert kinds == [(p.name, p.kind) for p in inspect.signature(page.evaluate).parameters.values()]
     # Every evaluator of heta_eval.evaluation implements it.
-    evaluators = [evaluation.EvidenceRecallAtK(), evaluation.BeirRetrievalMetric("ndcg", 10),
-                  evaluation.AnswerContains(), evaluation.AnswerExactMatch(),
-                  evaluation.AnswerF1(), evaluation.ContextPrecisionAtK(),
-                  evaluation.CitationPrecision(), evaluation.CitationRecall(),
-                  evaluation.LLMJudge(LLMClient(base_url="http://127.0.0.1:9/v1", model="m"),
-                                       cache=False)]  # fmt: skip
+    evaluators = [
+        evaluation.EvidenceRecallAtK(),
+        evaluation.BeirRetrievalMetric("ndcg", 10),
+        evaluation.AnswerContains(),
+        evaluation.AnswerExactMatch(),
+        evaluation.AnswerF1(),
+        evaluation.ContextPrecisionAtK(),
+        evaluation.CitationPrecision(),
+        evaluation.CitationRecall(),
+        evaluation.LLMJudge(LLMClient(base_url="http://127.0.0.1:9/v1", model="m"), cache=False),
+    ]
     assert all(isinstance(evaluator, ours) for evaluator in evaluators)
     assert all(isinstance(e, ours) for e in evaluation.beir_default_metrics())
 
@@ -197,10 +219,14 @@ def test_evidence_recall_matches_by_locator_then_reference_id_then_text():
     gold = {"locator": {"document_id": "d1"}, "reference_id": "r1", "text": "the sky is blue"}
     by_reference = _reply({"text": "The sky is blue.", "reference_id": "r1"})
     by_text = _reply({"text": "Why the sky is blue, explained."})
-    by_locator = _reply({"text": "The sky is blue.", "reference_id": "r1",
-                         "source": {"document_id": "d1"}})  # fmt: skip
-    for reply, method in ((by_locator, "locator"), (by_reference, "reference_id"),
-                          (by_text, "text")):  # fmt: skip
+    by_locator = _reply(
+        {"text": "The sky is blue.", "reference_id": "r1", "source": {"document_id": "d1"}}
+    )
+    for reply, method in (
+        (by_locator, "locator"),
+        (by_reference, "reference_id"),
+        (by_text, "text"),
+    ):
         found = score(recall, _case(gold), reply)
         assert (found.value, found.metadata["details"][0]["method"]) == (1.0, method)
     assert score(recall, _case(gold), _reply({"text": "grass is green"})).value == 0.0
@@ -211,9 +237,11 @@ def test_beir_metrics_map_chunks_to_their_documents_and_count_each_document_once
     assert (ndcg.name, recall.name) == ("ndcg@10", "recall@10")
     case = BenchmarkCase(id="q", query="?", expected={"relevance": {"d1": 1, "d3": 1}})
     # Two chunks of d2 then one of d1: as documents, d2 at rank 1 and d1 at rank 2.
-    reply = _reply({"text": "a", "source": {"document_id": "d2"}},
-                   {"text": "b", "source": {"document_id": "d2"}},
-                   {"text": "c", "source": {"document_id": "d1"}})  # fmt: skip
+    reply = _reply(
+        {"text": "a", "source": {"document_id": "d2"}},
+        {"text": "b", "source": {"document_id": "d2"}},
+        {"text": "c", "source": {"document_id": "d1"}},
+    )
     documents = heta_eval.evaluate_run({"q": {"d1": 1, "d3": 1}}, {"q": {"d2": 2.0, "d1": 1.0}})
     expected = documents.per_query["q"]
     assert score(ndcg, case, reply).value == pytest.approx(expected["NDCG@10"])
@@ -290,8 +318,10 @@ class Animals:
         return [Document(id=key, text=text) for key, text in self.TEXTS.items()]
 
     def cases(self) -> list[BenchmarkCase]:
-        return [BenchmarkCase(id=f"q-{key}", query=query, expected={"relevance": {key: 1}})
-                for key, query in self.QUERIES.items()]  # fmt: skip
+        return [
+            BenchmarkCase(id=f"q-{key}", query=query, expected={"relevance": {key: 1}})
+            for key, query in self.QUERIES.items()
+        ]
 
     def evaluators(self) -> Any:
         return evaluation.beir_default_metrics()
@@ -303,9 +333,11 @@ def test_evaluators_declared_in_a_benchmark_are_its_scoring_policy(tmp_path):
     run_block("declared", namespace)
     declared = type("Declared", (Animals,), {"evaluators": namespace["evaluators"]})
     results = heta_eval.BenchmarkRunner(progress=False).run(
-        benchmark=declared(), recipe=heta_eval.Recipe(modes=["keyword_search"]),
-        query_modes=("keyword_search",), cache_dir=tmp_path,
-    )  # fmt: skip
+        benchmark=declared(),
+        recipe=heta_eval.Recipe(modes=["keyword_search"]),
+        query_modes=("keyword_search",),
+        cache_dir=tmp_path,
+    )
     assert results.summary.evaluators == ["my_score"]
     mine = results.metric("keyword_search", "my_score")
     assert (mine.value, mine.scored) == (1.0, 4)
@@ -316,8 +348,11 @@ def test_the_runner_block_overrides_the_benchmarks_policy_with_its_evaluators():
     namespace = {"EvaluationScore": EvaluationScore}
     run_block("custom", namespace)
     dense = {"precision": "float32", "device": "cpu"}
-    namespace.update(BenchmarkRunner=heta_eval.BenchmarkRunner, benchmark=Animals(),
-                     recipe=heta_eval.Recipe(modes=["vector_search"], dense=dense))  # fmt: skip
+    namespace.update(
+        BenchmarkRunner=heta_eval.BenchmarkRunner,
+        benchmark=Animals(),
+        recipe=heta_eval.Recipe(modes=["vector_search"], dense=dense),
+    )
     (results,) = run_block("runner", namespace)
     summary = results.summary
     assert (summary.benchmark, summary.knowledge_base) == ("animals", "kb")

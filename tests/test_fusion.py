@@ -120,13 +120,27 @@ def test_cli_fuses_files_and_tunes_by_cross_validation(tmp_path, capsys) -> None
     out = tmp_path / "fused.trec"
     assert main(["fuse", *map(str, paths), "--method", "rrf", "-o", str(out)]) == 0
     assert read_run(out) == fuse(runs, method="rrf")
-    args = ["fuse", *map(str, paths), "--method", "wsum", "--optimize", "ndcg@10",
-            "--qrels", str(tmp_path / "qrels.txt"), "--folds", "4", "-o", str(out)]  # fmt: skip
+    args = [
+        "fuse",
+        *map(str, paths),
+        "--method",
+        "wsum",
+        "--optimize",
+        "ndcg@10",
+        "--qrels",
+        str(tmp_path / "qrels.txt"),
+        "--folds",
+        "4",
+        "-o",
+        str(out),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     tuned = cross_validate(runs, "wsum", "min-max", qrels, "nDCG@10", folds=4)
-    assert f"held-out ndcg@10 (each query scored by weights tuned without it): " \
-        f"{tuned.score:.5f}" in printed  # fmt: skip
+    assert (
+        f"held-out ndcg@10 (each query scored by weights tuned without it): "
+        f"{tuned.score:.5f}" in printed
+    )
     assert printed.count("  fold ") == 4
 
 
@@ -168,8 +182,20 @@ def test_cli_tunes_on_train_qrels_and_reports_the_others(tmp_path, capsys) -> No
     write_qrels(train, tmp_path / "train.txt")
     write_qrels(test, tmp_path / "test.txt")
     out = tmp_path / "fused.trec"
-    args = ["fuse", *paths, "--method", "wsum", "--optimize", "nDCG@10", "-o", str(out),
-            "--qrels", str(tmp_path / "test.txt"), "--train-qrels", str(tmp_path / "train.txt")]  # fmt: skip
+    args = [
+        "fuse",
+        *paths,
+        "--method",
+        "wsum",
+        "--optimize",
+        "nDCG@10",
+        "-o",
+        str(out),
+        "--qrels",
+        str(tmp_path / "test.txt"),
+        "--train-qrels",
+        str(tmp_path / "train.txt"),
+    ]
     assert main(args) == 0
     tuned = tune_on_split(runs, "wsum", "min-max", train, test, "nDCG@10")
     printed = capsys.readouterr().out

@@ -31,8 +31,9 @@ def beir_folder(root: Path, *, docs: int = 1500, queries: int = 30, seed: int = 
     (folder / "qrels").mkdir(parents=True)
     with (folder / "corpus.jsonl").open("w") as out:
         for i in range(docs):
-            out.write(json.dumps({"_id": f"d{i}", "title": f"t{i}", "text": f"apple {i % 7}"})
-                      + "\n")  # fmt: skip
+            out.write(
+                json.dumps({"_id": f"d{i}", "title": f"t{i}", "text": f"apple {i % 7}"}) + "\n"
+            )
     ids = [f"q{q}" if q % 5 else f"d{q}" for q in range(queries)]  # every fifth: a self-hit id
     with (folder / "queries.jsonl").open("w") as out:
         for q, qid in enumerate(ids):
@@ -50,14 +51,31 @@ def beir_folder(root: Path, *, docs: int = 1500, queries: int = 30, seed: int = 
 
 def heta(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def run_given(folder: Path, out: Path, *extra: str, modes: str = "vector_search"):
-    return heta("run", "--dataset", str(folder), "--modes", modes, "--output", str(out),
-                "--corpus-embeddings", str(folder / "corpus.npy"), "--quiet",
-                *extra, cwd=folder.parent)  # fmt: skip
+    return heta(
+        "run",
+        "--dataset",
+        str(folder),
+        "--modes",
+        modes,
+        "--output",
+        str(out),
+        "--corpus-embeddings",
+        str(folder / "corpus.npy"),
+        "--quiet",
+        *extra,
+        cwd=folder.parent,
+    )
 
 
 def beir_oracle(folder: Path, score_function: str, queries_file: str = "queries.npy"):
@@ -84,8 +102,14 @@ def beir_oracle(folder: Path, score_function: str, queries_file: str = "queries.
 @pytest.mark.parametrize("score_function", ["cos_sim", "dot"])
 def test_given_vectors_rank_and_score_as_beir_does(tmp_path, score_function):
     folder = beir_folder(tmp_path)
-    done = run_given(folder, tmp_path / "out", "--query-embeddings",
-                     str(folder / "queries.npy"), "--score-function", score_function)  # fmt: skip
+    done = run_given(
+        folder,
+        tmp_path / "out",
+        "--query-embeddings",
+        str(folder / "queries.npy"),
+        "--score-function",
+        score_function,
+    )
     assert done.returncode == 0, done.stderr
     results, numbers = beir_oracle(folder, score_function)
     ours = read_run(tmp_path / "out" / "runs" / "vector_search.trec")
@@ -124,8 +148,13 @@ def test_the_results_folder_records_the_vectors_and_refuses_others(tmp_path):
 
 def test_hybrid_search_fuses_bm25_with_the_given_vectors(tmp_path):
     folder = beir_folder(tmp_path)
-    done = run_given(folder, tmp_path / "out", "--query-embeddings", str(folder / "queries.npy"),
-                     modes="vector_search,hybrid_search,keyword_search")  # fmt: skip
+    done = run_given(
+        folder,
+        tmp_path / "out",
+        "--query-embeddings",
+        str(folder / "queries.npy"),
+        modes="vector_search,hybrid_search,keyword_search",
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert set(summary["modes"]) == {"vector_search", "hybrid_search", "keyword_search"}
@@ -158,9 +187,21 @@ def test_vectors_that_cannot_be_searched_are_refused_in_one_line(tmp_path):
     cases.append((folder / "text.npy", "not a .npy array file"))
     cases.append((folder / "missing.npy", "no such file"))
     for path, message in cases:
-        done = heta("run", "--dataset", str(folder), "--modes", "vector_search", "--quiet",
-                    "--output", str(tmp_path / path.stem), "--corpus-embeddings", str(path),
-                    "--query-embeddings", str(folder / "queries.npy"), cwd=tmp_path)  # fmt: skip
+        done = heta(
+            "run",
+            "--dataset",
+            str(folder),
+            "--modes",
+            "vector_search",
+            "--quiet",
+            "--output",
+            str(tmp_path / path.stem),
+            "--corpus-embeddings",
+            str(path),
+            "--query-embeddings",
+            str(folder / "queries.npy"),
+            cwd=tmp_path,
+        )
         assert done.returncode == 2, (path, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert message in lines[-1] and path.name in lines[-1], (path, done.stderr)
@@ -224,12 +265,26 @@ def test_ctrl_c_mid_search_keeps_the_finished_batches_and_the_rerun_completes_th
         out.writelines(f"q{q}\td{rng.integers(docs)}\t1\n" for q in range(queries))
     np.save(folder / "c.npy", rng.normal(size=(docs, 256)).astype(np.float16))
     np.save(folder / "q.npy", rng.normal(size=(queries, 256)).astype(np.float16))
-    args = ["run", "--dataset", str(folder), "--modes", "vector_search", "--corpus-embeddings",
-            str(folder / "c.npy"), "--query-embeddings", str(folder / "q.npy"), "--quiet"]  # fmt: skip
+    args = [
+        "run",
+        "--dataset",
+        str(folder),
+        "--modes",
+        "vector_search",
+        "--corpus-embeddings",
+        str(folder / "c.npy"),
+        "--query-embeddings",
+        str(folder / "q.npy"),
+        "--quiet",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = tmp_path / "out"
-    process = subprocess.Popen([sys.executable, "-m", "heta_eval", *args, "--output", str(out)],
-                               env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "heta_eval", *args, "--output", str(out)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     journal = out / "per_query.jsonl"
     deadline = time.monotonic() + 900
     # A case is journaled when answered and again once scored: count the cases.

@@ -31,8 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def jsonl(path: Path, rows: list[dict]) -> Path:
@@ -77,11 +83,23 @@ def service():
 
 def own_benchmark(folder: Path, case_id: str = "q2", doc_id: str = "d2") -> list[str]:
     jsonl(folder / "docs.jsonl", [{"id": d, "text": f"text of {d}"} for d in ("d1", doc_id)])
-    cases = [{"id": "q1", "query": "d1", "expected": {"relevance": {"d1": 1}}},
-             {"id": case_id, "query": "d2", "expected": {"relevance": {"d2": 1}}}]  # fmt: skip
+    cases = [
+        {"id": "q1", "query": "d1", "expected": {"relevance": {"d1": 1}}},
+        {"id": case_id, "query": "d2", "expected": {"relevance": {"d2": 1}}},
+    ]
     jsonl(folder / "cases.jsonl", cases)
-    return ["run", "--benchmark", "cases.jsonl", "--documents", "docs.jsonl", "--modes", "m",
-            "--output", "out", "--quiet"]  # fmt: skip
+    return [
+        "run",
+        "--benchmark",
+        "cases.jsonl",
+        "--documents",
+        "docs.jsonl",
+        "--modes",
+        "m",
+        "--output",
+        "out",
+        "--quiet",
+    ]
 
 
 # ------------------------------------------------------------------ the rule
@@ -228,8 +246,10 @@ def test_a_reply_with_a_bad_document_id_or_an_unstorable_chunk_id_fails_that_que
     server = Service(bad_id=f"d{bad}x", where=where)
     try:
         jsonl(tmp_path / "docs.jsonl", [{"id": d, "text": d} for d in ("d1", "d2", "bad")])
-        cases = [{"id": f"q{i}", "query": q, "expected": {"relevance": {"d1": 1}}}
-                 for i, q in enumerate(["d1", "bad", "d2"])]  # fmt: skip
+        cases = [
+            {"id": f"q{i}", "query": q, "expected": {"relevance": {"d1": 1}}}
+            for i, q in enumerate(["d1", "bad", "d2"])
+        ]
         jsonl(tmp_path / "cases.jsonl", cases)
         bench = JsonlBenchmark(tmp_path / "cases.jsonl", tmp_path / "docs.jsonl")
         kb = HttpKnowledgeBase(server.url, modes=("m",), max_attempts=1)
@@ -264,11 +284,25 @@ def test_a_nul_in_one_reply_leaves_every_file_written_and_exits_as_a_partial_run
     server = Service(bad_id="d\x002")
     try:
         jsonl(tmp_path / "docs.jsonl", [{"id": d, "text": d} for d in ("d1", "d2")])
-        cases = [{"id": f"q{i}", "query": q, "expected": {"relevance": {"d1": 1}}}
-                 for i, q in enumerate(["d1", "bad", "d2", "d1"])]  # fmt: skip
+        cases = [
+            {"id": f"q{i}", "query": q, "expected": {"relevance": {"d1": 1}}}
+            for i, q in enumerate(["d1", "bad", "d2", "d1"])
+        ]
         jsonl(tmp_path / "cases.jsonl", cases)
-        args = ["run", "--benchmark", "cases.jsonl", "--documents", "docs.jsonl", "--modes",
-                "m", "--output", "out", "--quiet", "--kb-url", server.url]  # fmt: skip
+        args = [
+            "run",
+            "--benchmark",
+            "cases.jsonl",
+            "--documents",
+            "docs.jsonl",
+            "--modes",
+            "m",
+            "--output",
+            "out",
+            "--quiet",
+            "--kb-url",
+            server.url,
+        ]
         done = cli(args, tmp_path)
     finally:
         server.close()
@@ -304,8 +338,13 @@ for qrels, run in [({"q1": {"d1": 1}}, {"q1": {bad: 1.0, "d1": 0.5}}),
 
 def test_a_lone_surrogate_in_a_library_id_is_an_input_error_not_a_crash(tmp_path) -> None:
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", SURROGATE_SCRIPT], env=environment,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SURROGATE_SCRIPT],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert done.stdout.splitlines() == [
         "run: query 'q1': doc id 'd\\ud800' contains a lone surrogate (not text)",
@@ -421,9 +460,11 @@ def test_a_benchmark_built_in_code_is_checked_by_the_same_rule_before_any_query(
     kb = CountingKB()
     with pytest.raises(BenchmarkFormatError) as caught:
         BenchmarkRunner(progress=False).run(
-            benchmark=InCode(**fields), knowledge_base=kb, query_modes=("m",),
+            benchmark=InCode(**fields),
+            knowledge_base=kb,
+            query_modes=("m",),
             output_dir=tmp_path / "out",
-        )  # fmt: skip
+        )
     assert str(caught.value).startswith(said), str(caught.value)
     assert kb.queries == 0 and not (tmp_path / "out").exists()
 
@@ -433,8 +474,10 @@ def test_a_journaled_record_whose_ids_would_forge_the_run_is_asked_again(tmp_pat
     from heta_eval.systems import HttpKnowledgeBase
 
     jsonl(tmp_path / "docs.jsonl", [{"id": d, "text": d} for d in ("d1", "d2")])
-    cases = [{"id": f"q{i}", "query": q, "expected": {"relevance": {q: 1}}}
-             for i, q in enumerate(["d1", "d2"])]  # fmt: skip
+    cases = [
+        {"id": f"q{i}", "query": q, "expected": {"relevance": {q: 1}}}
+        for i, q in enumerate(["d1", "d2"])
+    ]
     jsonl(tmp_path / "cases.jsonl", cases)
     server = Service()
     try:
@@ -442,8 +485,9 @@ def test_a_journaled_record_whose_ids_would_forge_the_run_is_asked_again(tmp_pat
             BenchmarkRunner(progress=False).run(
                 benchmark=JsonlBenchmark(tmp_path / "cases.jsonl", tmp_path / "docs.jsonl"),
                 knowledge_base=HttpKnowledgeBase(server.url, modes=("m",)),
-                query_modes=("m",), output_dir=tmp_path / "out",
-            )  # fmt: skip
+                query_modes=("m",),
+                output_dir=tmp_path / "out",
+            )
             if server.requests == 2:  # as an earlier version could have kept it
                 journal = tmp_path / "out" / "per_query.jsonl"
                 text = journal.read_text(encoding="utf-8")
@@ -477,14 +521,17 @@ def test_any_reply_that_cannot_be_read_fails_that_query_only(tmp_path, payload) 
     server = LoopbackService(reply)
     try:
         jsonl(tmp_path / "docs.jsonl", [{"id": d, "text": d} for d in ("d1", "d2")])
-        cases = [{"id": f"q{i}", "query": q, "expected": {"relevance": {"d1": 1}}}
-                 for i, q in enumerate(["d1", "bad", "d2"])]  # fmt: skip
+        cases = [
+            {"id": f"q{i}", "query": q, "expected": {"relevance": {"d1": 1}}}
+            for i, q in enumerate(["d1", "bad", "d2"])
+        ]
         jsonl(tmp_path / "cases.jsonl", cases)
         results = BenchmarkRunner(progress=False).run(
             benchmark=JsonlBenchmark(tmp_path / "cases.jsonl", tmp_path / "docs.jsonl"),
             knowledge_base=HttpKnowledgeBase(server.url, modes=("m",), max_attempts=1),
-            query_modes=("m",), output_dir=tmp_path / "out",
-        )  # fmt: skip
+            query_modes=("m",),
+            output_dir=tmp_path / "out",
+        )
     finally:
         server.close()
     mode = results.summary.modes["m"]

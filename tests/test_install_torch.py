@@ -90,10 +90,12 @@ def indexes(tmp_path):
     (tmp_path / "cpu").mkdir()
     (tmp_path / "default").mkdir()
     log: list[str] = []
-    cpu = PackageIndex(fake_torch_wheel(tmp_path / "cpu", f"{TORCH_VERSION}+cpu", "cpu"),
-                       "/whl/cpu", log, "cpu")  # fmt: skip
-    default = PackageIndex(fake_torch_wheel(tmp_path / "default", TORCH_VERSION, "default"),
-                           "/simple", log, "default")  # fmt: skip
+    cpu = PackageIndex(
+        fake_torch_wheel(tmp_path / "cpu", f"{TORCH_VERSION}+cpu", "cpu"), "/whl/cpu", log, "cpu"
+    )
+    default = PackageIndex(
+        fake_torch_wheel(tmp_path / "default", TORCH_VERSION, "default"), "/simple", log, "default"
+    )
     yield cpu, default, log
     cpu.close()
     default.close()
@@ -102,18 +104,31 @@ def indexes(tmp_path):
 def make_torch(venv: Path, default_index: str, *variables: str) -> subprocess.CompletedProcess:
     # None of this machine's pip settings (its own index, wheel folder, constraints, cache).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": default_index,
-            "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # fmt: skip
+    env |= {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_INDEX_URL": default_index,
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
     return subprocess.run(
         ["make", "--no-print-directory", "torch", f"VENV={venv}", *variables],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def installed_build(venv: Path) -> str:
     probe = "import torch, importlib.metadata as m; print(torch.BUILD, m.version('torch'))"
-    result = subprocess.run([str(venv / "bin" / "python"), "-c", probe],
-                            capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    result = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return result.stdout.strip()
 
 

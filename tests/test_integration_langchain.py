@@ -70,10 +70,12 @@ def test_a_vector_store_scores_as_its_direct_results_do(scifact, store, tmp_path
     ours = results.metric("default", "ndcg@10").beir
     depth = results.summary.top_k  # what the runner asked: 1,001
     direct = {
-        qid: [(doc.metadata["doc_id"], score)
-              for doc, score in store.similarity_search_with_score(text, k=depth)]
+        qid: [
+            (doc.metadata["doc_id"], score)
+            for doc, score in store.similarity_search_with_score(text, k=depth)
+        ]
         for qid, text in queries_of(scifact).items()
-    }  # fmt: skip
+    }
     assert ours == direct_ndcg10(scifact, direct)
     assert 0.3 < ours < 1.0
     # What ran is in the results folder: the library, its version, the class, the settings.
@@ -82,10 +84,13 @@ def test_a_vector_store_scores_as_its_direct_results_do(scifact, store, tmp_path
         "library": "langchain-core",
         "version": metadata.version("langchain-core"),
         "class": "langchain_core.vectorstores.in_memory.InMemoryVectorStore",
-        "settings": {"call": "similarity_search_with_score", "k": "top_k of the run",
-                     "embeddings": "test_integration_langchain.RememberedEmbeddings",
-                     "id_key": "doc_id"},
-    }  # fmt: skip
+        "settings": {
+            "call": "similarity_search_with_score",
+            "k": "top_k of the run",
+            "embeddings": "test_integration_langchain.RememberedEmbeddings",
+            "id_key": "doc_id",
+        },
+    }
     system = json.loads((tmp_path / "run.json").read_text())["system"]
     assert system["identity"]["wraps"]["class"] == wraps["class"]
     assert "version" not in system["identity"]["wraps"]  # an upgrade resumes, recorded
@@ -115,10 +120,12 @@ def test_chunked_documents_are_scored_at_document_level(scifact, embeddings):
     assert len(chunks) > 1.3 * len(langchain_documents(scifact))
     results = run_adapter(scifact, from_langchain(store))
     direct = {
-        qid: [(doc.metadata["doc_id"], score)
-              for doc, score in store.similarity_search_with_score(text, k=1001)]
+        qid: [
+            (doc.metadata["doc_id"], score)
+            for doc, score in store.similarity_search_with_score(text, k=1001)
+        ]
         for qid, text in queries_of(scifact).items()
-    }  # fmt: skip
+    }
     assert results.metric("default", "ndcg@10").beir == direct_ndcg10(scifact, direct)
     record = results.records[0]
     assert record.collapse[0]["duplicate_chunks"] > 0  # several chunks of a document

@@ -52,8 +52,9 @@ def test_an_index_scores_as_its_direct_results_do(scifact, index, tmp_path):
     assert 0.3 < ours < 1.0
     wraps = json.loads((tmp_path / "summary.json").read_text())["build"]["wraps"]
     assert (wraps["library"], wraps["class"]) == (
-        "llama-index-core", "llama_index.core.indices.vector_store.base.VectorStoreIndex",
-    )  # fmt: skip
+        "llama-index-core",
+        "llama_index.core.indices.vector_store.base.VectorStoreIndex",
+    )
     assert wraps["version"]
 
 

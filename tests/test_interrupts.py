@@ -60,14 +60,36 @@ def dataset(tmp_path: Path) -> Path:
 
 
 def start(dataset: Path, output: Path, cache: Path, *, pause: float) -> subprocess.Popen:
-    env = {**os.environ, "HETA_EVAL_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO),
-           "HETA_EVAL_ENCODE_BATCH_PAUSE": str(pause)}  # fmt: skip
-    args = ["run", "--dataset", "scifact", "--data-dir", str(dataset), "--modes", "vector_search",
-            "--recipe", str(dataset.parent / "recipe.json"), "--output", str(output),
-            "--timeout", "900"]  # fmt: skip
+    env = {
+        **os.environ,
+        "HETA_EVAL_CACHE_DIR": str(cache),
+        "PYTHONPATH": str(REPO),
+        "HETA_EVAL_ENCODE_BATCH_PAUSE": str(pause),
+    }
+    args = [
+        "run",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(dataset),
+        "--modes",
+        "vector_search",
+        "--recipe",
+        str(dataset.parent / "recipe.json"),
+        "--output",
+        str(output),
+        "--timeout",
+        "900",
+    ]
     log = (output.parent / f"{output.name}.err").open("w")
-    return subprocess.Popen([sys.executable, "-m", "heta_eval", *args], env=env, cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=log, text=True)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "heta_eval", *args],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        text=True,
+    )
 
 
 def wait_for(condition, process: subprocess.Popen, timeout: float = PATIENCE) -> None:
@@ -192,9 +214,14 @@ def test_the_watchdog_and_a_second_signal_end_a_process_stuck_in_native_code(sig
     # With two signals the watchdog is put out of reach (an hour): only the second signal
     # can end the process within the test's patience.
     script = STUCK.format(grace=interrupts.GRACE if signals == 1 else 3600)
-    process = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, text=True,
-                               env={**os.environ, "PYTHONPATH": str(REPO)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert process.stdout.readline() == "ready\n"
         sent = time.monotonic()
@@ -240,9 +267,14 @@ def cpu_seconds(pid: int) -> float:
 
 
 def test_a_signal_is_heard_while_the_main_thread_is_in_native_code():
-    process = subprocess.Popen([sys.executable, "-c", NATIVE], cwd=REPO, text=True,
-                               env={**os.environ, "PYTHONPATH": str(REPO)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-c", NATIVE],
+        cwd=REPO,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert process.stdout.readline() == "ready\n"
         # In the C call once the process has burnt CPU since "ready" (printing takes none).

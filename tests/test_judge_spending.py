@@ -38,8 +38,9 @@ class JudgeServer(ChatServer):
         n = self.calls
         self.calls += 1
         passed = self.verdicts[n % len(self.verdicts)]
-        content = json.dumps({"score": 1.0 if passed else 0.0, "passed": passed,
-                              "reason": f"call {n}"})  # fmt: skip
+        content = json.dumps(
+            {"score": 1.0 if passed else 0.0, "passed": passed, "reason": f"call {n}"}
+        )
         if not self.usage:
             return 200, completion_body(content), 0.0
         counts = {"prompt_tokens": len(prompt) // 4 + 7, "completion_tokens": 11 + n % 3}
@@ -85,20 +86,40 @@ def write_benchmark(folder: Path, slow: set[str] = frozenset()) -> list[str]:
     cases = []
     for doc, country in countries.items():
         query = f"What is the capital of {country}?" + (" SLOW" if doc in slow else "")
-        cases.append({"id": doc, "query": query, "expected": {
-            "answers": [doc.title()], "relevance": {doc: 1}}})  # fmt: skip
+        cases.append(
+            {
+                "id": doc,
+                "query": query,
+                "expected": {"answers": [doc.title()], "relevance": {doc: 1}},
+            }
+        )
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     (folder / "prices.json").write_text(json.dumps({"judge-1": {"prompt": 2.5, "completion": 10}}))
     return [c["id"] for c in cases]
 
 
 def run_cli(folder: Path, out: Path, *extra: str) -> int:
-    return cli_main([
-        "run", "--benchmark", str(folder / "cases.jsonl"), "--documents",
-        str(folder / "docs.jsonl"), "--modes", "keyword_search", "--output", str(out),
-        "--quiet", "--no-cache", "--judge", "--judge-prices", str(folder / "prices.json"),
-        "--judge-cache", str(folder / "judge.sqlite"), *extra,
-    ])  # fmt: skip
+    return cli_main(
+        [
+            "run",
+            "--benchmark",
+            str(folder / "cases.jsonl"),
+            "--documents",
+            str(folder / "docs.jsonl"),
+            "--modes",
+            "keyword_search",
+            "--output",
+            str(out),
+            "--quiet",
+            "--no-cache",
+            "--judge",
+            "--judge-prices",
+            str(folder / "prices.json"),
+            "--judge-cache",
+            str(folder / "judge.sqlite"),
+            *extra,
+        ]
+    )
 
 
 def usage_of(out: Path) -> dict:
@@ -162,8 +183,16 @@ def test_dry_run_calls_nothing_and_writes_nothing(serve, tmp_path, capsys):
 
 def test_dry_run_without_judge_is_a_one_line_error(tmp_path, capsys):
     write_benchmark(tmp_path)
-    code = cli_main(["run", "--benchmark", str(tmp_path / "cases.jsonl"), "--documents",
-                     str(tmp_path / "docs.jsonl"), "--dry-run"])  # fmt: skip
+    code = cli_main(
+        [
+            "run",
+            "--benchmark",
+            str(tmp_path / "cases.jsonl"),
+            "--documents",
+            str(tmp_path / "docs.jsonl"),
+            "--dry-run",
+        ]
+    )
     assert code == 2 and "add --judge" in capsys.readouterr().err
 
 

@@ -73,9 +73,11 @@ class Answers:
 def _refused(kb, tmp_path) -> str:
     with pytest.raises(RunConfigurationError) as raised:
         BenchmarkRunner(progress=False).run(
-            benchmark=AnimalBenchmark(2), knowledge_base=kb, query_modes=("default",),
+            benchmark=AnimalBenchmark(2),
+            knowledge_base=kb,
+            query_modes=("default",),
             output_dir=tmp_path / "out",
-        )  # fmt: skip
+        )
     assert not (tmp_path / "out").exists()  # refused before anything ran or was written
     message = str(raised.value)
     assert "\n" not in message
@@ -144,14 +146,17 @@ def test_a_given_knowledge_base_records_its_build_info_and_is_closed(tmp_path):
 
     kb = Described()
     BenchmarkRunner(progress=False).run(
-        benchmark=AnimalBenchmark(2), knowledge_base=kb, query_modes=("default",),
+        benchmark=AnimalBenchmark(2),
+        knowledge_base=kb,
+        query_modes=("default",),
         output_dir=tmp_path,
-    )  # fmt: skip
+    )
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["build"] == {"wraps": {"library": "mine", "version": "1.0"}}
     assert json.loads((tmp_path / "run.json").read_text())["system"]["identity"] == {
-        "class": "Described", "k": 3,
-    }  # fmt: skip
+        "class": "Described",
+        "k": 3,
+    }
     assert (kb.asked, Described.closed) == (2, 1)
 
 

@@ -39,8 +39,12 @@ def test_a_run_file_scores_in_a_results_folder_as_evaluate_scores_it(tmp_path, m
     summary = _run(tmp_path, monkeypatch, "--kb-run", f"reranked={path}")
     metrics = summary["modes"]["reranked"]["metrics"]
     expected = evaluate_run(_qrels(), read_run(path), k_values=(1, 3, 5, 10, 100, 1000))
-    for key, beir_key in (("ndcg@10", "NDCG@10"), ("recall@100", "Recall@100"),
-                          ("map@1000", "MAP@1000"), ("mrr@10", "MRR@10")):  # fmt: skip
+    for key, beir_key in (
+        ("ndcg@10", "NDCG@10"),
+        ("recall@100", "Recall@100"),
+        ("map@1000", "MAP@1000"),
+        ("mrr@10", "MRR@10"),
+    ):
         assert metrics[key]["beir_unrounded"] == pytest.approx(
             expected.aggregates[beir_key].beir_unrounded, abs=1e-12
         ), key

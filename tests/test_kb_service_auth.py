@@ -53,9 +53,12 @@ class AuthServer(LoopbackService):
                 return 401, json.dumps(echo).encode(), {}
             words = set(body["query"].lower().split())
             hits = [d for d, keys in KEYWORDS.items() if words & keys]
-            answer = {"query": body["query"], "results": [
-                {"text": DOCS[d], "score": 1.0, "source": {"document_id": d}} for d in hits
-            ]}  # fmt: skip
+            answer = {
+                "query": body["query"],
+                "results": [
+                    {"text": DOCS[d], "score": 1.0, "source": {"document_id": d}} for d in hits
+                ],
+            }
             return 200, json.dumps(answer).encode(), {}
 
         super().__init__(reply)
@@ -129,8 +132,14 @@ def test_rates_are_read_per_second_or_per_minute() -> None:
 
 def cli(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **env}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def own_benchmark(folder: Path) -> list[str]:
@@ -144,8 +153,18 @@ def own_benchmark(folder: Path) -> list[str]:
         )
     ]
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
-    return ["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--modes", "m",
-            "--output", "out", "--quiet"]  # fmt: skip
+    return [
+        "run",
+        "--benchmark",
+        "cases.jsonl",
+        "--documents",
+        "docs",
+        "--modes",
+        "m",
+        "--output",
+        "out",
+        "--quiet",
+    ]
 
 
 def everything_written(folder: Path) -> str:
@@ -153,8 +172,15 @@ def everything_written(folder: Path) -> str:
 
 
 def test_a_run_with_header_token_and_rate(server, tmp_path) -> None:
-    args = [*own_benchmark(tmp_path), "--kb-url", server.url,
-            "--kb-header", "X-Api-Key: ${RAG_API_KEY}", "--rate", "20/s"]  # fmt: skip
+    args = [
+        *own_benchmark(tmp_path),
+        "--kb-url",
+        server.url,
+        "--kb-header",
+        "X-Api-Key: ${RAG_API_KEY}",
+        "--rate",
+        "20/s",
+    ]
     started = time.monotonic()
     done = cli(args, tmp_path, RAG_API_KEY=API_KEY, HETA_EVAL_KB_TOKEN=TOKEN)
     assert done.returncode == 0, done.stderr
@@ -170,16 +196,22 @@ def test_a_run_with_header_token_and_rate(server, tmp_path) -> None:
 
 
 def test_a_new_secret_value_resumes_the_folder_and_a_refusal_stays_secret(server, tmp_path):
-    args = [*own_benchmark(tmp_path), "--kb-url", server.url,
-            "--kb-header", "X-Api-Key: ${RAG_API_KEY}"]  # fmt: skip
+    args = [
+        *own_benchmark(tmp_path),
+        "--kb-url",
+        server.url,
+        "--kb-header",
+        "X-Api-Key: ${RAG_API_KEY}",
+    ]
     first = cli(args, tmp_path, RAG_API_KEY=API_KEY, HETA_EVAL_KB_TOKEN=TOKEN)
     assert first.returncode == 0, first.stderr
     # The token rotated: same service, same headers by name: the folder is the same run.
     again = cli(args, tmp_path, RAG_API_KEY=API_KEY, HETA_EVAL_KB_TOKEN="rotated-token-1")
     assert again.returncode == 0, again.stderr
     # A wrong key: every query is refused, with the status and without the key.
-    refused = cli([*args, "--fresh"], tmp_path, RAG_API_KEY="wrong-key-55",
-                  HETA_EVAL_KB_TOKEN=TOKEN)  # fmt: skip
+    refused = cli(
+        [*args, "--fresh"], tmp_path, RAG_API_KEY="wrong-key-55", HETA_EVAL_KB_TOKEN=TOKEN
+    )
     assert refused.returncode == 4, refused.stderr
     assert "HTTP 401" in refused.stderr
     written = everything_written(tmp_path / "out")

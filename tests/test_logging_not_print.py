@@ -117,8 +117,10 @@ def test_the_scan_names_each_print_by_file_and_line_and_skips_docstrings(tmp_pat
         'def _main():\n    print("its output")\n\n\ndef other():\n    print("not this")\n'
     )
     assert library_prints(tmp_path) == [
-        "heta_eval/tool.py:8", "heta_eval/tool.py:9", "adapters/scifact_claims.py:6",
-    ]  # fmt: skip
+        "heta_eval/tool.py:8",
+        "heta_eval/tool.py:9",
+        "adapters/scifact_claims.py:6",
+    ]
 
 
 # -- what the command line prints ----------------------------------------------------------
@@ -160,14 +162,32 @@ def bench(tmp_path: Path, monkeypatch) -> Path:
 
 
 def run_args(url: str, output: str, *extra: str) -> list[str]:
-    return ["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--kb-url", url,
-            "--modes", "alpha", "--output", output, *extra]  # fmt: skip
+    return [
+        "run",
+        "--benchmark",
+        "cases.jsonl",
+        "--documents",
+        "docs",
+        "--kb-url",
+        url,
+        "--modes",
+        "alpha",
+        "--output",
+        output,
+        *extra,
+    ]
 
 
 def heta_eval(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_run_prints_the_librarys_lines_on_stderr_and_quiet_hides_what_it_hid(bench, service):
@@ -228,9 +248,10 @@ class _NotTheRegisteredZoo(AnimalBenchmark):
 def test_the_runner_logs_its_status_lines_and_prints_none(caplog, capsys):
     caplog.set_level(logging.INFO, logger="heta_eval")
     results = BenchmarkRunner(progress=True).run(
-        benchmark=_NotTheRegisteredZoo(), knowledge_base=KeywordOverlapKB(),
+        benchmark=_NotTheRegisteredZoo(),
+        knowledge_base=KeywordOverlapKB(),
         query_modes=("keyword_search",),
-    )  # fmt: skip
+    )
     assert results.summary.modes["keyword_search"].answered == 8
     assert ("heta_eval.runner.runner", logging.INFO, "reading the documents of animals") in (
         caplog.record_tuples
@@ -264,10 +285,19 @@ run()
 
 
 def test_from_python_warnings_show_unconfigured_and_status_lines_with_basic_config(tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]),
-           "HETA_EVAL_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", API_SCRIPT], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]),
+        "HETA_EVAL_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", API_SCRIPT],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     bare, configured = done.stderr.split("@@ configured\n")
     assert "warning: these animals are not the registered zoo\n" in bare  # as it was printed

@@ -53,9 +53,14 @@ def test_porter_stems_as_lucene(word: str, stem: str) -> None:
 def test_the_stemmer_counts_a_character_outside_the_bmp_as_two_as_java_does() -> None:
     # Measured with the jar: Lucene leaves words of 2 UTF-16 units alone, so "us" stays,
     # but a mathematical "a" is two units and its "s" goes.
-    pairs = {"us": "us", "\U0001d41as": "\U0001d41a", "\U00010400s": "\U00010428",
-             "\U0001d41aed": "\U0001d41aed", "o\U0001d41aed": "o\U0001d41a",
-             "\U0001d41aies": "\U0001d41ai"}  # fmt: skip
+    pairs = {
+        "us": "us",
+        "\U0001d41as": "\U0001d41a",
+        "\U00010400s": "\U00010428",
+        "\U0001d41aed": "\U0001d41aed",
+        "o\U0001d41aed": "o\U0001d41a",
+        "\U0001d41aies": "\U0001d41ai",
+    }
     assert {word: analyze(word) for word in pairs} == {w: [t] for w, t in pairs.items()}
 
 
@@ -69,9 +74,21 @@ def test_analyzer_drops_possessives_and_lucene_stop_words_only() -> None:
 def test_tokenizer_follows_word_break_rules() -> None:
     text = "p<0.05, 1,000.5 e.g. U.S.A. can't x_y 日本 カタカナ ไทย 한국어 α-helix"
     assert list(standard_tokens(text)) == [
-        "p", "0.05", "1,000.5", "e.g", "U.S.A", "can't", "x_y", "日", "本", "カタカナ",
-        "ไทย", "한국어", "α", "helix",
-    ]  # fmt: skip
+        "p",
+        "0.05",
+        "1,000.5",
+        "e.g",
+        "U.S.A",
+        "can't",
+        "x_y",
+        "日",
+        "本",
+        "カタカナ",
+        "ไทย",
+        "한국어",
+        "α",
+        "helix",
+    ]
 
 
 PINS = json.loads((Path(__file__).parent / "data" / "lucene_tokens.json").read_text("utf-8"))
@@ -203,10 +220,11 @@ WORDS = ["cell", "cells", "protein", "gene", "the", "binding", "bind", "mouse", 
 
 @settings(max_examples=60, deadline=None)
 @given(
-    docs=st.lists(st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join), min_size=1,
-                  max_size=12),
+    docs=st.lists(
+        st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join), min_size=1, max_size=12
+    ),
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
-)  # fmt: skip
+)
 def test_scores_equal_textbook_bm25_and_every_search_path_agrees(docs, query):
     with warnings.catch_warnings():
         # Empty documents are skipped with a warning (tested below); here only the arithmetic.
@@ -296,8 +314,16 @@ def test_check_require_ok_accepts_our_scifact_bm25_and_rejects_okish(scifact_dir
     hit = next(q for row, q in enumerate(qids) if ids[idx[row][0]] in dataset.qrels[q])
     okish = tmp_path / "okish.trec"
     okish.write_text("\n".join(x for x in lines if not x.startswith(f"{hit} ")) + "\n")
-    args = ["check", "--dataset", "scifact", "--data-dir", str(scifact_dir.parent),
-            "--system", "bm25-flat", "--require-ok"]  # fmt: skip
+    args = [
+        "check",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(scifact_dir.parent),
+        "--system",
+        "bm25-flat",
+        "--require-ok",
+    ]
     assert main([*args, str(run)]) == 0
     assert main([*args, str(okish), "--metric", "ndcg@10"]) == 1
     assert main([*args[:-1], str(okish), "--metric", "ndcg@10"]) == 0  # OKish alone passes

@@ -30,9 +30,33 @@ from heta_eval.lucene.tokenizer import block_tokens, standard_tokens
 
 REPO = Path(__file__).resolve().parents[1]
 K1, B = 0.9, 0.4
-WORDS = ["cell", "cells", "celled", "protein", "proteins", "binding", "bind", "the", "of", "a",
-         "mouse", "mice", "tumor", "café", "naïve", "日本", "𝐚s", "e.g.", "3.5", "Σίσυφος",
-         "\U0001f468\u200d\U0001f469\u200d\U0001f467", "x_y", "IL-6", "don't", "İstanbul"]  # fmt: skip
+WORDS = [
+    "cell",
+    "cells",
+    "celled",
+    "protein",
+    "proteins",
+    "binding",
+    "bind",
+    "the",
+    "of",
+    "a",
+    "mouse",
+    "mice",
+    "tumor",
+    "café",
+    "naïve",
+    "日本",
+    "𝐚s",
+    "e.g.",
+    "3.5",
+    "Σίσυφος",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "x_y",
+    "IL-6",
+    "don't",
+    "İstanbul",
+]
 BLANKS = ["", " ", "\t\n", "\x00 \x1f"]
 # Java's String.trim(): what Anserini strips before it calls a document's contents empty.
 JAVA_TRIM = "".join(map(chr, range(0x21)))
@@ -51,12 +75,15 @@ def random_corpus(seed: int, n: int, *, multifield: bool) -> tuple[dict[str, lis
         else:
             size = int(rng.integers(1, 30))
             texts.append(" ".join(rng.choice(WORDS, size=size, p=_zipf(len(WORDS)))))
-    ids = [f"{chr(int(rng.choice([0x61, 0xE9, 0x1F600])))}{int(rng.integers(1000))}-{i}"
-           for i in range(n)]  # fmt: skip
+    ids = [
+        f"{chr(int(rng.choice([0x61, 0xE9, 0x1F600])))}{int(rng.integers(1000))}-{i}"
+        for i in range(n)
+    ]
     fields = {"contents": texts}
     if multifield:
-        fields["title"] = [" ".join(rng.choice(WORDS, size=int(rng.integers(0, 4))))
-                           for _ in range(n)]  # fmt: skip
+        fields["title"] = [
+            " ".join(rng.choice(WORDS, size=int(rng.integers(0, 4)))) for _ in range(n)
+        ]
     return fields, ids
 
 
@@ -150,7 +177,10 @@ def assert_same_index(a: LuceneBM25Index, b: LuceneBM25Index) -> None:
     assert np.array_equal(a.terms.offsets, b.terms.offsets)
     assert a.terms.field_starts == b.terms.field_starts
     assert (a.skipped, a.doc_counts.tolist(), a.sums.tolist()) == (
-        b.skipped, b.doc_counts.tolist(), b.sums.tolist())  # fmt: skip
+        b.skipped,
+        b.doc_counts.tolist(),
+        b.sums.tolist(),
+    )
 
 
 def build(fields, **options) -> LuceneBM25Index:
@@ -159,8 +189,17 @@ def build(fields, **options) -> LuceneBM25Index:
         return LuceneBM25Index.build(fields, **options)
 
 
-QUERIES = ["cell binding", "the of a", "", "mice", "cells cells tumor", "nothing here",
-           "café naïve 日本", "𝐚s Σίσυφος istanbul", "e.g. 3.5 x_y il 6 don't"]  # fmt: skip
+QUERIES = [
+    "cell binding",
+    "the of a",
+    "",
+    "mice",
+    "cells cells tumor",
+    "nothing here",
+    "café naïve 日本",
+    "𝐚s Σίσυφος istanbul",
+    "e.g. 3.5 x_y il 6 don't",
+]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -171,8 +210,9 @@ def test_every_block_size_builds_the_brute_force_index_and_searches_as_it_ranks(
     one_block = build(fields, tie_keys=ids, workers=1)
     assert_index_is(one_block, expected)
     for size in (1, 2, 7, n - 1, n, n + 1):
-        blocked = build(fields, tie_keys=ids, block_size=size, workers=1,
-                        directory=tmp_path / f"blocks-{size}")  # fmt: skip
+        blocked = build(
+            fields, tie_keys=ids, block_size=size, workers=1, directory=tmp_path / f"blocks-{size}"
+        )
         assert_same_index(blocked, one_block)
     for k in (1, 3, n, n + 10):
         idx, scores = one_block.search(QUERIES, k=k)
@@ -256,8 +296,9 @@ def test_fields_are_read_once_in_lockstep_and_lengths_are_checked() -> None:
     # The same error from this process and from a worker process.
     for workers in (1, 2):
         with pytest.raises(TypeError, match="document 3: text must be a string, not NoneType"):
-            LuceneBM25Index.build({"contents": ["a", "b", "c", None]}, block_size=2,
-                                  workers=workers)  # fmt: skip
+            LuceneBM25Index.build(
+                {"contents": ["a", "b", "c", None]}, block_size=2, workers=workers
+            )
 
 
 def test_frequencies_widen_where_a_term_repeats_more_than_a_byte_holds() -> None:
@@ -266,19 +307,32 @@ def test_frequencies_widen_where_a_term_repeats_more_than_a_byte_holds() -> None
         index = build(fields, block_size=2, workers=1)
         assert index.freqs.dtype == dtype and index.freqs.max() == repeats
         expected = brute_force(fields, ["0", "1", "2"])
-        assert index.search(["gene therapy"], k=3)[1][0].tolist() == (
-            brute_ranking(expected, "gene therapy", 3)[1])  # fmt: skip
+        assert (
+            index.search(["gene therapy"], k=3)[1][0].tolist()
+            == (brute_ranking(expected, "gene therapy", 3)[1])
+        )
 
 
 def test_blank_documents_are_skipped_across_block_boundaries() -> None:
-    fields = {"contents": ["", "gene", " ", "gene gene", "\t", "therapy"] * 3,
-              "title": ["gene"] * 18}  # fmt: skip
+    fields = {
+        "contents": ["", "gene", " ", "gene gene", "\t", "therapy"] * 3,
+        "title": ["gene"] * 18,
+    }
     for size in (1, 4, 18):
         with pytest.warns(UserWarning, match="9 of 18 documents skipped"):
             index = LuceneBM25Index.build(fields, block_size=size, workers=1)
         assert index.skipped == 9 and index.doc_counts.tolist() == [9, 9]
         assert sorted(index.search(["gene"], k=18)[0][0][:9].tolist()) == [
-            1, 3, 5, 7, 9, 11, 13, 15, 17]  # fmt: skip
+            1,
+            3,
+            5,
+            7,
+            9,
+            11,
+            13,
+            15,
+            17,
+        ]
 
 
 def test_an_index_in_a_folder_of_yours_saves_loads_and_a_temporary_one_is_removed(tmp_path):
@@ -291,7 +345,8 @@ def test_an_index_in_a_folder_of_yours_saves_loads_and_a_temporary_one_is_remove
         assert isinstance(other.docs, np.memmap)
         assert_same_index(other, index)
         assert [a.tolist() for a in other.search(QUERIES, 9)] == [
-            a.tolist() for a in index.search(QUERIES, 9)]  # fmt: skip
+            a.tolist() for a in index.search(QUERIES, 9)
+        ]
     index.close()  # a folder of yours stays
     assert (tmp_path / "mine" / "docs.npy").exists()
     temporary = build(fields, tie_keys=ids, workers=1)
@@ -350,8 +405,9 @@ def test_a_signal_mid_build_ends_workers_and_leaves_no_cache_entry(tmp_path, sig
     log = tmp_path / "err.txt"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with log.open("w") as err:
-        process = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, str(tmp_path / "cache")],
-                                   stderr=err, env=env)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-c", _BUILD_SCRIPT, str(tmp_path / "cache")], stderr=err, env=env
+        )
     try:
         # Wait until blocks have come back from the workers (the bar counts documents).
         deadline = time.monotonic() + 600
@@ -391,8 +447,22 @@ def test_block_tokens_are_each_texts_standard_tokens() -> None:
     # mixes, long texts), and plain ASCII edge cases for the texts split together.
     pins = json.loads((REPO / "tests" / "data" / "lucene_tokens.json").read_text())
     texts = [text for text, _ in pins["texts"]]
-    texts += ["", " ", "\x01", "a\x01b", "x" * 300, "y" * 255 + " z", "e.g", "a.b c", "a_b",
-              "a. b", "it's", "A1b2, c3", "\t\n", "end."]  # fmt: skip
+    texts += [
+        "",
+        " ",
+        "\x01",
+        "a\x01b",
+        "x" * 300,
+        "y" * 255 + " z",
+        "e.g",
+        "a.b c",
+        "a_b",
+        "a. b",
+        "it's",
+        "A1b2, c3",
+        "\t\n",
+        "end.",
+    ]
     rng = np.random.default_rng(4)
     alphabet = [*"ab1 .,;:'_-\x01\n", "\u00e9", "\U0001f600"]
     texts += ["".join(rng.choice(alphabet, int(rng.integers(0, 40)))) for _ in range(2000)]
@@ -433,7 +503,10 @@ def test_a_process_forgets_all_but_the_last_blocks_tokens_and_builds_the_same_in
     monkeypatch.setattr(blocks, "analyze_block", watched)
     forgetting = build(fields, tie_keys=ids, block_size=3, workers=1)
     assert_same_index(forgetting, remembering)
-    most = max(len(set(block_tokens(column[s : s + 3])[0]))
-               for column in fields.values() for s in range(0, 80, 3))  # fmt: skip
+    most = max(
+        len(set(block_tokens(column[s : s + 3])[0]))
+        for column in fields.values()
+        for s in range(0, 80, 3)
+    )
     assert max(map(len, seen)) <= max(4, most)  # bounded: the limit, or one block's tokens
     assert any(len(a) > len(b) for a, b in itertools.pairwise(seen))  # it forgot

@@ -56,18 +56,67 @@ def test_token_streams_equal_lucene_on_random_unicode_text(java_oracle):
     # Hebrew, CJK, Hiragana/Katakana, Thai, Hangul, emoji, full-width digits, a mathematical
     # letter (two UTF-16 units, which the stemmer counts), a symbol Lucene keeps.
     pieces = [
-        "a", "B", "z", "x", "1", "9", "0", ".", ",", ";", ":", "'", "\u2019", "_", "-", " ",
-        "\n", "s", "S", "\u00e9", "\u0301", "\u00ad", "\u200d", "\u03b1", "\u03a3", "\u05d0",
-        "\"", "\u65e5", "\u3042", "\u30ab", "\u0e01", "\uac00", "\U0001f600", "\ufe0f",
-        "\u20e3", "\uff11", "\u00b5", "\u00b1", "%", "/", "(", "the", "ing", "ies", "ational",
-        "\u0130", "\U0001f1fa", "\U0001f3fb", "#", "*", "\u00b7", "\U0001d41a", "\u266a",
-    ]  # fmt: skip
+        "a",
+        "B",
+        "z",
+        "x",
+        "1",
+        "9",
+        "0",
+        ".",
+        ",",
+        ";",
+        ":",
+        "'",
+        "\u2019",
+        "_",
+        "-",
+        " ",
+        "\n",
+        "s",
+        "S",
+        "\u00e9",
+        "\u0301",
+        "\u00ad",
+        "\u200d",
+        "\u03b1",
+        "\u03a3",
+        "\u05d0",
+        '"',
+        "\u65e5",
+        "\u3042",
+        "\u30ab",
+        "\u0e01",
+        "\uac00",
+        "\U0001f600",
+        "\ufe0f",
+        "\u20e3",
+        "\uff11",
+        "\u00b5",
+        "\u00b1",
+        "%",
+        "/",
+        "(",
+        "the",
+        "ing",
+        "ies",
+        "ational",
+        "\u0130",
+        "\U0001f1fa",
+        "\U0001f3fb",
+        "#",
+        "*",
+        "\u00b7",
+        "\U0001d41a",
+        "\u266a",
+    ]
     rng = random.Random(17)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
     # Tokens past Lucene's 255-character limit are cut where its scanner window ends.
     long_pieces = ["ab", "c.", "1", ",", "_", "\u00e9", "\u00ad", "'", "\u05d0", "\U0001d400"]
-    texts += ["".join(rng.choice(long_pieces) for _ in range(rng.randint(100, 400)))
-              for _ in range(100)]  # fmt: skip
+    texts += [
+        "".join(rng.choice(long_pieces) for _ in range(rng.randint(100, 400))) for _ in range(100)
+    ]
     expected = oracle.analyze_texts(texts)
     mismatches = [(t, e, analyze(t)) for t, e in zip(texts, expected, strict=True)]
     assert [m for m in mismatches if m[1] != m[2]][:3] == []
@@ -160,8 +209,10 @@ def test_blank_documents_are_skipped_as_anserini_skips_them(java_oracle, tmp_pat
         # As the reference knowledge base builds it: title and text joined, then stripped.
         fields = {"contents": [f"{t} {x}".strip() for _, t, x in _EDGE_CORPUS]}
     else:
-        fields = {"contents": [x for _, _, x in _EDGE_CORPUS],
-                  "title": [t for _, t, _ in _EDGE_CORPUS]}  # fmt: skip
+        fields = {
+            "contents": [x for _, _, x in _EDGE_CORPUS],
+            "title": [t for _, t, _ in _EDGE_CORPUS],
+        }
     with pytest.warns(UserWarning, match="skipped"):
         index = LuceneBM25Index.build(fields, tie_keys=ids)
     assert index.skipped == (3 if flavor == "multifield" else 1)

@@ -16,12 +16,22 @@ def error_locations(error: ValidationError) -> list[str]:
 
 
 def test_query_response_validates_json_from_another_system():
-    payload = json.dumps({
-        "query": "q", "mode": "hybrid_search", "answer": "yes",
-        "results": [{"text": "t", "score": 1, "reference_id": 7,
-                     "source": {"document_id": 12, "page_index": 2}}],
-        "metadata": {"latency_ms": 12.5},
-    })  # fmt: skip
+    payload = json.dumps(
+        {
+            "query": "q",
+            "mode": "hybrid_search",
+            "answer": "yes",
+            "results": [
+                {
+                    "text": "t",
+                    "score": 1,
+                    "reference_id": 7,
+                    "source": {"document_id": 12, "page_index": 2},
+                }
+            ],
+            "metadata": {"latency_ms": 12.5},
+        }
+    )
     response = QueryResponse.model_validate_json(payload)
     assert response.results[0].score == 1.0
     assert response.results[0].reference_id == "7"
@@ -53,12 +63,14 @@ def test_query_response_rejects_wrong_types_naming_the_field(payload, location):
         ({"id": "1", "query": "q", "expected": {"relevance": {"d": "1"}}}, "expected.relevance"),
         ({"id": "1", "query": "q", "expected": {"answers": "Paris"}}, "expected.answers"),
         ({"id": "1", "query": "q", "expected": {"evidence": [{}]}}, "expected.evidence.0"),
-        ({"id": "1", "query": "q", "expected": {"evidence": [{"locator": "d1"}]}},
-         "expected.evidence.0.locator"),
+        (
+            {"id": "1", "query": "q", "expected": {"evidence": [{"locator": "d1"}]}},
+            "expected.evidence.0.locator",
+        ),
         ({"id": None, "query": "q"}, "id"),
         ({"id": "1", "query": "q", "unknown": 1}, "unknown"),
     ],
-)  # fmt: skip
+)
 def test_benchmark_case_rejects_wrong_types_naming_the_field(payload, location):
     with pytest.raises(ValidationError) as raised:
         BenchmarkCase.model_validate(payload)

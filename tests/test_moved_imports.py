@@ -106,8 +106,9 @@ def test_a_script_written_against_the_0_1_0_layout_runs_and_is_told_each_new_pat
         "print(evaluate_run(qrels, run, k_values=(1,)).beir_dict()['ndcg'], AnswerF1().name,\n"
         "      BenchmarkCase(id='q', query='?').id, JsonlBenchmark.__name__)\n"
     )
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "{'NDCG@1': 1.0} answer_f1 q JsonlBenchmark\n"
     said = [line for line in done.stderr.splitlines() if "DeprecationWarning" in line]
@@ -115,11 +116,14 @@ def test_a_script_written_against_the_0_1_0_layout_runs_and_is_told_each_new_pat
         (1, "heta_eval.trec moved in heta-eval 0.2.0: import from heta_eval.io.trec"),
         (2, "use 'from heta_eval.io.trec import read_qrels'"),
         (2, "use 'from heta_eval.io.trec import read_run'"),
-        (4, "heta_eval.evaluation.models moved in heta-eval 0.2.0: import from "
-            "heta_eval.models.records"),
+        (
+            4,
+            "heta_eval.evaluation.models moved in heta-eval 0.2.0: import from "
+            "heta_eval.models.records",
+        ),
         (4, "use 'from heta_eval.models.records import BenchmarkCase'"),
         (5, "use 'from heta_eval.runner import JsonlBenchmark'"),
-    ]  # fmt: skip
+    ]
     for line, text in expected:
         assert any(f"{script}:{line}: DeprecationWarning: " in s and text in s for s in said), said
     assert all("(the old path is removed in 0.3.0)" in s for s in said)
@@ -142,8 +146,14 @@ def test_names_never_listed_fail_as_before():
         trec._private  # noqa: B018
 
 
-@pytest.mark.parametrize(("old", "name"), [("heta_eval.trec", "Qrels"), ("heta_eval.trec", "ranked"),
-                                           ("heta_eval.evaluation.measures", "Rule")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("old", "name"),
+    [
+        ("heta_eval.trec", "Qrels"),
+        ("heta_eval.trec", "ranked"),
+        ("heta_eval.evaluation.measures", "Rule"),
+    ],
+)
 def test_a_public_name_an_old_module_had_beside_its_all_is_its_successors(old, name):
     successor = _moved.OLD_MODULES[old][0]
     module = importlib.import_module(old)
@@ -175,15 +185,23 @@ def test_the_old_module_paths_create_no_file_and_no_import_circle():
     # heta_eval imports _moved at its start: _moved imports no heta_eval module (only when an
     # old path is used, by name), so it can close no circle.
     tree = ast.parse((REPO / "heta_eval" / "_moved.py").read_text())
-    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names]  # fmt: skip
+    imported = [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
     imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert not [name for name in imported if name.startswith("heta_eval")], imported
 
 
 def _git_show(path: str, layout: str = LAYOUT_0_1_0) -> str | None:
-    done = subprocess.run(["git", "-C", str(REPO), "show", f"{layout}:{path}"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{layout}:{path}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return done.stdout if done.returncode == 0 else None
 
 
@@ -203,8 +221,10 @@ def _listed(source: str) -> set[str]:
 def test_the_table_covers_every_public_path_of_the_0_1_0_layout():
     files = subprocess.run(
         ["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", LAYOUT_0_1_0, "heta_eval"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if files.returncode != 0:
         pytest.skip(f"the repository's history is not here ({files.stderr.strip()})")
     evaluation = _listed(_git_show("heta_eval/evaluation/__init__.py") or "")
@@ -232,8 +252,10 @@ def test_the_table_covers_every_public_path_of_the_0_1_0_layout():
 def test_the_table_covers_every_public_path_of_the_0_2_0_layout():
     files = subprocess.run(
         ["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", LAYOUT_0_2_0, "heta_eval"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if files.returncode != 0:
         pytest.skip(f"the repository's history is not here ({files.stderr.strip()})")
     gone = []

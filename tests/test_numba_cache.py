@@ -50,8 +50,14 @@ print(json.dumps({"package": heta_eval.__file__, "hits": hits, "misses": misses}
 def first_call(site: Path, cache: Path, **env: str) -> dict:
     environment = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     environment.update(PYTHONPATH=str(site), HETA_EVAL_CACHE_DIR=str(cache), **env)
-    done = subprocess.run([sys.executable, "-c", FIRST_CALL], env=environment, cwd=site,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL],
+        env=environment,
+        cwd=site,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 

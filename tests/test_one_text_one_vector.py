@@ -52,11 +52,19 @@ ROUTES = [
     "torch-float32",
     "torch-bfloat16",
     "torch-float16",
-    pytest.param("onnxruntime-int8", marks=pytest.mark.skipif(
-        not onnxruntime_available(), reason="onnxruntime/onnx not installed (kb extra)")),
-    pytest.param("openvino-int8", marks=pytest.mark.skipif(
-        not openvino_available(), reason="openvino/nncf not installed (kb extra)")),
-]  # fmt: skip
+    pytest.param(
+        "onnxruntime-int8",
+        marks=pytest.mark.skipif(
+            not onnxruntime_available(), reason="onnxruntime/onnx not installed (kb extra)"
+        ),
+    ),
+    pytest.param(
+        "openvino-int8",
+        marks=pytest.mark.skipif(
+            not openvino_available(), reason="openvino/nncf not installed (kb extra)"
+        ),
+    ),
+]
 
 
 def _shuffled(encoder: DenseEncoder, seed: int) -> np.ndarray:
@@ -75,11 +83,13 @@ def test_a_vector_is_the_same_bytes_however_its_text_is_batched(route: str) -> N
     assert alone.shapes == "alone"
     expected = np.concatenate([alone.encode([text]) for text in TEXTS])  # one call each
     for seed, (batch_size, workers) in enumerate([(1, 2), (3, 1), (7, 2), (32, 2)]):
-        encoder = DenseEncoder(device="cpu", precision=route, batch_size=batch_size,
-                               workers=workers)  # fmt: skip
+        encoder = DenseEncoder(
+            device="cpu", precision=route, batch_size=batch_size, workers=workers
+        )
         got = _shuffled(encoder, seed)
-        differ = [TEXTS[i][:40] for i in range(len(TEXTS)) if got[i].tobytes()
-                  != expected[i].tobytes()]  # fmt: skip
+        differ = [
+            TEXTS[i][:40] for i in range(len(TEXTS)) if got[i].tobytes() != expected[i].tobytes()
+        ]
         assert not differ, (batch_size, workers, differ)
     # Units given by the caller (Ray's actors give theirs) change nothing either.
     units = [np.arange(0, len(TEXTS), 2), np.arange(1, len(TEXTS), 2)]
@@ -90,8 +100,7 @@ def test_a_vector_is_the_same_bytes_however_its_text_is_batched(route: str) -> N
 def test_fixed_shapes_give_a_text_the_same_bytes_in_any_batch(route: str) -> None:
     # The GPU's shaping, run on the CPU: batches of 8 rows, lengths in buckets of 32 tokens.
     def encoder(workers: int = 0) -> DenseEncoder:
-        made = DenseEncoder(device="cpu", precision=route, batch_size=8,
-                            tokenizer_workers=workers)  # fmt: skip
+        made = DenseEncoder(device="cpu", precision=route, batch_size=8, tokenizer_workers=workers)
         made.shapes = shapes("cuda", 8)
         return made
 

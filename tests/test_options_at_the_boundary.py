@@ -28,16 +28,25 @@ REPO = Path(__file__).resolve().parents[1]
 
 def heta(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("options")
     for n, name in enumerate(("a", "b")):
-        lines = [f"q{q} Q0 d{(q + d * (n + 2)) % 13} {d + 1} {20 - d}.5 {name}\n"
-                 for q in range(8) for d in range(6)]  # fmt: skip
+        lines = [
+            f"q{q} Q0 d{(q + d * (n + 2)) % 13} {d + 1} {20 - d}.5 {name}\n"
+            for q in range(8)
+            for d in range(6)
+        ]
         (root / f"{name}.trec").write_text("".join(lines))
     (root / "qrels.txt").write_text("".join(f"q{q} 0 d{q % 13} 1\n" for q in range(8)))
     return root
@@ -94,8 +103,9 @@ CASES = [
 # fmt: on
 
 
-@pytest.mark.parametrize(("command", "options", "needle"), CASES,
-                         ids=[" ".join([c[0][0], *c[1]]) for c in CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "options", "needle"), CASES, ids=[" ".join([c[0][0], *c[1]]) for c in CASES]
+)
 def test_an_absurd_number_is_one_line_and_exit_2_before_any_work(
     folder, tmp_path, command, options, needle
 ):
@@ -115,8 +125,18 @@ def test_an_absurd_number_is_one_line_and_exit_2_before_any_work(
 def test_fused_scores_that_are_not_finite_are_an_error_and_the_old_file_stays(folder, tmp_path):
     out = tmp_path / "fused.trec"
     out.write_text("earlier\n")
-    done = heta("fuse", "a.trec", "b.trec", "--method", "wsum", "--weights", "1e308,1e308",
-                "-o", out, cwd=folder)  # fmt: skip
+    done = heta(
+        "fuse",
+        "a.trec",
+        "b.trec",
+        "--method",
+        "wsum",
+        "--weights",
+        "1e308,1e308",
+        "-o",
+        out,
+        cwd=folder,
+    )
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert "not a finite number" in done.stderr and "nothing was written" in done.stderr
     assert out.read_text() == "earlier\n"
@@ -142,8 +162,18 @@ def test_the_rules_of_the_library_and_of_the_command_line_agree():
 
 
 def test_alpha_stars_only_what_it_should(folder):
-    done = heta("compare", "a.trec", "b.trec", "--qrels", "qrels.txt", "--metric", "ndcg@10",
-                "--alpha", "0.999", cwd=folder)  # fmt: skip
+    done = heta(
+        "compare",
+        "a.trec",
+        "b.trec",
+        "--qrels",
+        "qrels.txt",
+        "--metric",
+        "ndcg@10",
+        "--alpha",
+        "0.999",
+        cwd=folder,
+    )
     assert done.returncode == 0, done.stderr
     row = next(line for line in done.stdout.splitlines() if line.startswith("| ndcg@10 |"))
     p_holm = float(row.split("|")[10])
@@ -153,22 +183,34 @@ def test_alpha_stars_only_what_it_should(folder):
 ranx = pytest.importorskip("ranx")
 
 
-@pytest.mark.parametrize(("method", "params"), [
-    ("rrf", {"k": 0}), ("rrf", {"k": MAX_RRF_K}), ("rrf", {"k": 0.5}),
-    ("wsum", {"weights": [1e300, 1e300]}), ("wsum", {"weights": [-3.0, 1e-300]}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("rrf", {"k": 0}),
+        ("rrf", {"k": MAX_RRF_K}),
+        ("rrf", {"k": 0.5}),
+        ("wsum", {"weights": [1e300, 1e300]}),
+        ("wsum", {"weights": [-3.0, 1e-300]}),
+    ],
+)
 def test_the_allowed_edges_fuse_as_ranx_does(method, params):
     runs = [
         {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"x": 0.5, "y": 0.25}},
         {"q1": {"c": 9.0, "a": 4.0}, "q2": {"y": 7.0, "z": 1.0, "x": 0.0}},
     ]
     ours = fuse(runs, method, "min-max", params)
-    full = [{q: dict(sorted(d.items(), key=lambda kv: (kv[1], kv[0]), reverse=True))
-             for q, d in run.items()} for run in runs]  # fmt: skip
+    full = [
+        {
+            q: dict(sorted(d.items(), key=lambda kv: (kv[1], kv[0]), reverse=True))
+            for q, d in run.items()
+        }
+        for run in runs
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theirs = ranx.fuse([ranx.Run(r) for r in full], norm="min-max", method=method,
-                           params=params)  # fmt: skip
+        theirs = ranx.fuse(
+            [ranx.Run(r) for r in full], norm="min-max", method=method, params=params
+        )
     for qid in ("q1", "q2"):
         assert set(ours[qid]) == set(theirs[qid])
         for doc, value in theirs[qid].items():
@@ -192,8 +234,9 @@ def test_measures_times_queries_past_the_bound_is_refused_before_the_run_is_read
     )
     # The same cutoffs over fewer queries are scored.
     (tmp_path / "qrels.txt").write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(10)))
-    done = heta("evaluate", "--run", "run.trec", "--qrels", "qrels.txt", "--k", ks, "--json",
-                cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "evaluate", "--run", "run.trec", "--qrels", "qrels.txt", "--k", ks, "--json", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr[-500:]
 
 

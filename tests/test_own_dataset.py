@@ -23,8 +23,14 @@ REPO = Path(__file__).resolve().parents[1]
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("HETA_EVAL_DATA", None)
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def cut_scifact(source: Path, target: Path, documents: int | None = 40) -> Path:
@@ -49,9 +55,12 @@ def test_a_folder_is_a_dataset_named_after_it(forty, tmp_path) -> None:
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["benchmark"] == "my_dataset"
     assert summary["data"] == {
-        "name": "my_dataset", "folder": str(forty), "split": "test", "registered": False,
+        "name": "my_dataset",
+        "folder": str(forty),
+        "split": "test",
+        "registered": False,
         "differences": [],
-    }  # fmt: skip
+    }
     table = (folder / "table.md").read_text()
     assert f"- dataset: my_dataset, test split ({forty}, a dataset of your own)" in table
     assert "Published reference numbers" not in table  # none beside ours, and it says why
@@ -64,8 +73,18 @@ def test_a_folder_is_a_dataset_named_after_it(forty, tmp_path) -> None:
 
 
 def test_scifact_read_from_another_folder_is_said_loudly(forty, tmp_path) -> None:
-    args = ["run", "--dataset", "scifact", "--data-dir", str(forty), "--modes",
-            "keyword_search", "--output", "out", "--quiet"]  # fmt: skip
+    args = [
+        "run",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(forty),
+        "--modes",
+        "keyword_search",
+        "--output",
+        "out",
+        "--quiet",
+    ]
     done = cli(args, tmp_path)
     assert done.returncode == 0, done.stderr
     warning = (
@@ -76,8 +95,9 @@ def test_scifact_read_from_another_folder_is_said_loudly(forty, tmp_path) -> Non
     assert warning in done.stderr.splitlines()  # printed even with --quiet
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["data"]["registered"] and summary["data"]["differences"] == [
-        "40 documents, not 5,183", "corpus.jsonl is not the published file (sha256 differs)"
-    ]  # fmt: skip
+        "40 documents, not 5,183",
+        "corpus.jsonl is not the published file (sha256 differs)",
+    ]
     table = (tmp_path / "out" / "table.md").read_text()
     assert "No reference check: this is not the registered scifact (40 documents" in table
     assert "Pyserini" not in table
@@ -92,8 +112,18 @@ def test_scifact_read_from_another_folder_is_said_loudly(forty, tmp_path) -> Non
 
 
 def test_the_registered_scifact_shows_the_published_numbers_beside_ours(scifact_dir, tmp_path):
-    args = ["run", "--dataset", "scifact", "--data-dir", str(scifact_dir.parent), "--modes",
-            "keyword_search", "--output", "out", "--quiet"]  # fmt: skip
+    args = [
+        "run",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(scifact_dir.parent),
+        "--modes",
+        "keyword_search",
+        "--output",
+        "out",
+        "--quiet",
+    ]
     done = cli(args, tmp_path)
     assert done.returncode == 0, done.stderr
     table = (tmp_path / "out" / "table.md").read_text()
@@ -135,8 +165,9 @@ def test_evaluate_and_validate_take_a_folder(forty, scifact_run_file, tmp_path) 
     assert "nowhere is not a dataset in the BEIR layout (no such folder)" in missing.stderr
 
 
-def test_evaluate_warns_when_the_qrels_are_not_the_registered_ones(forty, scifact_run_file,
-                                                                   tmp_path):  # fmt: skip
+def test_evaluate_warns_when_the_qrels_are_not_the_registered_ones(
+    forty, scifact_run_file, tmp_path
+):
     changed = cut_scifact(forty, tmp_path / "scifact")
     qrels = (changed / "qrels" / "test.tsv").read_text().splitlines(keepends=True)
     (changed / "qrels" / "test.tsv").write_text("".join(qrels[:-5]))

@@ -180,8 +180,9 @@ def test_no_module_imports_a_top_level_adapters_package():
 def _core(installed: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """A command of the core install, run outside the checkout with no data configured."""
     env = {"PATH": f"{installed}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
-    return subprocess.run([*args], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          check=False, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [*args], cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=300
+    )
 
 
 @pytest.mark.parametrize(
@@ -211,8 +212,16 @@ def test_a_missing_extra_in_the_library_is_one_line_naming_it(installed, tmp_pat
 def test_the_core_install_says_its_version_and_only_names_places_you_can_use(installed, tmp_path):
     version = _core(installed, tmp_path, str(installed / "heta-eval"), "--version")
     assert version.returncode == 0 and version.stdout == f"heta-eval {heta_eval.__version__}\n"
-    run = _core(installed, tmp_path, str(installed / "heta-eval"), "evaluate", "--run", "r.trec",
-                "--dataset", "scifact")  # fmt: skip
+    run = _core(
+        installed,
+        tmp_path,
+        str(installed / "heta-eval"),
+        "evaluate",
+        "--run",
+        "r.trec",
+        "--dataset",
+        "scifact",
+    )
     assert run.returncode == 2
     env_root = installed.parent
     assert str(env_root) not in run.stderr, run.stderr  # nothing inside the environment

@@ -161,8 +161,9 @@ def raw_engine_values(qrels, run, m: Measure) -> dict[str, float] | None:
     if m.legacy is None:
         return None
     k = int(m.param or 0)
-    values, _ = evaluate_columnar(columnar_run_from_dict(run, ignore_identical_ids=False), qrels,
-                                  (k,), [m.legacy])  # fmt: skip
+    values, _ = evaluate_columnar(
+        columnar_run_from_dict(run, ignore_identical_ids=False), qrels, (k,), [m.legacy]
+    )
     rows = dict(zip(run, values[:, measure_column(m, (k,))].tolist(), strict=True))
     return {q: rows[q] for q in scored_queries(qrels, run, m)}
 

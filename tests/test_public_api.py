@@ -21,11 +21,27 @@ def test_a_small_surface():
 
 def test_the_evaluation_module_has_every_evaluator_and_record_and_heta_evals_evaluation_names():
     evaluation = set(heta_eval.evaluation.__all__)
-    evaluators = {"EvidenceRecallAtK", "BeirRetrievalMetric", "beir_default_metrics",
-                  "AnswerContains", "AnswerExactMatch", "AnswerF1", "ContextPrecisionAtK",
-                  "CitationPrecision", "CitationRecall", "LLMJudge"}  # fmt: skip
-    records = {"BenchmarkEvaluatorProtocol", "BenchmarkCase", "ExpectedOutput", "GoldEvidence",
-               "QueryResponse", "QueryResult", "EvaluationScore"}  # fmt: skip
+    evaluators = {
+        "EvidenceRecallAtK",
+        "BeirRetrievalMetric",
+        "beir_default_metrics",
+        "AnswerContains",
+        "AnswerExactMatch",
+        "AnswerF1",
+        "ContextPrecisionAtK",
+        "CitationPrecision",
+        "CitationRecall",
+        "LLMJudge",
+    }
+    records = {
+        "BenchmarkEvaluatorProtocol",
+        "BenchmarkCase",
+        "ExpectedOutput",
+        "GoldEvidence",
+        "QueryResponse",
+        "QueryResult",
+        "EvaluationScore",
+    }
     assert evaluators | records <= evaluation
     # heta_eval's names but the runner and the knowledge base are here too, the same objects.
     shared = set(heta_eval.__all__) - {"__version__", "BenchmarkRunner", "Recipe", "from_callable"}

@@ -124,8 +124,10 @@ class Bench:
         return [Document(id="d1", text="one"), Document(id="d2", text="two")]
 
     def cases(self):
-        return [BenchmarkCase(id=f"q{i}", query=f"text {i}",
-                              expected={"relevance": {"d1": 1}}) for i in range(8)]  # fmt: skip
+        return [
+            BenchmarkCase(id=f"q{i}", query=f"text {i}", expected={"relevance": {"d1": 1}})
+            for i in range(8)
+        ]
 
     def evaluators(self):
         return beir_default_metrics(k_values=(1,))
@@ -173,11 +175,18 @@ class Fruit:
         rng = np.random.default_rng(7)
         ids = [doc.id for doc in corpus()]
         return [
-            BenchmarkCase(id=f"q{i}", query=query, expected={"relevance": {
-                str(d): int(rng.integers(-1, 3)) for d in rng.choice(ids, size=5, replace=False)
-            }})
+            BenchmarkCase(
+                id=f"q{i}",
+                query=query,
+                expected={
+                    "relevance": {
+                        str(d): int(rng.integers(-1, 3))
+                        for d in rng.choice(ids, size=5, replace=False)
+                    }
+                },
+            )
             for i, query in enumerate(QUERIES * 3)
-        ]  # fmt: skip
+        ]
 
     def evaluators(self):
         return beir_default_metrics(k_values=(1, 3, 10, 100))

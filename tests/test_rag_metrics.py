@@ -162,13 +162,20 @@ def test_context_precision_on_scifact_chunks_cut_through_the_rationale(release):
 
 def test_context_precision_through_the_runner_on_scifact_claims(release, tmp_path):
     bench = FirstClaims(40, data_dir=release, download=False)
-    evaluators = [EvidenceRecallAtK(1), EvidenceRecallAtK(5), ContextPrecisionAtK(1),
-                  ContextPrecisionAtK(5)]  # fmt: skip
+    evaluators = [
+        EvidenceRecallAtK(1),
+        EvidenceRecallAtK(5),
+        ContextPrecisionAtK(1),
+        ContextPrecisionAtK(5),
+    ]
     results = BenchmarkRunner(progress=False).run(
-        benchmark=bench, recipe=Recipe(modes=["keyword_search"], chunking={"size": 64}),
-        query_modes=("keyword_search",), evaluators=evaluators, output_dir=tmp_path / "out",
+        benchmark=bench,
+        recipe=Recipe(modes=["keyword_search"], chunking={"size": 64}),
+        query_modes=("keyword_search",),
+        evaluators=evaluators,
+        output_dir=tmp_path / "out",
         cache_dir=False,
-    )  # fmt: skip
+    )
     with_evidence = sum(bool(c.expected.evidence) for c in bench.cases())
     cp5 = results.metric("keyword_search", "context_precision@5")
     assert cp5.scored == with_evidence and cp5.skipped == 40 - with_evidence

@@ -98,8 +98,7 @@ def test_a_bad_line_in_a_results_folder_is_named(tmp_path):
     good = QueryRecord(case_id="q1", mode="m", query="q", documents=[("d1", 1.0)])
     bad = good.model_dump_json().replace('["d1",1.0]', '["d1",null]')
     (tmp_path / "per_query.jsonl").write_text(good.model_dump_json() + "\n" + bad + "\n")
-    summary = {"benchmark": "b", "knowledge_base": "k", "evaluators": [], "top_k": 10,
-               "modes": {}}  # fmt: skip
+    summary = {"benchmark": "b", "knowledge_base": "k", "evaluators": [], "top_k": 10, "modes": {}}
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     with pytest.raises(
         ResultsFormatError, match=r"per_query\.jsonl:2: .*field documents: .*score None"

@@ -61,8 +61,10 @@ def test_trec_eval_mode_notes_what_the_library_would_have_done(tmp_path):
     notes: list[str] = []
     qrels = write(tmp_path, "qrels", "\ufeffqid iter docno rel\nq1 0 d1 1\n# 0 d2 x\n")
     assert read_trec_eval_qrels(qrels, notes.append) == {
-        "\ufeffqid": {"docno": 0}, "q1": {"d1": 1}, "#": {"d2": 0},
-    }  # fmt: skip
+        "\ufeffqid": {"docno": 0},
+        "q1": {"d1": 1},
+        "#": {"d2": 0},
+    }
     assert len(notes) == 4 and all(len(n.splitlines()) == 1 for n in notes)
     assert "library drops it" in notes[0] and "header" in notes[1]
     assert "'rel' read as 0" in notes[2] and "comment" in notes[3]  # each kind once
@@ -86,12 +88,23 @@ def test_the_drop_in_prints_each_note_as_one_line_on_stderr(tmp_path, capsysbina
 
 def test_atof_and_atol_are_cs():
     assert [atof(t) for t in ["\u0662", "\uff11", "1e", "-.5x", "0x1P-1", "1e999"]] == [
-        0.0, 0.0, 1.0, -0.5, 0.5, float("inf"),
-    ]  # fmt: skip
+        0.0,
+        0.0,
+        1.0,
+        -0.5,
+        0.5,
+        float("inf"),
+    ]
     # strtol and strtod skip leading C whitespace, nothing else
     assert [atol(t) for t in ["\u0661", "\uff12", "+3", " 3", "\t-4", "\xa03", "-0"]] == [
-        0, 0, 3, 3, -4, 0, 0,
-    ]  # fmt: skip
+        0,
+        0,
+        3,
+        3,
+        -4,
+        0,
+        0,
+    ]
     assert atof(" 2.5") == 2.5 and atof("\u00a02.5") == 0.0
 
 

@@ -28,9 +28,11 @@ def run_files(draw):
     rows = draw(
         st.lists(
             st.tuples(IDS, IDS, st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False)),
-            min_size=1, max_size=12, unique_by=lambda r: (r[0], r[1]),
+            min_size=1,
+            max_size=12,
+            unique_by=lambda r: (r[0], r[1]),
         )
-    )  # fmt: skip
+    )
     lines = []
     for qid, doc, score in rows:
         fields = [qid, "Q0", doc, "1", repr(score), "tag"]

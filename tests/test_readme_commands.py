@@ -202,8 +202,9 @@ def test_the_documented_commands_are_found():
 def fresh_clone(tmp_path: Path) -> Path:
     if not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
-                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     clone = tmp_path / "heta-eval"
     subprocess.run(["git", "clone", "-q", "--no-checkout", str(REPO), str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", head], check=True)
@@ -222,8 +223,11 @@ def own_dataset(source: Path, target: Path, queries: int = 30, others: int = 300
     queries, the documents they judge and ``others`` more."""
     (target / "qrels").mkdir(parents=True)
     lines = (source / "qrels" / "test.tsv").read_text().splitlines(keepends=True)
-    kept = [line for line in lines[1:] if line.split("\t")[0] in
-            dict.fromkeys(row.split("\t")[0] for row in lines[1:][:queries])]  # fmt: skip
+    kept = [
+        line
+        for line in lines[1:]
+        if line.split("\t")[0] in dict.fromkeys(row.split("\t")[0] for row in lines[1:][:queries])
+    ]
     (target / "qrels" / "test.tsv").write_text(lines[0] + "".join(kept))
     shutil.copy(source / "queries.jsonl", target / "queries.jsonl")
     judged = {line.split("\t")[1] for line in kept}
@@ -290,8 +294,9 @@ def test_every_command_of_the_readme_and_docs_runs_as_written_on_a_fresh_clone(
         # once joined the newest cluster on the machine): nothing listens on port 9.
         "RAY_ADDRESS": "127.0.0.1:9",
     }
-    done = subprocess.run(["bash", "-c", script], cwd=clone, env=env, capture_output=True,
-                          text=True, timeout=1500)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=clone, env=env, capture_output=True, text=True, timeout=1500
+    )
     steps_run = re.findall(r"@@step (\d+)", done.stderr)
     last = int(steps_run[-1]) if steps_run else 0
     assert done.returncode == 0, (

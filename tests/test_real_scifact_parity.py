@@ -86,8 +86,10 @@ def test_real_run_as_chunk_responses_gives_the_same_numbers(scifact, scifact_dir
         results = [
             {"score": s, "source": {"document_id": d, "chunk_id": f"{d}#0"}} for d, s in ranked
         ]
-        results += [{"score": s - 1000, "source": {"document_id": d, "chunk_id": f"{d}#1"}}
-                    for d, s in ranked]  # fmt: skip
+        results += [
+            {"score": s - 1000, "source": {"document_id": d, "chunk_id": f"{d}#1"}}
+            for d, s in ranked
+        ]
         responses[qid] = QueryResponse(query=queries[qid], results=results)
     report = evaluate_responses(cases, responses, beir_default_metrics(K_VALUES))
     expected = evaluate_run(qrels, run, K_VALUES)

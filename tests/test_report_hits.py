@@ -12,8 +12,14 @@ from heta_eval.runner.results import Journal, QueryRecord, ResultsFormatError
 
 
 def _record(case: str, hits=None, error=None) -> QueryRecord:
-    return QueryRecord(case_id=case, mode="m", query=f"q {case}", documents=[(f"d{case}", 1.0)],
-                       hits=hits or [], error=error)  # fmt: skip
+    return QueryRecord(
+        case_id=case,
+        mode="m",
+        query=f"q {case}",
+        documents=[(f"d{case}", 1.0)],
+        hits=hits or [],
+        error=error,
+    )
 
 
 def test_a_cut_last_line_is_ignored_and_the_last_line_of_a_key_wins(tmp_path):

@@ -37,8 +37,20 @@ def run_folder(tmp_path_factory, scifact_dir) -> tuple[Path, Path, str]:
         patch.setenv("HETA_EVAL_CACHE_DIR", str(root / "cache"))
         stderr = io.StringIO()
         with contextlib.redirect_stderr(stderr):
-            status = main(["run", "--dataset", "scifact", "--data-dir", str(data), "--modes", MODES,
-                           "--output", str(folder), "--quiet"])  # fmt: skip
+            status = main(
+                [
+                    "run",
+                    "--dataset",
+                    "scifact",
+                    "--data-dir",
+                    str(data),
+                    "--modes",
+                    MODES,
+                    "--output",
+                    str(folder),
+                    "--quiet",
+                ]
+            )
     assert status == 0, stderr.getvalue()[-2000:]
     return folder, data, stderr.getvalue()
 
@@ -226,8 +238,21 @@ def test_a_sweep_writes_one_report_of_its_cells(run_folder, tmp_path, capsys, mo
     recipe = tmp_path / "c128.json"
     recipe.write_text('{"chunking": {"size": 128, "overlap": 16}}')
     output = tmp_path / "sweep"
-    status = main(["sweep", "--datasets", "scifact", "--modes", "keyword_search", "--recipes",
-                   f"reference,{recipe}", "--output", str(output), "--data-dir", str(data)])  # fmt: skip
+    status = main(
+        [
+            "sweep",
+            "--datasets",
+            "scifact",
+            "--modes",
+            "keyword_search",
+            "--recipes",
+            f"reference,{recipe}",
+            "--output",
+            str(output),
+            "--data-dir",
+            str(data),
+        ]
+    )
     assert status == 0
     assert f"report: {output / 'report.html'}" in capsys.readouterr().err
     html = (output / "report.html").read_text(encoding="utf-8")
@@ -251,8 +276,20 @@ def test_a_rerun_that_changed_nothing_keeps_the_report(run_folder, capsys, monke
     before = (folder / "report.html").read_bytes()
     hits_before = (folder / "hits.jsonl").read_bytes()
     monkeypatch.setenv("HETA_EVAL_CACHE_DIR", str(folder.parent / "cache"))
-    status = main(["run", "--dataset", "scifact", "--data-dir", str(data), "--modes", MODES,
-                   "--output", str(folder), "--quiet"])  # fmt: skip
+    status = main(
+        [
+            "run",
+            "--dataset",
+            "scifact",
+            "--data-dir",
+            str(data),
+            "--modes",
+            MODES,
+            "--output",
+            str(folder),
+            "--quiet",
+        ]
+    )
     assert status == 0
     assert f"report: {folder / 'report.html'} (unchanged)" in capsys.readouterr().err
     assert (folder / "report.html").read_bytes() == before

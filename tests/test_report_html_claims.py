@@ -38,9 +38,12 @@ def folders(tmp_path_factory):
     made = []
     for name, recipe in (("default", Recipe()), ("chunks-64", Recipe(chunking={"size": 64}))):
         BenchmarkRunner(top_k=100, progress=False).run(
-            benchmark=benchmark, recipe=recipe, query_modes=("keyword_search",),
-            output_dir=root / name, cache_dir=root / "cache",
-        )  # fmt: skip
+            benchmark=benchmark,
+            recipe=recipe,
+            query_modes=("keyword_search",),
+            output_dir=root / name,
+            cache_dir=root / "cache",
+        )
         made.append(root / name)
     return made, benchmark
 

@@ -29,18 +29,26 @@ class HostileBenchmark:
     name = "hostile"
 
     def documents(self):
-        docs = [Document(id=f"d{i}", title=text, text=f"cats purr {text} dogs bark {i}")
-                for i, text in enumerate(HOSTILE)]  # fmt: skip
+        docs = [
+            Document(id=f"d{i}", title=text, text=f"cats purr {text} dogs bark {i}")
+            for i, text in enumerate(HOSTILE)
+        ]
         docs.append(Document(id="huge", title=HUGE, text=f"cats {HUGE[:6_000]} purr"))
         return docs
 
     def cases(self):
         return [
-            BenchmarkCase(id=f"q<b>{i}</b>", query=f"cats purr {text}",
-                          expected={"relevance": {f"d{i}": 1}, "answers": [text]})
+            BenchmarkCase(
+                id=f"q<b>{i}</b>",
+                query=f"cats purr {text}",
+                expected={"relevance": {f"d{i}": 1}, "answers": [text]},
+            )
             for i, text in enumerate(HOSTILE)
-        ] + [BenchmarkCase(id="qhuge", query=f"cats {HUGE[:20_000]}",
-                           expected={"relevance": {"huge": 1}})]  # fmt: skip
+        ] + [
+            BenchmarkCase(
+                id="qhuge", query=f"cats {HUGE[:20_000]}", expected={"relevance": {"huge": 1}}
+            )
+        ]
 
     def evaluators(self):
         return (*beir_default_metrics(k_values=(1, 10)), AnswerExactMatch())
@@ -54,9 +62,12 @@ def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     benchmark = HostileBenchmark()
     BenchmarkRunner(top_k=10, progress=False).run(
-        benchmark=benchmark, recipe=Recipe(), query_modes=("keyword_search",),
-        output_dir=root / "results", cache_dir=root / "cache",
-    )  # fmt: skip
+        benchmark=benchmark,
+        recipe=Recipe(),
+        query_modes=("keyword_search",),
+        output_dir=root / "results",
+        cache_dir=root / "cache",
+    )
     return write_report([root / "results"], benchmark=benchmark)
 
 
@@ -86,8 +97,11 @@ def test_hostile_text_renders_as_text_and_runs_nothing(report):
         # Open each hostile query's drill-down and read its text back.
         shown = []
         for index in range(len(HOSTILE)):
-            cell = next(td for td in browser.find_elements(By.CSS_SELECTOR, "#query-body td.id")
-                        if td.text == f"q<b>{index}</b>")  # fmt: skip
+            cell = next(
+                td
+                for td in browser.find_elements(By.CSS_SELECTOR, "#query-body td.id")
+                if td.text == f"q<b>{index}</b>"
+            )
             cell.click()
             shown.append(
                 browser.execute_script("return document.getElementById('drill').textContent")

@@ -23,17 +23,25 @@ LONG_DOC = "d" + "y" * 200_000
 RLO = "abc\u202edef"
 NEWLINE, SPACE = "a\nb", "a b"
 # Placeholder -> hostile id, for cases (Q...) and documents (D...).
-IDS = {"QLONG": LONG, "QRLO": RLO, "QNEWLINE": NEWLINE, "QSPACE": SPACE, "DLONG": LONG_DOC,
-       "DRLO": "doc\u202ereversed\u2066x"}  # fmt: skip
+IDS = {
+    "QLONG": LONG,
+    "QRLO": RLO,
+    "QNEWLINE": NEWLINE,
+    "QSPACE": SPACE,
+    "DLONG": LONG_DOC,
+    "DRLO": "doc\u202ereversed\u2066x",
+}
 
 
 class Plain:
     name = "hostile-ids"
 
     def documents(self):
-        return [Document(id="DLONG", text="cats purr loudly"),
-                Document(id="DRLO", text="dogs bark at night"),
-                Document(id="DFISH", text="fish swim in water")]  # fmt: skip
+        return [
+            Document(id="DLONG", text="cats purr loudly"),
+            Document(id="DRLO", text="dogs bark at night"),
+            Document(id="DFISH", text="fish swim in water"),
+        ]
 
     def cases(self):
         return [
@@ -55,9 +63,12 @@ def report(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("ids")
     folder = root / "results"
     BenchmarkRunner(top_k=10, progress=False).run(
-        benchmark=Plain(), recipe=Recipe(modes=["keyword_search"]),
-        query_modes=("keyword_search",), output_dir=folder, cache_dir=root / "cache",
-    )  # fmt: skip
+        benchmark=Plain(),
+        recipe=Recipe(modes=["keyword_search"]),
+        query_modes=("keyword_search",),
+        output_dir=folder,
+        cache_dir=root / "cache",
+    )
     journal = folder / "per_query.jsonl"
     text = journal.read_text(encoding="utf-8")
     for placeholder, hostile in IDS.items():

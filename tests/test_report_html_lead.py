@@ -223,8 +223,13 @@ def test_query_links_plot_elements_and_natural_id_order(run):
             'figure.distribution[data-metric="ndcg@10"] rect[data-system="mode_b"][data-bin="19"]',
         )
         browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", bar)
-        top = {r["case_id"] for r in records if r["mode"] == "mode_b" and r["error"] is None
-               and r["scores"]["ndcg@10"]["value"] >= 0.95}  # fmt: skip
+        top = {
+            r["case_id"]
+            for r in records
+            if r["mode"] == "mode_b"
+            and r["error"] is None
+            and r["scores"]["ndcg@10"]["value"] >= 0.95
+        }
         assert top and set(_ids(browser)) == top
         assert "mode_b ndcg@10 in [0.95, 1.00]" in browser.find_element(By.ID, "count").text
         browser.find_element(By.ID, "clear-only").click()

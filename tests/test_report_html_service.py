@@ -47,11 +47,10 @@ class ChunkService(LoopbackService):
                 "query": query,
                 "answer": asked.title(),
                 "results": [
-                    {"text": FACTS[d], "score": s,
-                     "source": {"document_id": d, "chunk_id": d + n}}
+                    {"text": FACTS[d], "score": s, "source": {"document_id": d, "chunk_id": d + n}}
                     for d, n, s in hits
                 ],
-            }  # fmt: skip
+            }
             return 200, json.dumps(answer).encode(), {}
 
         super().__init__(reply)
@@ -76,10 +75,13 @@ def service_run(tmp_path_factory):
         )
     )
     cases = [
-        {"id": d, "query": f"What is the capital of {country}?",
-         "expected": {"answers": [d.title()], "relevance": {d: 1}}}
+        {
+            "id": d,
+            "query": f"What is the capital of {country}?",
+            "expected": {"answers": [d.title()], "relevance": {d: 1}},
+        }
         for d, country in CASES.items()
-    ]  # fmt: skip
+    ]
     (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     service, judge = ChunkService(), ChatServer(judge_reply)
     try:
@@ -91,12 +93,25 @@ def service_run(tmp_path_factory):
             patch.delenv("OPENAI_API_KEY", raising=False)
             stderr = io.StringIO()
             with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-                status = cli_main([
-                    "run", "--benchmark", str(root / "cases.jsonl"),
-                    "--documents", str(root / "docs.jsonl"), "--kb-url", service.url,
-                    "--modes", "hybrid_search", "--output", str(root / "results"), "--quiet",
-                    "--judge", "--judge-cache", str(root / "judge.sqlite"),
-                ])  # fmt: skip
+                status = cli_main(
+                    [
+                        "run",
+                        "--benchmark",
+                        str(root / "cases.jsonl"),
+                        "--documents",
+                        str(root / "docs.jsonl"),
+                        "--kb-url",
+                        service.url,
+                        "--modes",
+                        "hybrid_search",
+                        "--output",
+                        str(root / "results"),
+                        "--quiet",
+                        "--judge",
+                        "--judge-cache",
+                        str(root / "judge.sqlite"),
+                    ]
+                )
     finally:
         service.close()
         judge.close()
@@ -184,8 +199,13 @@ def test_the_headline_mean_is_summary_json_mean_marked_partial(service_run):
     summary = json.loads((service_run / "summary.json").read_text(encoding="utf-8"))
     metrics = summary["modes"]["hybrid_search"]["metrics"]
     html = (service_run / "report.html").read_text(encoding="utf-8")
-    cells = dict(re.findall(r'<td class="num[^"]*" data-metric="([^"]+)" data-aggregate="mean"'
-                            r'[^>]*title="([^"]*)"', html))  # fmt: skip
+    cells = dict(
+        re.findall(
+            r'<td class="num[^"]*" data-metric="([^"]+)" data-aggregate="mean"'
+            r'[^>]*title="([^"]*)"',
+            html,
+        )
+    )
     assert "llm_judge" in cells
     for name, title in cells.items():
         metric = metrics[name]

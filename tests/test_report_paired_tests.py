@@ -63,32 +63,60 @@ def _golden_systems():
     rng = np.random.default_rng(2026)
     return {
         system: {
-            f"q{i}": {"ndcg@10": float(np.round(rng.random(), 4)), "recall@100": float(rng.random() > 0.4)}
+            f"q{i}": {
+                "ndcg@10": float(np.round(rng.random(), 4)),
+                "recall@100": float(rng.random() > 0.4),
+            }
             for i in range(1001)
         }
         for system in ("bm25", "dense", "hybrid")
-    }  # fmt: skip
+    }
 
 
 def test_compare_gives_the_numbers_it_gave_before_the_batching():
     # (system, metric): ci_low, ci_high, p_permutation, p_ttest, p_permutation_holm, as
     # compare(..., seed=7) gave them one comparison at a time.
     before = {
-        ("dense", "ndcg@10"): (-0.035085884115884106, 0.01496805444555443,
-                               0.40255974402559747, 0.40489514079668787, 1.0),
-        ("hybrid", "ndcg@10"): (-0.015532997002997002, 0.03415050699300699,
-                                0.47935206479352066, 0.47538040060765935, 1.0),
-        ("dense", "recall@100"): (-0.07192807192807193, 0.013986013986013986,
-                                  0.20277972202779723, 0.1871254163677416, 0.811118888111189),
-        ("hybrid", "recall@100"): (-0.026973026973026972, 0.056943056943056944,
-                                   0.5265473452654734, 0.4869481222107942, 1.0),
-    }  # fmt: skip
+        ("dense", "ndcg@10"): (
+            -0.035085884115884106,
+            0.01496805444555443,
+            0.40255974402559747,
+            0.40489514079668787,
+            1.0,
+        ),
+        ("hybrid", "ndcg@10"): (
+            -0.015532997002997002,
+            0.03415050699300699,
+            0.47935206479352066,
+            0.47538040060765935,
+            1.0,
+        ),
+        ("dense", "recall@100"): (
+            -0.07192807192807193,
+            0.013986013986013986,
+            0.20277972202779723,
+            0.1871254163677416,
+            0.811118888111189,
+        ),
+        ("hybrid", "recall@100"): (
+            -0.026973026973026972,
+            0.056943056943056944,
+            0.5265473452654734,
+            0.4869481222107942,
+            1.0,
+        ),
+    }
     result = compare(_golden_systems(), seed=7)
     got = {
-        (r.system, r.metric): (r.ci_low, r.ci_high, r.p_permutation, r.p_ttest,
-                               r.p_permutation_holm)
+        (r.system, r.metric): (
+            r.ci_low,
+            r.ci_high,
+            r.p_permutation,
+            r.p_ttest,
+            r.p_permutation_holm,
+        )
         for r in result.rows
-    }  # fmt: skip
+    }
     assert got == before
 
 

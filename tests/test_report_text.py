@@ -23,14 +23,39 @@ def test_every_invisible_space_like_or_reordering_character_of_an_id_is_shown():
 
 
 def test_an_id_of_ordinary_characters_is_shown_as_it_is():
-    for text in ("doc-1", "a b", "PMID:12345", "Größe", "東京", "مرحبا", "שלום", "x\u0301",
-                 "emoji 😀", "tab", "⟩", "\u2026"):  # fmt: skip
+    for text in (
+        "doc-1",
+        "a b",
+        "PMID:12345",
+        "Größe",
+        "東京",
+        "مرحبا",
+        "שלום",
+        "x\u0301",
+        "emoji 😀",
+        "tab",
+        "⟩",
+        "\u2026",
+    ):
         assert shown_id(text) == text == whole_id(text)
 
 
 def test_two_different_ids_never_look_the_same():
-    parts = ["a", " ", "\n", "\t", "\u00a0", "\u202e", "\u200b", "⟨", "U+000A⟩", "⟨U+000A⟩",
-             "\ud800", "\x00", "\u2028"]  # fmt: skip
+    parts = [
+        "a",
+        " ",
+        "\n",
+        "\t",
+        "\u00a0",
+        "\u202e",
+        "\u200b",
+        "⟨",
+        "U+000A⟩",
+        "⟨U+000A⟩",
+        "\ud800",
+        "\x00",
+        "\u2028",
+    ]
     ids = {"".join(p) for n in (1, 2, 3) for p in itertools.product(parts, repeat=n)}
     assert len({shown_id(i) for i in ids}) == len(ids)
     assert len({whole_id(i) for i in ids}) == len(ids)

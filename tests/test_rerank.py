@@ -48,8 +48,13 @@ def model(tmp_path_factory) -> str:
 
 def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HETA_EVAL_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", "run", *args], env=env,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", "run", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def _read_run(path: Path) -> dict[str, dict[str, float]]:
@@ -76,9 +81,22 @@ def _assert_same_ranking(ours: dict, beir: dict) -> None:
 
 def test_bm25_reranked_equals_beirs_rerank_on_scifact(model, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
-    done = _cli("--dataset", str(scifact_dir()), *SAMPLE, "--modes", "keyword_search",
-                "--rerank", model, "--rerank-depth", "5", "--rerank-precision", "float32",
-                "--output", str(out), cache=cache)  # fmt: skip
+    done = _cli(
+        "--dataset",
+        str(scifact_dir()),
+        *SAMPLE,
+        "--modes",
+        "keyword_search",
+        "--rerank",
+        model,
+        "--rerank-depth",
+        "5",
+        "--rerank-precision",
+        "float32",
+        "--output",
+        str(out),
+        cache=cache,
+    )
     assert done.returncode == 0, done.stderr
     first = _read_run(out / "runs" / "keyword_search.trec")
     corpus, queries, qrels = GenericDataLoader(str(scifact_dir())).load(split="test")
@@ -102,10 +120,22 @@ def test_bm25_reranked_equals_beirs_rerank_on_scifact(model, tmp_path):
     assert (record["model"], record["depth"], record["level"]) == (model, 5, "document")
 
     # The same first stage as a run file (--kb-run): the same reranked run, from the cache.
-    again = _cli("--dataset", str(scifact_dir()), *SAMPLE,
-                 "--kb-run", f"bm25={out / 'runs' / 'keyword_search.trec'}", "--rerank", model,
-                 "--rerank-depth", "5", "--rerank-precision", "float32",
-                 "--output", str(tmp_path / "run-file"), cache=cache)  # fmt: skip
+    again = _cli(
+        "--dataset",
+        str(scifact_dir()),
+        *SAMPLE,
+        "--kb-run",
+        f"bm25={out / 'runs' / 'keyword_search.trec'}",
+        "--rerank",
+        model,
+        "--rerank-depth",
+        "5",
+        "--rerank-precision",
+        "float32",
+        "--output",
+        str(tmp_path / "run-file"),
+        cache=cache,
+    )
     assert again.returncode == 0, again.stderr
     assert _read_run(tmp_path / "run-file" / "runs" / "bm25+rerank.trec") == ours
 
@@ -120,8 +150,11 @@ def test_ties_and_the_cut_follow_beir(model, tmp_path):
     }
     queries = {"q1": "do cats purr", "q2": "how do fish breathe", "q3": "nothing"}
     # q1: d and c tie at the cut (3 of 5): BEIR keeps the order given. q3: no results.
-    results = {"q1": {"e": 1.0, "a": 5.0, "b": 5.0, "d": 2.0, "c": 2.0},
-               "q2": {"d": 1.0, "e": 3.0}, "q3": {}}  # fmt: skip
+    results = {
+        "q1": {"e": 1.0, "a": 5.0, "b": 5.0, "d": 2.0, "c": 2.0},
+        "q2": {"d": 1.0, "e": 3.0},
+        "q3": {},
+    }
     reranker = CrossEncoderReranker(model, precision="float32", device="cpu", cache_dir=False)
     beir = Rerank(BeirCrossEncoder(model)).rerank(corpus, queries, results, 3)
     ours = reranker.rerank(corpus, queries, results, 3)
@@ -132,10 +165,12 @@ def test_ties_and_the_cut_follow_beir(model, tmp_path):
 
     # Through a knowledge base: the reply is best first, equal scores in first-stage order.
     run = tmp_path / "first.trec"
-    run.write_text("".join(f"{q} Q0 {d} 0 {s} t\n" for q, docs in results.items()
-                           for d, s in docs.items()))  # fmt: skip
-    kb = RerankingKnowledgeBase(RunFileKnowledgeBase({"bm25": run}), reranker, depth=3,
-                                documents=corpus)  # fmt: skip
+    run.write_text(
+        "".join(f"{q} Q0 {d} 0 {s} t\n" for q, docs in results.items() for d, s in docs.items())
+    )
+    kb = RerankingKnowledgeBase(
+        RunFileKnowledgeBase({"bm25": run}), reranker, depth=3, documents=corpus
+    )
     reply = asyncio.run(kb.query("do cats purr", mode="bm25+rerank", top_k=10, query_id="q1"))
     shown = [(r.source["document_id"], r.score) for r in reply.results]
     assert shown == sorted(shown, key=lambda item: -item[1])
@@ -163,8 +198,10 @@ def test_scores_are_kept_and_reused_by_another_depth_and_a_new_process(model, tm
 
 def test_bfloat16_scores_stay_close_to_float32(model):
     corpus, queries, _ = GenericDataLoader(str(scifact_dir())).load(split="test")
-    pairs = [(queries[q], corpus[d]["title"] + " " + corpus[d]["text"])
-             for q, d in zip(list(queries)[:24], list(corpus)[:24], strict=True)]  # fmt: skip
+    pairs = [
+        (queries[q], corpus[d]["title"] + " " + corpus[d]["text"])
+        for q, d in zip(list(queries)[:24], list(corpus)[:24], strict=True)
+    ]
     wide = CrossEncoderReranker(model, precision="float32", device="cpu", cache_dir=False)
     narrow = CrossEncoderReranker(model, precision="bfloat16", device="cpu", cache_dir=False)
     assert narrow.route == "torch-bfloat16"
@@ -174,8 +211,15 @@ def test_bfloat16_scores_stay_close_to_float32(model):
 
 
 def test_a_bi_encoder_or_several_outputs_without_a_label_are_refused(tmp_path):
-    done = _cli("--dataset", str(scifact_dir()), "--modes", "keyword_search",
-                "--rerank", default_model_path(), cache=tmp_path)  # fmt: skip
+    done = _cli(
+        "--dataset",
+        str(scifact_dir()),
+        "--modes",
+        "keyword_search",
+        "--rerank",
+        default_model_path(),
+        cache=tmp_path,
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "not a cross-encoder" in lines[0] and "BertModel" in lines[0]
@@ -194,13 +238,22 @@ def test_a_bi_encoder_or_several_outputs_without_a_label_are_refused(tmp_path):
 @pytest.mark.system
 def test_a_folder_takes_its_reranked_modes_later_and_a_shallow_depth_is_said(model, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
-    common = ["--dataset", str(scifact_dir()), *SAMPLE, "--modes", "keyword_search",
-              "--output", str(out)]  # fmt: skip
+    common = [
+        "--dataset",
+        str(scifact_dir()),
+        *SAMPLE,
+        "--modes",
+        "keyword_search",
+        "--output",
+        str(out),
+    ]
     assert _cli(*common, cache=cache).returncode == 0
     added = _cli(*common, "--rerank", model, "--rerank-depth", "5", cache=cache)
     assert added.returncode == 0, added.stderr
-    assert ("warning: --rerank-depth 5 is below k = 10: a reranked mode holds at most 5 "
-            "documents a query, which caps ndcg@10") in added.stderr  # fmt: skip
+    assert (
+        "warning: --rerank-depth 5 is below k = 10: a reranked mode holds at most 5 "
+        "documents a query, which caps ndcg@10"
+    ) in added.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary["modes"]) == ["keyword_search", "keyword_search+rerank"]
     other = _cli(*common, "--rerank", model, "--rerank-depth", "6", cache=cache)

@@ -92,13 +92,33 @@ def bench(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def start(tmp_path: Path, name: str, url: str, modes: str, *extra: str) -> subprocess.Popen:
-    args = ["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--kb-url", url,
-            "--kb-header", f"X-Key: {SECRET}", "--modes", modes, "--output", "out", "--quiet",
-            *extra]  # fmt: skip
+    args = [
+        "run",
+        "--benchmark",
+        "cases.jsonl",
+        "--documents",
+        "docs",
+        "--kb-url",
+        url,
+        "--kb-header",
+        f"X-Key: {SECRET}",
+        "--modes",
+        modes,
+        "--output",
+        "out",
+        "--quiet",
+        *extra,
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     err = (tmp_path / f"{name}.err").open("w")
-    return subprocess.Popen([sys.executable, "-m", "heta_eval", *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=err, text=True)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=err,
+        text=True,
+    )
 
 
 def wait_for(condition, process: subprocess.Popen) -> None:
@@ -269,8 +289,19 @@ def test_a_folder_whose_run_answered_nothing_is_taken_by_the_corrected_url(
     assert "holds results of a different run (changed: system (url" in err(tmp_path, "again")
 
 
-BAD_MODES = ["../../x", "a/b", "a b", ".hidden", "-x", "x..y", "tab\there", "crème", "a" * 101,
-             "back\\slash", "new\nline"]  # fmt: skip
+BAD_MODES = [
+    "../../x",
+    "a/b",
+    "a b",
+    ".hidden",
+    "-x",
+    "x..y",
+    "tab\there",
+    "crème",
+    "a" * 101,
+    "back\\slash",
+    "new\nline",
+]
 
 
 @pytest.mark.parametrize("mode", BAD_MODES)
@@ -284,11 +315,28 @@ def test_a_mode_that_is_not_a_plain_name_is_refused_before_any_query(
         path.rename(work / path.name)
     before = sorted(p for p in tmp_path.rglob("*"))
     done = subprocess.run(
-        [sys.executable, "-m", "heta_eval", "run", "--benchmark", "cases.jsonl", "--documents",
-         "docs", "--kb-url", service.url, "--modes", f"ok,{mode}", "--output", "out"],
-        cwd=work, capture_output=True, text=True, timeout=PATIENCE,
+        [
+            sys.executable,
+            "-m",
+            "heta_eval",
+            "run",
+            "--benchmark",
+            "cases.jsonl",
+            "--documents",
+            "docs",
+            "--kb-url",
+            service.url,
+            "--modes",
+            f"ok,{mode}",
+            "--output",
+            "out",
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
@@ -302,9 +350,11 @@ def test_the_library_refuses_the_same_modes_before_any_query(tmp_path, mode):
     log = tmp_path / "asked.log"
     with pytest.raises(RunConfigurationError, match=r"is not a plain name|query_modes is empty"):
         BenchmarkRunner(progress=False).run(
-            benchmark=AnimalBenchmark(), knowledge_base=KeywordOverlapKB(log=log),
-            query_modes=(mode,) if mode else (), output_dir=tmp_path / "out",
-        )  # fmt: skip
+            benchmark=AnimalBenchmark(),
+            knowledge_base=KeywordOverlapKB(log=log),
+            query_modes=(mode,) if mode else (),
+            output_dir=tmp_path / "out",
+        )
     assert not log.exists() and not (tmp_path / "out").exists()
     assert not (tmp_path / "x.trec").exists()
 
@@ -328,8 +378,13 @@ def test_the_lock_is_reentrant_in_one_process_and_refused_to_another_without_wai
             f"try:\n    folder_lock({str(out)!r}, wait=False).__enter__()\n"
             "except FolderBusy as e:\n    print(e)\n"
         )
-        other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                               env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=PATIENCE)  # fmt: skip
+        other = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            timeout=PATIENCE,
+        )
         assert f"is in use by another run: pid {os.getpid()} on " in other.stdout, other.stderr
     assert not out.exists(), "the folder the lock made, left empty, is removed"
     with pytest.raises(FolderBusy, match="never raised"), folder_lock(out):

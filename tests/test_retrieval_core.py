@@ -71,8 +71,12 @@ def pytrec_reference(qrels, run, measures):
     # An empty ranking scores as trec_eval -c scores a missing query (meas_avg.c).
     for qid in (q for q, docs in run.items() if q in judged and not docs):
         relevant = sum(1 for label in judged[qid].values() if label > 0)
-        special = {"NumQ": 1.0, "NumRel": relevant, "gm_map": math.log(1e-5),
-                   "gm_bpref": math.log(1e-5)}  # fmt: skip
+        special = {
+            "NumQ": 1.0,
+            "NumRel": relevant,
+            "gm_map": math.log(1e-5),
+            "gm_bpref": math.log(1e-5),
+        }
         out[qid] = {str(m): special.get(str(m), 0.0) for m in trec}
     return out
 
@@ -162,9 +166,19 @@ def test_cli_json_equals_the_library(tmp_path, capsys, case):
     write_run(run, tmp_path / "run.trec", sort=False)  # BEIR's MRR keeps the run's order
     names = "nDCG@3 AP Rprec bpref Judged@3 recall.2 num_rel gm_map MRR@3"
     code = main(
-        ["evaluate", "--run", str(tmp_path / "run.trec"), "--qrels", str(tmp_path / "qrels.txt"),
-         "--measures", names, "--json", "--per-query", "--keep-self-hits"]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "--run",
+            str(tmp_path / "run.trec"),
+            "--qrels",
+            str(tmp_path / "qrels.txt"),
+            "--measures",
+            names,
+            "--json",
+            "--per-query",
+            "--keep-self-hits",
+        ]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     library = evaluate_run(qrels, run, measures=names, ignore_identical_ids=False)
@@ -307,8 +321,11 @@ def test_sums_and_geometric_means_are_summarised_as_trec_eval_does():
 
 
 def test_per_query_values_as_a_dataframe():
-    result = evaluate_run({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q2": {"a": 1.0}},
-                          measures="nDCG@10 Rprec")  # fmt: skip
+    result = evaluate_run(
+        {"q1": {"a": 1}, "q2": {"b": 1}},
+        {"q1": {"a": 1.0}, "q2": {"a": 1.0}},
+        measures="nDCG@10 Rprec",
+    )
     frame = result.per_query_frame()
     assert list(frame.columns) == ["nDCG@10", "Rprec"]
     assert frame.loc["q1"].tolist() == [1.0, 1.0] and frame.loc["q2"].tolist() == [0.0, 0.0]
@@ -319,9 +336,18 @@ def test_cli_prints_one_table_with_a_column_per_run(tmp_path, capsys):
     write_run({"q": {"a": 2.0, "x": 1.0}}, tmp_path / "one.trec")
     write_run({"q": {"x": 2.0, "b": 1.0}}, tmp_path / "two.trec")
     code = main(
-        ["evaluate", "--run", str(tmp_path / "one.trec"), "--run", str(tmp_path / "two.trec"),
-         "--qrels", str(tmp_path / "qrels.txt"), "--measures", "P@1 R@2 Rprec"]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "--run",
+            str(tmp_path / "one.trec"),
+            "--run",
+            str(tmp_path / "two.trec"),
+            "--qrels",
+            str(tmp_path / "qrels.txt"),
+            "--measures",
+            "P@1 R@2 Rprec",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "| BEIR | run 1 | run 2 |" in out
@@ -333,9 +359,16 @@ def test_cli_unknown_measure_is_a_one_line_error(tmp_path, capsys):
     write_qrels({"q": {"a": 1}}, tmp_path / "qrels.txt")
     write_run({"q": {"a": 1.0}}, tmp_path / "run.trec")
     code = main(
-        ["evaluate", "--run", str(tmp_path / "run.trec"), "--qrels", str(tmp_path / "qrels.txt"),
-         "--measures", "nDCG@10 bogus"]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "--run",
+            str(tmp_path / "run.trec"),
+            "--qrels",
+            str(tmp_path / "qrels.txt"),
+            "--measures",
+            "nDCG@10 bogus",
+        ]
+    )
     err = capsys.readouterr().err
     assert code != 0 and "unknown measure 'bogus'" in err and "Traceback" not in err
 
@@ -353,8 +386,17 @@ def test_cli_on_the_compiled_engine_equals_pytrec_eval(tmp_path, capsys, monkeyp
     write_qrels(qrels, tmp_path / "qrels.txt")
     write_run(run, tmp_path / "run.trec", sort=False)
     monkeypatch.setattr(backends, "ENGINE_MIN_ROWS", 0)  # every file takes the engine path
-    argv = ["evaluate", "--run", str(tmp_path / "run.trec"), "--qrels", str(tmp_path / "qrels.txt"),
-            "--measures", "nDCG@3 AP@3 R@2 P@1 MRR@3", "--json", "--per-query"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--run",
+        str(tmp_path / "run.trec"),
+        "--qrels",
+        str(tmp_path / "qrels.txt"),
+        "--measures",
+        "nDCG@3 AP@3 R@2 P@1 MRR@3",
+        "--json",
+        "--per-query",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     library = evaluate_run(qrels, run, measures="nDCG@3 AP@3 R@2 P@1 MRR@3", engine="pytrec")

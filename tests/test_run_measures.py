@@ -33,18 +33,24 @@ def test_run_measures_scores_beirs_custom_measures_as_beir_does(tmp_path, monkey
     assert sorted(metrics) == ["accuracy@5", "hole@10", "mrr@10", "ndcg@10", "r_cap@100"]
     qrels, run = _qrels(), read_run(shared_path("datasets", "runs", RUN))
     ours = evaluate_run(qrels, run, measures="R_cap@100 Hole@10 Accuracy@5 MRR@10 nDCG@10")
-    for key, name in (("r_cap@100", "R_cap@100"), ("hole@10", "Hole@10"),
-                      ("accuracy@5", "Accuracy@5"), ("mrr@10", "MRR@10"),
-                      ("ndcg@10", "nDCG@10")):  # fmt: skip
+    for key, name in (
+        ("r_cap@100", "R_cap@100"),
+        ("hole@10", "Hole@10"),
+        ("accuracy@5", "Accuracy@5"),
+        ("mrr@10", "MRR@10"),
+        ("ndcg@10", "nDCG@10"),
+    ):
         assert metrics[key]["beir_unrounded"] == pytest.approx(
             ours.aggregates[name].beir_unrounded, abs=1e-12
         ), key
     # The beir package itself, on the same ranking of the judged queries (BEIR's custom
     # measures look every run query up in the qrels; this run has no self-hits to remove).
     run = {qid: run[qid] for qid in qrels}
-    for metric, key, beir_key in (("r_cap", "r_cap@100", "R_cap@100"),
-                                  ("hole", "hole@10", "Hole@10"),
-                                  ("top_k_accuracy", "accuracy@5", "Accuracy@5")):  # fmt: skip
+    for metric, key, beir_key in (
+        ("r_cap", "r_cap@100", "R_cap@100"),
+        ("hole", "hole@10", "Hole@10"),
+        ("top_k_accuracy", "accuracy@5", "Accuracy@5"),
+    ):
         k = int(key.split("@")[1])
         beir = EvaluateRetrieval.evaluate_custom(qrels, run, [k], metric=metric)
         assert metrics[key]["beir"] == beir[beir_key], key
@@ -71,12 +77,19 @@ def test_run_measures_refuses_in_one_line(tmp_path, capsys, options, message):
 @pytest.mark.parametrize(
     ("spelling", "same_as"),
     [
-        ("ndcg@10", "nDCG@10"), ("ndcg_cut_10", "nDCG@10"), ("map@100", "AP@100"),
-        ("map_cut_100", "AP@100"), ("precision@5", "P@5"), ("P_5", "P@5"),
-        ("recall_1000", "R@1000"), ("mrr@10", "MRR@10"), ("r_cap.10", "R_cap@10"),
-        ("hole_10", "Hole@10"), ("accuracy@3", "Accuracy@3"),
+        ("ndcg@10", "nDCG@10"),
+        ("ndcg_cut_10", "nDCG@10"),
+        ("map@100", "AP@100"),
+        ("map_cut_100", "AP@100"),
+        ("precision@5", "P@5"),
+        ("P_5", "P@5"),
+        ("recall_1000", "R@1000"),
+        ("mrr@10", "MRR@10"),
+        ("r_cap.10", "R_cap@10"),
+        ("hole_10", "Hole@10"),
+        ("accuracy@3", "Accuracy@3"),
     ],
-)  # fmt: skip
+)
 def test_measure_parse_reads_evaluator_names_and_pytrec_eval_keys(spelling, same_as):
     assert Measure.parse(spelling) == Measure.parse(same_as)
 

@@ -88,8 +88,11 @@ score_texts = st.one_of(
 )
 @example(
     queries=[("q", [("d", "0.12345678901234567"), ("q", "1e-400"), ("e", "9007199254740993")])],
-    tab=False, bom=True, final_newline=False, self_hit=False,
-)  # fmt: skip
+    tab=False,
+    bom=True,
+    final_newline=False,
+    self_hit=False,
+)
 def test_parser_reads_what_the_line_reader_reads(
     tmp_path, slicing, queries, tab, bom, final_newline, self_hit
 ):

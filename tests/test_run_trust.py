@@ -45,8 +45,11 @@ def write_benchmark(folder: Path, cases=CASES, docs=DOCS) -> tuple[Path, Path]:
 def heta(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "heta_eval", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def keyword_run(cases: Path, docs: Path, out: Path | None, **kwargs):
@@ -92,8 +95,10 @@ def test_a_changed_recipe_is_refused(tmp_path):
         BenchmarkRunner(progress=False).run(
             benchmark=JsonlBenchmark(cases, docs),
             recipe=Recipe(modes=["keyword_search"], bm25={"k1": 1.2}),
-            query_modes=("keyword_search",), output_dir=tmp_path / "out", cache_dir=False,
-        )  # fmt: skip
+            query_modes=("keyword_search",),
+            output_dir=tmp_path / "out",
+            cache_dir=False,
+        )
 
 
 def reply_with(results_of) -> Server:
@@ -113,16 +118,40 @@ def answer_by_word(body: dict, field: str = "doc_id") -> list[dict]:
 def test_kb_url_is_recorded_and_another_url_is_refused(tmp_path):
     cases, docs = write_benchmark(tmp_path)
     with reply_with(answer_by_word) as server:
-        done = heta("run", "--benchmark", str(cases), "--documents", str(docs), "--kb-url",
-                    server.url, "--modes", "hybrid_search", "--output", "out", "--quiet",
-                    cwd=tmp_path)  # fmt: skip
+        done = heta(
+            "run",
+            "--benchmark",
+            str(cases),
+            "--documents",
+            str(docs),
+            "--kb-url",
+            server.url,
+            "--modes",
+            "hybrid_search",
+            "--output",
+            "out",
+            "--quiet",
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stderr
         for name in ("run.json", "summary.json"):
             assert json.loads((tmp_path / "out" / name).read_text())["system"]["url"] == server.url
         with reply_with(answer_by_word) as other:
-            again = heta("run", "--benchmark", str(cases), "--documents", str(docs), "--kb-url",
-                         other.url, "--modes", "hybrid_search", "--output", "out", "--quiet",
-                         cwd=tmp_path)  # fmt: skip
+            again = heta(
+                "run",
+                "--benchmark",
+                str(cases),
+                "--documents",
+                str(docs),
+                "--kb-url",
+                other.url,
+                "--modes",
+                "hybrid_search",
+                "--output",
+                "out",
+                "--quiet",
+                cwd=tmp_path,
+            )
     assert again.returncode == 2
     assert f"system (url {server.url!r} -> {other.url!r})" in again.stderr
 
@@ -147,9 +176,21 @@ def test_replies_naming_documents_in_common_id_fields_score_over_real_http(tmp_p
 def test_replies_that_map_to_no_document_are_reported_loudly(tmp_path):
     cases, docs = write_benchmark(tmp_path)
     with reply_with(lambda body: answer_by_word(body, "name")) as server:
-        done = heta("run", "--benchmark", str(cases), "--documents", str(docs), "--kb-url",
-                    server.url, "--modes", "hybrid_search", "--output", "out", "--quiet",
-                    cwd=tmp_path)  # fmt: skip
+        done = heta(
+            "run",
+            "--benchmark",
+            str(cases),
+            "--documents",
+            str(docs),
+            "--kb-url",
+            server.url,
+            "--modes",
+            "hybrid_search",
+            "--output",
+            "out",
+            "--quiet",
+            cwd=tmp_path,
+        )
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["modes"]["hybrid_search"]["unmapped_results"] == 9
     assert "9 of 9 results map to no document" in summary["warnings"][0]
@@ -168,9 +209,10 @@ def test_failed_queries_count_as_zero_in_the_headline_with_the_answered_mean_bes
         benchmark=benchmark, knowledge_base=KeywordOverlapKB(), query_modes=("keyword_search",)
     )
     partial = BenchmarkRunner(progress=False).run(
-        benchmark=benchmark, knowledge_base=KeywordOverlapKB(fail_on=failing),
+        benchmark=benchmark,
+        knowledge_base=KeywordOverlapKB(fail_on=failing),
         query_modes=("keyword_search",),
-    )  # fmt: skip
+    )
     mode = partial.summary.modes["keyword_search"]
     assert mode.failed_queries == len(failed_cases) > 0
     for name in ("ndcg@10", "map@10", "recall@10", "precision@10", "mrr@10"):
@@ -195,9 +237,10 @@ def test_nothing_answered_prints_zero_for_every_metric_mrr_included(tmp_path):
     benchmark = AnimalBenchmark(4)
     everything = tuple(case.query for case in benchmark.cases())
     results = BenchmarkRunner(progress=False).run(
-        benchmark=benchmark, knowledge_base=KeywordOverlapKB(fail_on=everything),
+        benchmark=benchmark,
+        knowledge_base=KeywordOverlapKB(fail_on=everything),
         query_modes=("keyword_search",),
-    )  # fmt: skip
+    )
     row = next(line for line in results.table().splitlines() if "| mrr |" in line)
     assert row.count("0.00000* (–)") == 3
     assert next(line for line in results.table().splitlines() if "| ndcg |" in line) == row.replace(
@@ -209,21 +252,36 @@ def test_nothing_answered_prints_zero_for_every_metric_mrr_included(tmp_path):
 
 
 def test_judgments_naming_no_document_and_skipped_files_are_warned_and_counted(tmp_path):
-    cases = [*CASES[:2], {"id": "q3", "query": "capital of Germany",
-                          "expected": {"relevance": {"berlln": 1}}}]  # fmt: skip
+    cases = [
+        *CASES[:2],
+        {"id": "q3", "query": "capital of Germany", "expected": {"relevance": {"berlln": 1}}},
+    ]
     cases_path, docs = write_benchmark(tmp_path, cases)
     (docs / "manual.pdf").write_bytes(b"%PDF-1.4")
     (docs / "notes.rst").write_text("Madrid is the capital of Spain.")
-    done = heta("run", "--benchmark", str(cases_path), "--documents", str(docs), "--modes",
-                "keyword_search", "--output", "out", "--no-cache", cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "run",
+        "--benchmark",
+        str(cases_path),
+        "--documents",
+        str(docs),
+        "--modes",
+        "keyword_search",
+        "--output",
+        "out",
+        "--no-cache",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "case 'q3' judges document 'berlln', which is not among the 3 documents" in done.stderr
     assert "2 files in the documents folder were skipped" in done.stderr
     assert "manual.pdf, notes.rst" in done.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["checks"] == {
-        "documents": 3, "judgments_naming_no_document": 1, "skipped_files": 2,
-    }  # fmt: skip
+        "documents": 3,
+        "judgments_naming_no_document": 1,
+        "skipped_files": 2,
+    }
     assert len(summary["warnings"]) == 2
 
 
@@ -233,9 +291,22 @@ def test_judgments_naming_no_document_and_skipped_files_are_warned_and_counted(t
 def test_top_k_below_the_largest_k_is_raised_and_recorded_with_the_rule(tmp_path):
     cases, docs = write_benchmark(tmp_path)
     with reply_with(answer_by_word) as server:
-        done = heta("run", "--benchmark", str(cases), "--documents", str(docs), "--kb-url",
-                    server.url, "--modes", "hybrid_search", "--top-k", "5", "--output", "out",
-                    cwd=tmp_path)  # fmt: skip
+        done = heta(
+            "run",
+            "--benchmark",
+            str(cases),
+            "--documents",
+            str(docs),
+            "--kb-url",
+            server.url,
+            "--modes",
+            "hybrid_search",
+            "--top-k",
+            "5",
+            "--output",
+            "out",
+            cwd=tmp_path,
+        )
         asked = {request["top_k"] for request in server.requests}
     assert done.returncode == 0, done.stderr
     assert asked == {101}
@@ -263,9 +334,21 @@ def test_failed_queries_give_exit_3_and_the_top_reasons_over_real_http(tmp_path)
         return 200, json.dumps(reply).encode(), 0.0
 
     with Server([behaviour]) as server:
-        done = heta("run", "--benchmark", str(cases), "--documents", str(docs), "--kb-url",
-                    server.url, "--modes", "hybrid_search", "--output", "out", "--quiet",
-                    cwd=tmp_path)  # fmt: skip
+        done = heta(
+            "run",
+            "--benchmark",
+            str(cases),
+            "--documents",
+            str(docs),
+            "--kb-url",
+            server.url,
+            "--modes",
+            "hybrid_search",
+            "--output",
+            "out",
+            "--quiet",
+            cwd=tmp_path,
+        )
     assert done.returncode == 3, done.stderr
     assert "error: 1 queries failed; most common reasons:" in done.stderr
     assert "1 × HttpKnowledgeBaseError: POST" in done.stderr
@@ -275,9 +358,21 @@ def test_failed_queries_give_exit_3_and_the_top_reasons_over_real_http(tmp_path)
 def test_nothing_answered_gives_exit_4(tmp_path):
     cases, docs = write_benchmark(tmp_path)
     with Server([lambda body: (400, b'{"detail": "no"}', 0.0)]) as server:
-        done = heta("run", "--benchmark", str(cases), "--documents", str(docs), "--kb-url",
-                    server.url, "--modes", "hybrid_search", "--output", "out", "--quiet",
-                    cwd=tmp_path)  # fmt: skip
+        done = heta(
+            "run",
+            "--benchmark",
+            str(cases),
+            "--documents",
+            str(docs),
+            "--kb-url",
+            server.url,
+            "--modes",
+            "hybrid_search",
+            "--output",
+            "out",
+            "--quiet",
+            cwd=tmp_path,
+        )
     assert done.returncode == 4, done.stderr
     assert "3 × HttpKnowledgeBaseError" in done.stderr
 
@@ -286,8 +381,21 @@ def test_a_kb_that_refuses_connections_is_refused_up_front_with_one_line(tmp_pat
     cases, docs = write_benchmark(tmp_path)
     with Server([lambda body: (200, b"{}", 0.0)]) as server:
         closed = server.url  # nothing listens there once the server is gone
-    done = heta("run", "--benchmark", str(cases), "--documents", str(docs), "--kb-url", closed,
-                "--modes", "hybrid_search", "--output", "out", "--quiet", cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "run",
+        "--benchmark",
+        str(cases),
+        "--documents",
+        str(docs),
+        "--kb-url",
+        closed,
+        "--modes",
+        "hybrid_search",
+        "--output",
+        "out",
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert "cannot connect to 127.0.0.1:" in lines[-1] and "is the service up?" in lines[-1]
@@ -349,9 +457,11 @@ class PlainEvaluator:
 
 def test_a_plain_function_evaluate_is_accepted(tmp_path):
     results = BenchmarkRunner(progress=False).run(
-        benchmark=AnimalBenchmark(4), knowledge_base=KeywordOverlapKB(),
-        query_modes=("keyword_search",), evaluators=[PlainEvaluator()],
-    )  # fmt: skip
+        benchmark=AnimalBenchmark(4),
+        knowledge_base=KeywordOverlapKB(),
+        query_modes=("keyword_search",),
+        evaluators=[PlainEvaluator()],
+    )
     summary = results.metric("keyword_search", "plain")
     assert (summary.value, summary.scored, summary.failed) == (1.0, 4, 0)
 
@@ -360,8 +470,9 @@ def test_evaluate_responses_accepts_a_plain_function_evaluate_too():
     from heta_eval.evaluation import BenchmarkCase, evaluate_responses
 
     case = BenchmarkCase(id="q1", query="?")
-    report = evaluate_responses([case], {"q1": {"query": "?", "results": [{"text": "x"}]}},
-                                [PlainEvaluator()])  # fmt: skip
+    report = evaluate_responses(
+        [case], {"q1": {"query": "?", "results": [{"text": "x"}]}}, [PlainEvaluator()]
+    )
     assert (report.metrics["plain"].value, report.metrics["plain"].failed) == (1.0, 0)
 
 
@@ -375,23 +486,41 @@ class TwoModeKB(KeywordOverlapKB):
 def test_another_mode_extends_the_folder_and_keeps_the_first(tmp_path):
     benchmark = AnimalBenchmark(4)
     runner = BenchmarkRunner(progress=False)
-    first = runner.run(benchmark=benchmark, knowledge_base=TwoModeKB(),
-                       query_modes=("keyword_search",), output_dir=tmp_path)  # fmt: skip
-    second = runner.run(benchmark=benchmark, knowledge_base=TwoModeKB(),
-                        query_modes=("other_search",), output_dir=tmp_path)  # fmt: skip
+    first = runner.run(
+        benchmark=benchmark,
+        knowledge_base=TwoModeKB(),
+        query_modes=("keyword_search",),
+        output_dir=tmp_path,
+    )
+    second = runner.run(
+        benchmark=benchmark,
+        knowledge_base=TwoModeKB(),
+        query_modes=("other_search",),
+        output_dir=tmp_path,
+    )
     assert list(second.summary.modes) == ["keyword_search", "other_search"]
     assert second.metric("keyword_search", "ndcg@10") == first.metric("keyword_search", "ndcg@10")
     loaded = load_results(tmp_path)
     assert len(loaded.records) == 8
     assert json.loads((tmp_path / "run.json").read_text())["modes"] == [
-        "keyword_search", "other_search",
-    ]  # fmt: skip
+        "keyword_search",
+        "other_search",
+    ]
 
 
 def test_the_reference_kb_with_other_modes_extends_the_folder_through_the_cli(tmp_path):
     cases, docs = write_benchmark(tmp_path)
-    common = ("run", "--benchmark", str(cases), "--documents", str(docs), "--output", "out",
-              "--quiet", "--no-cache")  # fmt: skip
+    common = (
+        "run",
+        "--benchmark",
+        str(cases),
+        "--documents",
+        str(docs),
+        "--output",
+        "out",
+        "--quiet",
+        "--no-cache",
+    )
     first = heta(*common, "--modes", "keyword_search", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     second = heta(*common, "--modes", "keyword_search,hybrid_search", cwd=tmp_path)

@@ -26,8 +26,13 @@ from heta_eval.runner import (
 def run(tmp_path: Path, **kwargs):
     kb = kwargs.pop("kb", None) or KeywordOverlapKB()
     runner = BenchmarkRunner(progress=False, **kwargs.pop("runner", {}))
-    return runner.run(benchmark=kwargs.pop("benchmark", AnimalBenchmark()), knowledge_base=kb,
-                      query_modes=("keyword_search",), output_dir=tmp_path / "out", **kwargs)  # fmt: skip
+    return runner.run(
+        benchmark=kwargs.pop("benchmark", AnimalBenchmark()),
+        knowledge_base=kb,
+        query_modes=("keyword_search",),
+        output_dir=tmp_path / "out",
+        **kwargs,
+    )
 
 
 def cli_json(*argv: str, capsys) -> dict:
@@ -57,8 +62,13 @@ def test_summary_journal_and_trec_run_agree_with_each_other_and_with_evaluate(tm
     qrels = {case.id: case.expected.relevance for case in bench.cases()}
     expected = evaluate_run(qrels, run_file, (1, 3, 10))
     metrics = summary["modes"]["keyword_search"]["metrics"]
-    for name, key in [("ndcg@10", "NDCG@10"), ("map@3", "MAP@3"), ("recall@1", "Recall@1"),
-                      ("precision@3", "P@3"), ("mrr@10", "MRR@10")]:  # fmt: skip
+    for name, key in [
+        ("ndcg@10", "NDCG@10"),
+        ("map@3", "MAP@3"),
+        ("recall@1", "Recall@1"),
+        ("precision@3", "P@3"),
+        ("mrr@10", "MRR@10"),
+    ]:
         assert metrics[name]["beir"] == expected.aggregates[key].beir
         assert metrics[name]["strict"] == expected.aggregates[key].strict
         # and the per-query JSONL values are the per-query values of that evaluation
@@ -66,10 +76,21 @@ def test_summary_journal_and_trec_run_agree_with_each_other_and_with_evaluate(tm
             assert line["scores"][name]["value"] == expected.per_query[line["case_id"]][key]
     # ... and what the CLI prints for the run file
     qrels_file = tmp_path / "qrels.tsv"
-    qrels_file.write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t{r}\n" for q, docs in qrels.items() for d, r in docs.items()))  # fmt: skip
-    printed = cli_json("evaluate", "--run", str(folder / "runs" / "keyword_search.trec"),
-                       "--qrels", str(qrels_file), "--k", "1,3,10", "--json", capsys=capsys)  # fmt: skip
+    qrels_file.write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"{q}\t{d}\t{r}\n" for q, docs in qrels.items() for d, r in docs.items())
+    )
+    printed = cli_json(
+        "evaluate",
+        "--run",
+        str(folder / "runs" / "keyword_search.trec"),
+        "--qrels",
+        str(qrels_file),
+        "--k",
+        "1,3,10",
+        "--json",
+        capsys=capsys,
+    )
     assert printed["ndcg"]["NDCG@10"] == metrics["ndcg@10"]["beir"]
     assert printed["mrr"]["MRR@10"] == metrics["mrr@10"]["beir"]
     # loading the folder back gives the same object
@@ -100,8 +121,10 @@ def test_a_failing_and_a_hanging_query_are_recorded_and_the_aggregate_is_partial
     mode = results.summary.modes["keyword_search"]
     assert (mode.cases, mode.answered, mode.failed_queries, mode.partial) == (8, 4, 4, True)
     errors = sorted({r.error for r in results.records if r.error})
-    assert errors == ["ConnectionError: backend refused 'why do dogs bark'",
-                      "query timed out after 0.5s"]  # fmt: skip
+    assert errors == [
+        "ConnectionError: backend refused 'why do dogs bark'",
+        "query timed out after 0.5s",
+    ]
     ndcg = mode.metrics["ndcg@10"]
     assert (ndcg.scored, ndcg.missing, ndcg.partial) == (4, 4, True)
     assert ndcg.strict == pytest.approx(ndcg.beir / 2, abs=1e-5)  # missing cases count 0 there
@@ -145,15 +168,23 @@ def test_a_results_folder_of_another_run_is_refused(tmp_path):
 def test_an_unknown_mode_is_a_clear_error(tmp_path):
     with pytest.raises(RunConfigurationError, match="has no mode 'vector_search'"):
         BenchmarkRunner(progress=False).run(
-            benchmark=AnimalBenchmark(), knowledge_base=KeywordOverlapKB(),
-            query_modes=("vector_search",))  # fmt: skip
+            benchmark=AnimalBenchmark(),
+            knowledge_base=KeywordOverlapKB(),
+            query_modes=("vector_search",),
+        )
 
 
 async def test_run_is_safe_inside_a_running_event_loop(tmp_path):
     results = BenchmarkRunner(progress=False).run(
-        benchmark=AnimalBenchmark(), knowledge_base=KeywordOverlapKB(), query_modes=("keyword_search",))  # fmt: skip
+        benchmark=AnimalBenchmark(),
+        knowledge_base=KeywordOverlapKB(),
+        query_modes=("keyword_search",),
+    )
     again = await BenchmarkRunner(progress=False).arun(
-        benchmark=AnimalBenchmark(), knowledge_base=KeywordOverlapKB(), query_modes=("keyword_search",))  # fmt: skip
+        benchmark=AnimalBenchmark(),
+        knowledge_base=KeywordOverlapKB(),
+        query_modes=("keyword_search",),
+    )
     assert (
         results.summary.modes["keyword_search"].metrics
         == again.summary.modes["keyword_search"].metrics
@@ -163,22 +194,38 @@ async def test_run_is_safe_inside_a_running_event_loop(tmp_path):
 def test_jsonl_benchmark_with_the_reference_kb(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
-    for doc_id, text in {"paris": "Paris is the capital of France.",
-                         "rome": "Rome is the capital of Italy.",
-                         "nested/oslo": "Oslo is the capital of Norway."}.items():  # fmt: skip
+    for doc_id, text in {
+        "paris": "Paris is the capital of France.",
+        "rome": "Rome is the capital of Italy.",
+        "nested/oslo": "Oslo is the capital of Norway.",
+    }.items():
         (docs / f"{doc_id}.txt").parent.mkdir(parents=True, exist_ok=True)
         (docs / f"{doc_id}.txt").write_text(text)
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
-        json.dumps({"id": "1", "query": "capital of Italy", "expected": {"relevance": {"rome": 1}, "answers": ["Rome"]}}) + "\n"
-        + json.dumps({"id": "2", "query": "capital of Norway", "expected": {"relevance": {"nested/oslo": 1}}}) + "\n"
-    )  # fmt: skip
+        json.dumps(
+            {
+                "id": "1",
+                "query": "capital of Italy",
+                "expected": {"relevance": {"rome": 1}, "answers": ["Rome"]},
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {"id": "2", "query": "capital of Norway", "expected": {"relevance": {"nested/oslo": 1}}}
+        )
+        + "\n"
+    )
     bench = JsonlBenchmark(cases, docs)
     from heta_eval.reference import Recipe
 
     results = BenchmarkRunner(progress=False).run(
-        benchmark=bench, recipe=Recipe(modes=["keyword_search"]), query_modes=("keyword_search",),
-        output_dir=tmp_path / "out", cache_dir=False)  # fmt: skip
+        benchmark=bench,
+        recipe=Recipe(modes=["keyword_search"]),
+        query_modes=("keyword_search",),
+        output_dir=tmp_path / "out",
+        cache_dir=False,
+    )
     assert results.metric("keyword_search", "ndcg@1").beir == 1.0
     assert results.metric("keyword_search", "answer_contains").scored == 1
 
@@ -186,12 +233,18 @@ def test_jsonl_benchmark_with_the_reference_kb(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"id": "1", "query": "q"}\n{"id": "1", "query": "again"}\n', r"cases.jsonl:2: duplicate case id '1' \(first on line 1\)"),
-        ('{"id": "1", "query": "q", "expected": {"relevance": {"d": 1.5}}}\n', r"cases.jsonl:1: field expected.relevance"),
+        (
+            '{"id": "1", "query": "q"}\n{"id": "1", "query": "again"}\n',
+            r"cases.jsonl:2: duplicate case id '1' \(first on line 1\)",
+        ),
+        (
+            '{"id": "1", "query": "q", "expected": {"relevance": {"d": 1.5}}}\n',
+            r"cases.jsonl:1: field expected.relevance",
+        ),
         ('{"id": "1", "query": "q"}\n{oops\n', r"cases.jsonl:2: invalid JSON"),
         ('{"id": "1"}\n', r"cases.jsonl:1: field query: Field required"),
     ],
-)  # fmt: skip
+)
 def test_bad_benchmark_files_name_the_file_line_and_field(tmp_path, content, message):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(content)
@@ -202,8 +255,23 @@ def test_bad_benchmark_files_name_the_file_line_and_field(tmp_path, content, mes
 def test_cli_run_on_a_benchmark_file_reports_bad_input_without_a_traceback(tmp_path, capsys):
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"id": "1", "query": 5, "expected": {"answers": "x"}}\n')
-    assert cli_main(["run", "--benchmark", str(cases), "--documents", str(tmp_path), "--quiet",
-                     "--modes", "keyword_search", "--output", str(tmp_path / "o")]) == 2  # fmt: skip
+    assert (
+        cli_main(
+            [
+                "run",
+                "--benchmark",
+                str(cases),
+                "--documents",
+                str(tmp_path),
+                "--quiet",
+                "--modes",
+                "keyword_search",
+                "--output",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "cases.jsonl:1: field expected.answers" in err and "Traceback" not in err
 

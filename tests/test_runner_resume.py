@@ -56,8 +56,9 @@ def test_sigkill_mid_run_then_rerun_completes_identically_without_requerying(tmp
     assert process.returncode == -signal.SIGKILL
 
     journal = out / "per_query.jsonl"
-    finished = {json.loads(line)["query"] for line in journal.read_text().splitlines()
-                if line.endswith("}")}  # fmt: skip
+    finished = {
+        json.loads(line)["query"] for line in journal.read_text().splitlines() if line.endswith("}")
+    }
     assert 5 <= len(finished) < N_CASES, "the kill must land part-way"
     assert not (out / "summary.json").exists()
 
@@ -95,12 +96,18 @@ def test_sigkill_mid_run_then_rerun_completes_identically_without_requerying(tmp
 def test_a_rerun_of_a_finished_run_queries_nothing(tmp_path):
     log = tmp_path / "q.log"
     first = BenchmarkRunner(progress=False).run(
-        benchmark=AnimalBenchmark(), knowledge_base=KeywordOverlapKB(log=log),
-        query_modes=("keyword_search",), output_dir=tmp_path / "out")  # fmt: skip
+        benchmark=AnimalBenchmark(),
+        knowledge_base=KeywordOverlapKB(log=log),
+        query_modes=("keyword_search",),
+        output_dir=tmp_path / "out",
+    )
     log.write_text("")
     second = BenchmarkRunner(progress=False).run(
-        benchmark=AnimalBenchmark(), knowledge_base=KeywordOverlapKB(log=log),
-        query_modes=("keyword_search",), output_dir=tmp_path / "out")  # fmt: skip
+        benchmark=AnimalBenchmark(),
+        knowledge_base=KeywordOverlapKB(log=log),
+        query_modes=("keyword_search",),
+        output_dir=tmp_path / "out",
+    )
     assert log.read_text() == ""
     assert (
         second.summary.modes["keyword_search"].metrics

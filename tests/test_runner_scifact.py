@@ -25,8 +25,19 @@ def scifact_results(scifact_dir, tmp_path_factory):
     previous = os.environ.get("HETA_EVAL_DATA")
     os.environ["HETA_EVAL_DATA"] = str(scifact_dir.parent)
     try:
-        code = cli_main(["run", "--dataset", "scifact", "--modes", "keyword_search",
-                         "--output", str(out), "--quiet", "--no-cache"])  # fmt: skip
+        code = cli_main(
+            [
+                "run",
+                "--dataset",
+                "scifact",
+                "--modes",
+                "keyword_search",
+                "--output",
+                str(out),
+                "--quiet",
+                "--no-cache",
+            ]
+        )
     finally:
         if previous is None:
             os.environ.pop("HETA_EVAL_DATA")
@@ -61,8 +72,21 @@ def test_keyword_search_on_scifact_reproduces_bm25_and_all_outputs_agree(
         assert metrics[f"{NAMES[metric]}@{k}"]["beir"] == value, key
 
     capsys.readouterr()
-    assert cli_main(["evaluate", "--run", str(out / "runs" / "keyword_search.trec"),
-                     "--dataset", "scifact", "--data-dir", str(scifact_dir.parent), "--json"]) == 0  # fmt: skip
+    assert (
+        cli_main(
+            [
+                "evaluate",
+                "--run",
+                str(out / "runs" / "keyword_search.trec"),
+                "--dataset",
+                "scifact",
+                "--data-dir",
+                str(scifact_dir.parent),
+                "--json",
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     for group in ("ndcg", "map", "recall", "precision", "mrr"):
         for key, value in printed[group].items():

@@ -47,10 +47,12 @@ def test_a_sample_keeps_every_judged_document_and_the_corpus_ratio(scifact_dir, 
     source = (scifact_dir / "corpus.jsonl").read_text().splitlines()
     kept = set(ids)
     assert (folder / "corpus.jsonl").read_text().splitlines() == [
-        line for line in source if json.loads(line)["_id"] in kept]  # fmt: skip
+        line for line in source if json.loads(line)["_id"] in kept
+    ]
     # The distractors: the unjudged documents with the smallest keys.
-    others = sorted((d for d in _ids(scifact_dir / "corpus.jsonl") if d not in judged),
-                    key=lambda d: key(0, d))  # fmt: skip
+    others = sorted(
+        (d for d in _ids(scifact_dir / "corpus.jsonl") if d not in judged), key=lambda d: key(0, d)
+    )
     assert kept - judged == set(others[: len(ids) - len(judged)])
     record = json.loads((folder / SAMPLE_FILE).read_text())
     assert record["queries"] == 100 and record["of_queries"] == 300 and record["seed"] == 0
@@ -94,14 +96,47 @@ def folders(tmp_path_factory, scifact_dir) -> dict[str, Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HETA_EVAL_CACHE_DIR", str(root / "cache"))
         patch.chdir(root)  # the default results folder: results/<name>
-        source = ["--dataset", "scifact", "--data-dir", str(data), "--modes", "keyword_search",
-                  "--quiet"]  # fmt: skip
+        source = [
+            "--dataset",
+            "scifact",
+            "--data-dir",
+            str(data),
+            "--modes",
+            "keyword_search",
+            "--quiet",
+        ]
         assert main(["run", *source, "--output", str(root / "full")]) == 0
         assert main(["run", *source, "--sample", "60", "--sample-seed", "1"]) == 0
-        assert main(["run", *source, "--sample", "60", "--sample-seed", "1", "--output",
-                     str(root / "again")]) == 0  # fmt: skip
-        assert main(["run", *source, "--sample", "60", "--sample-seed", "2", "--output",
-                     str(root / "seed2")]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "run",
+                    *source,
+                    "--sample",
+                    "60",
+                    "--sample-seed",
+                    "1",
+                    "--output",
+                    str(root / "again"),
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    "run",
+                    *source,
+                    "--sample",
+                    "60",
+                    "--sample-seed",
+                    "2",
+                    "--output",
+                    str(root / "seed2"),
+                ]
+            )
+            == 0
+        )
     made["full"], made["again"], made["seed2"] = root / "full", root / "again", root / "seed2"
     made["sample"] = root / "results" / "scifact-sample-60-seed-1"
     made["root"] = root
@@ -114,7 +149,11 @@ def test_a_sampled_run_records_what_it_is(folders):
     sample = summary["data"]["sample"]
     assert summary["data"]["registered"] is False
     assert (sample["of"], sample["queries"], sample["of_queries"], sample["seed"]) == (
-        "scifact", 60, 300, 1)  # fmt: skip
+        "scifact",
+        60,
+        300,
+        1,
+    )
     assert sample["of_documents"] == 483 and sample["documents"] == round(483 * 60 / 300)
     assert sample["source_registered"] is True and sample["source_differences"]
     assert summary["modes"]["keyword_search"]["cases"] == 60
@@ -125,8 +164,13 @@ def test_a_sampled_run_records_what_it_is(folders):
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *argv], capture_output=True,
-                          text=True, env=environment, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *argv],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
 
 
 def test_a_sample_is_never_compared_with_the_full_run_as_an_equal(folders):
@@ -139,8 +183,9 @@ def test_a_sample_is_never_compared_with_the_full_run_as_an_equal(folders):
         "60 cases): their scores are not comparable (--allow-different-data compares them "
         "anyway)"
     )
-    gate = _cli("compare", str(folders["full"]), str(folders["sample"]), "--fail-if-worse",
-                "ndcg@10>0.01")  # fmt: skip
+    gate = _cli(
+        "compare", str(folders["full"]), str(folders["sample"]), "--fail-if-worse", "ndcg@10>0.01"
+    )
     assert gate.returncode == 2 and "not comparable" in gate.stderr
     # Another seed is another sample: refused too; the same sample compares.
     assert _cli("compare", str(folders["sample"]), str(folders["seed2"])).returncode == 2
@@ -167,8 +212,19 @@ def test_check_and_leaderboard_say_a_sample_is_not_the_dataset(folders, capsys):
 )
 def test_sample_usage_errors_are_one_line(folders, argv, words):
     data = folders["root"] / "data"
-    done = _cli("run", "--dataset", "scifact", "--data-dir", str(data), "--modes",
-                "keyword_search", "--quiet", "--output", str(folders["root"] / "x"), *argv)  # fmt: skip
+    done = _cli(
+        "run",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(data),
+        "--modes",
+        "keyword_search",
+        "--quiet",
+        "--output",
+        str(folders["root"] / "x"),
+        *argv,
+    )
     assert done.returncode == 2, done.stderr
     assert words in done.stderr.strip().splitlines()[-1]
     assert "Traceback" not in done.stderr

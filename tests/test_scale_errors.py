@@ -44,9 +44,13 @@ heta_eval.encoding.dense.ModelLoadError: cannot load the embedding model '/no/mo
 
 def task_error(cause: BaseException, traceback: str) -> BaseException:
     return exceptions.RayTaskError(
-        "ShardEncoder.__init__", traceback, cause, proctitle="ray::MapWorker", pid=4242,
+        "ShardEncoder.__init__",
+        traceback,
+        cause,
+        proctitle="ray::MapWorker",
+        pid=4242,
         ip="127.0.0.1",
-    )  # fmt: skip
+    )
 
 
 def test_an_actor_whose_constructor_raised_is_explained_by_that_exception():
@@ -74,8 +78,10 @@ def test_a_dead_actor_is_explained_by_the_first_line_of_rays_message():
 
 
 def test_a_ray_error_becomes_one_line_naming_the_cluster_then_what_is_kept():
-    with pytest.raises(RayRunError) as caught, ray_failures("10.0.0.5:6379", "encoding the corpus",
-                                                            lambda: "3 shards are kept"):  # fmt: skip
+    with (
+        pytest.raises(RayRunError) as caught,
+        ray_failures("10.0.0.5:6379", "encoding the corpus", lambda: "3 shards are kept"),
+    ):
         raise exceptions.ActorDiedError()
     assert str(caught.value).splitlines() == [
         "the Ray cluster at 10.0.0.5:6379 failed while encoding the corpus: ActorDiedError: "
@@ -102,12 +108,29 @@ def test_local_run_refuses_a_model_that_cannot_load_in_one_line(tmp_path):
     missing = tmp_path / "no-such-model"
     recipe.write_text(json.dumps({"dense": {"model": str(missing)}}))
     result = subprocess.run(
-        [sys.executable, "-m", "heta_eval", "run", "--benchmark", str(cases), "--documents",
-         str(docs), "--modes", "vector_search", "--recipe", str(recipe), "--quiet",
-         "--output", str(tmp_path / "out")],
-        env={**cluster_env(), "HETA_EVAL_CACHE_DIR": str(tmp_path / "cache")}, cwd=REPO,
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "heta_eval",
+            "run",
+            "--benchmark",
+            str(cases),
+            "--documents",
+            str(docs),
+            "--modes",
+            "vector_search",
+            "--recipe",
+            str(recipe),
+            "--quiet",
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        env={**cluster_env(), "HETA_EVAL_CACHE_DIR": str(tmp_path / "cache")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == (
@@ -143,8 +166,9 @@ print("not ended", flush=True)
 
 
 def test_cluster_watch_ends_the_process_in_one_line_once_the_head_is_silent():
-    result = subprocess.run([sys.executable, "-c", WATCHER], cwd=REPO, capture_output=True,
-                            text=True, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", WATCHER], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 2
     assert result.stdout == "alive\n"
     assert result.stderr == "prog: error: gone\nkept\n"
@@ -204,8 +228,9 @@ def test_a_slow_head_is_given_longer_and_an_answer_starts_the_count_again(monkey
     grace = 2.0
     head, queued, port = _full_backlog_head()
     ended: list[str] = []
-    watch = ClusterWatch(f"127.0.0.1:{port}", message=lambda: "gone", grace=grace, every=0.05,
-                         probe_timeout=0.5)  # fmt: skip
+    watch = ClusterWatch(
+        f"127.0.0.1:{port}", message=lambda: "gone", grace=grace, every=0.05, probe_timeout=0.5
+    )
     watch._end = lambda: ended.append("ended")  # type: ignore[method-assign]
     try:
         watch.start()
@@ -252,8 +277,14 @@ print(ray.get(niceness.remote()))
 def test_a_local_cluster_runs_its_workers_at_the_priority_of_other_processes():
     # Ray's default (nice 15) starves the encoders beside CPU-bound neighbours.
     env = {k: v for k, v in cluster_env().items() if k != "RAY_worker_niceness"}
-    result = subprocess.run([sys.executable, "-c", NICENESS], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", NICENESS],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == str(os.nice(0))
 
@@ -279,8 +310,14 @@ def test_a_local_cluster_keeps_token_authentication_and_writes_nothing_in_the_ho
     home.mkdir()
     env = {k: v for k, v in cluster_env().items() if not k.startswith("RAY_AUTH")}
     env["HOME"] = str(home)
-    result = subprocess.run([sys.executable, "-c", OWN_TOKEN], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", OWN_TOKEN],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "token"  # authentication still on
     assert not (home / ".ray").exists(), sorted(p.name for p in home.rglob("*"))

@@ -52,13 +52,15 @@ pytestmark = pytest.mark.system  # a real multi-process system: `make test-syste
 if importlib.util.find_spec("ray") is None:  # `make install` installs the ray extra
     if os.environ.get("CI"):
         pytest.fail("ray is not installed: CI must run the Ray tests", pytrace=False)
-    pytest.skip("the Ray tests need the ray extra: pip install 'heta-eval[ray]'",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "the Ray tests need the ray extra: pip install 'heta-eval[ray]'", allow_module_level=True
+    )
 if (_why := LoopbackNamespace.available()) is not None:
     if os.environ.get("CI"):
         pytest.fail(f"the Ray tests run in their own network namespace: {_why}", pytrace=False)
-    pytest.skip(f"the Ray tests run in their own network namespace: {_why}",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        f"the Ray tests run in their own network namespace: {_why}", allow_module_level=True
+    )
 
 # Small batches, chunks and shards so a tiny corpus still spans several encoding shards on
 # both nodes, and more than 64 chunks: two search shards (their boundaries fall on multiples
@@ -97,13 +99,32 @@ def local_run(cluster, data, tmp_path_factory) -> Path:
 
 def heta_eval(*args: str, cache: Path, timeout: float = PATIENCE) -> subprocess.CompletedProcess:
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
-    return subprocess.run(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def run_args(data: dict[str, Path], output: Path, *extra: str) -> list[str]:
-    return ["run", "--dataset", "scifact", "--data-dir", str(data["dataset"]), "--modes", MODES,
-            "--recipe", str(data["recipe"]), "--output", str(output), "--quiet", *extra]  # fmt: skip
+    return [
+        "run",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        str(data["dataset"]),
+        "--modes",
+        MODES,
+        "--recipe",
+        str(data["recipe"]),
+        "--output",
+        str(output),
+        "--quiet",
+        *extra,
+    ]
 
 
 def cluster_nodes(address: str) -> dict[str, str]:
@@ -114,8 +135,13 @@ def cluster_nodes(address: str) -> dict[str, str]:
         "print(json.dumps({n['NodeID']: next(r for r in n['Resources'] if r.startswith('node_'))"
         " for n in ray.nodes() if n['Alive']}))\n"
     )
-    result = subprocess.run(NETNS.wrap([sys.executable, "-c", code]), env=cluster_env(),
-                            capture_output=True, text=True, timeout=PATIENCE)  # fmt: skip
+    result = subprocess.run(
+        NETNS.wrap([sys.executable, "-c", code]),
+        env=cluster_env(),
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -125,8 +151,10 @@ def summary(folder: Path) -> dict:
 
 
 def test_ray_run_equals_local_run_and_both_nodes_encode(cluster, data, local_run, tmp_path):
-    on_ray = heta_eval(*run_args(data, tmp_path / "ray", "--ray", cluster, "--ray-shard-size",
-                                 SHARD), cache=tmp_path / "cache-ray")  # fmt: skip
+    on_ray = heta_eval(
+        *run_args(data, tmp_path / "ray", "--ray", cluster, "--ray-shard-size", SHARD),
+        cache=tmp_path / "cache-ray",
+    )
     assert on_ray.returncode == 0, on_ray.stderr
 
     for mode in MODES.split(","):
@@ -166,8 +194,19 @@ def test_ray_encodes_the_route_it_records_to_the_bytes_of_a_local_encode(
     # while the results folder and the cache said OpenVINO. bfloat16: Ray's shards batched
     # texts differently from a local encode, and in bfloat16 a vector moved with its batch.
     cache = tmp_path / "cache-ray"
-    on_ray = heta_eval(*run_args(data, tmp_path / "ray", "--ray", cluster, "--ray-shard-size",
-                                 SHARD, "--precision", precision), cache=cache)  # fmt: skip
+    on_ray = heta_eval(
+        *run_args(
+            data,
+            tmp_path / "ray",
+            "--ray",
+            cluster,
+            "--ray-shard-size",
+            SHARD,
+            "--precision",
+            precision,
+        ),
+        cache=cache,
+    )
     assert on_ray.returncode == 0, on_ray.stderr
     build = summary(tmp_path / "ray")["build"]
     route = precision if "-" in precision else f"torch-{precision}"
@@ -179,8 +218,9 @@ def test_ray_encodes_the_route_it_records_to_the_bytes_of_a_local_encode(
     for folder in (cache / "kb").iterdir():
         if folder.is_dir() and folder.name.startswith(("onnx-", "openvino-")):
             shutil.copytree(folder, local_cache / "kb" / folder.name)
-    local = heta_eval(*run_args(data, tmp_path / "local", "--precision", precision),
-                      cache=local_cache)  # fmt: skip
+    local = heta_eval(
+        *run_args(data, tmp_path / "local", "--precision", precision), cache=local_cache
+    )
     assert local.returncode == 0, local.stderr
     local_build = summary(tmp_path / "local")["build"]
     assert local_build["embeddings"] == "built" and local_build["route"] == route
@@ -228,9 +268,14 @@ print(json.dumps({
 def test_sharded_index_driver_holds_one_shard_at_a_time_and_searches_without_its_matrix(
     cluster, tmp_path
 ):
-    result = subprocess.run(NETNS.wrap([sys.executable, "-c", SHARDED_INDEX, cluster,
-                                        str(tmp_path)]), env=cluster_env(), cwd=REPO,
-                            capture_output=True, text=True, timeout=PATIENCE)  # fmt: skip
+    result = subprocess.run(
+        NETNS.wrap([sys.executable, "-c", SHARDED_INDEX, cluster, str(tmp_path)]),
+        env=cluster_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     shard = max(report["shard_bytes"])
@@ -250,9 +295,14 @@ def test_encoder_process_killed_mid_encode_is_replaced_and_no_finished_shard_is_
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr:
-        process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
-                                   env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
-                                   start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
     finished: dict[Path, tuple[int, int]] = {}
     encoders: dict[int, str] = {}
     victim = None
@@ -261,8 +311,10 @@ def test_encoder_process_killed_mid_encode_is_replaced_and_no_finished_shard_is_
         # node keeps running): a real Ray worker process, mid-encode.
         deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline and process.poll() is None and victim is None:
-            finished = {p: (p.stat().st_ino, p.stat().st_mtime_ns)
-                        for p in (cache / "kb").glob("shards-*/shard-*.npy")}  # fmt: skip
+            finished = {
+                p: (p.stat().st_ino, p.stat().st_mtime_ns)
+                for p in (cache / "kb").glob("shards-*/shard-*.npy")
+            }
             if finished:
                 encoders = encoder_processes()
                 victim = next((pid for pid, n in encoders.items() if n == "node_worker"), None)
@@ -310,9 +362,14 @@ def test_run_killed_mid_encode_resumes_from_finished_shards(cluster, data, local
     cache = tmp_path / "cache"
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache)}
     args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
-    process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     finished: list[Path] = []
     try:
         deadline = time.monotonic() + PATIENCE
@@ -347,14 +404,32 @@ def test_sweep_on_the_cluster_resumes_after_a_kill_and_prints_its_leaderboard(
 ):
     root = data["root"]
     out = tmp_path / "sweep"
-    args = ["sweep", "--datasets", "scifact", "--data-dir", str(data["dataset"]),
-            "--modes", "keyword_search,vector_search,hybrid_search",
-            "--recipes", f"{root / 'chunks48.json'},{root / 'chunks96.json'}",
-            "--output", str(out), "--ray", cluster, "--ray-shard-size", SHARD]  # fmt: skip
+    args = [
+        "sweep",
+        "--datasets",
+        "scifact",
+        "--data-dir",
+        str(data["dataset"]),
+        "--modes",
+        "keyword_search,vector_search,hybrid_search",
+        "--recipes",
+        f"{root / 'chunks48.json'},{root / 'chunks96.json'}",
+        "--output",
+        str(out),
+        "--ray",
+        cluster,
+        "--ray-shard-size",
+        SHARD,
+    ]
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(tmp_path / "cache")}
-    process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     done_before: dict[str, dict] = {}
     try:
         deadline = time.monotonic() + PATIENCE
@@ -403,9 +478,14 @@ def test_ctrl_c_mid_encode_on_the_cluster_ends_the_run_before_the_encode_and_the
     args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr:
-        process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
-                                   env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
-                                   start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline and process.poll() is None:
@@ -463,9 +543,15 @@ def test_cluster_stopped_mid_encode_ends_the_run_in_one_line_and_the_rerun_resum
     # The run gives up 3 s after the head goes silent (20 s by default; Ray alone: 60 s).
     env = {**cluster_env(), "HETA_EVAL_CACHE_DIR": str(cache), "HETA_EVAL_RAY_LOST_AFTER": "3"}
     args = run_args(data, tmp_path / "out", "--ray", cluster, "--ray-shard-size", SHARD)
-    process = subprocess.Popen(NETNS.wrap([sys.executable, "-m", "heta_eval", *args]), env=env, cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        NETNS.wrap([sys.executable, "-m", "heta_eval", *args]),
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline and process.poll() is None:

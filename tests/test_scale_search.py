@@ -79,11 +79,16 @@ class InProcessShards:
 def test_sharded_knowledge_base_ranks_vector_and_hybrid_like_the_whole_matrix(tmp_path):
     # Many chunks per document: finding top_k distinct documents goes deeper than the first
     # ranking the shards are asked for, in both modes (rrf_depth is small).
-    docs = [Document(id=f"d{j}", text=" ".join(f"Apples of kind {j} are red, number {i}."
-                                               for i in range(12))) for j in range(6)]  # fmt: skip
+    docs = [
+        Document(
+            id=f"d{j}", text=" ".join(f"Apples of kind {j} are red, number {i}." for i in range(12))
+        )
+        for j in range(6)
+    ]
     docs += [Document(id=f"o{i}", text=f"An apple a day, item {i}.") for i in range(4)]
-    recipe = Recipe(modes=["vector_search", "hybrid_search"], chunking={"size": 6},
-                    overfetch=1, rrf_depth=4)  # fmt: skip
+    recipe = Recipe(
+        modes=["vector_search", "hybrid_search"], chunking={"size": 6}, overfetch=1, rrf_depth=4
+    )
     kb = recipe.build("split", docs, cache_dir=tmp_path, progress=False)
     assert len(kb.chunks) > 128  # three shards of 64-row blocks
     index = InProcessShards(kb.embeddings, 3)
@@ -138,11 +143,13 @@ def test_shards_of_two_int8_routes_are_never_shared(tmp_path):
     texts = ["aaa", "b"]
     stores = {
         route: ShardStore.for_encode(
-            tmp_path, texts, embedding_identity(model="m", precision="int8", device="cpu",
-                                                route=route), 1
+            tmp_path,
+            texts,
+            embedding_identity(model="m", precision="int8", device="cpu", route=route),
+            1,
         ).folder
         for route in ("openvino-int8", "onnxruntime-int8")
-    }  # fmt: skip
+    }
     assert stores["openvino-int8"] != stores["onnxruntime-int8"]
 
 
@@ -165,7 +172,11 @@ def test_run_without_ray_never_imports_ray(tmp_path):
     docs.write_text('{"id": "d1", "text": "Cats purr."}\n')
     result = subprocess.run(
         [sys.executable, "-c", code, str(cases), str(docs), str(tmp_path / "out")],
-        env=cluster_env(), cwd=REPO, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        env=cluster_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "no ray" in result.stdout

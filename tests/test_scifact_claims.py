@@ -125,8 +125,10 @@ def test_relevance_is_exactly_beir_scifact_test_qrels(cases, raw):
 def test_labels_and_not_enough_info(cases, raw):
     _, claims = raw
     assert Counter(case.expected.answers[0] for case in cases.values()) == {
-        "SUPPORT": 124, "CONTRADICT": 64, "NOT_ENOUGH_INFO": 112,
-    }  # fmt: skip
+        "SUPPORT": 124,
+        "CONTRADICT": 64,
+        "NOT_ENOUGH_INFO": 112,
+    }
     for claim in claims:
         case = cases[str(claim["id"])]
         labels = {r["label"] for rs in claim["evidence"].values() for r in rs}
@@ -177,8 +179,10 @@ def test_evidence_found_only_by_text(cases):
     text = "Background. " + case.expected.evidence[0].text + " More text follows."
     score = recall(case, [{"text": "Unrelated.", "source": {}}, {"text": text}])
     assert score.value == 1.0 and score.metadata["details"][0] == {
-        "index": 0, "method": "text", "rank": 2,
-    }  # fmt: skip
+        "index": 0,
+        "method": "text",
+        "rank": 2,
+    }
 
 
 def test_label_exact_match_scores_labels_and_skips_other_answers(cases):
@@ -208,8 +212,12 @@ def release_tarball() -> bytes:
         "abstract": ["A cat sat.", "It purred."],
         "structured": False,
     }
-    claim = {"id": 1, "claim": "Cats purr.", "cited_doc_ids": [7],
-             "evidence": {"7": [{"sentences": [1], "label": "SUPPORT"}]}}  # fmt: skip
+    claim = {
+        "id": 1,
+        "claim": "Cats purr.",
+        "cited_doc_ids": [7],
+        "evidence": {"7": [{"sentences": [1], "label": "SUPPORT"}]},
+    }
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for name, record in (("corpus.jsonl", corpus), ("claims_dev.jsonl", claim)):
@@ -260,9 +268,12 @@ def test_keyword_search_end_to_end_on_a_subset(release, tmp_path):
     bench = FirstClaims(40, data_dir=release, download=False)
     recipe = Recipe(modes=["keyword_search"], chunking={"size": 64})
     results = BenchmarkRunner(progress=False).run(
-        benchmark=bench, recipe=recipe, query_modes=("keyword_search",),
-        output_dir=tmp_path / "out", cache_dir=False,
-    )  # fmt: skip
+        benchmark=bench,
+        recipe=recipe,
+        query_modes=("keyword_search",),
+        output_dir=tmp_path / "out",
+        cache_dir=False,
+    )
     mode = results.summary.modes["keyword_search"]
     assert mode.answered == 40 and not results.partial
     er5 = results.metric("keyword_search", "evidence_recall@5")
@@ -282,8 +293,21 @@ def test_cli_run_on_all_300_claims_with_keyword_search(release, tmp_path, capsys
     from heta_eval.cli import main as cli_main
 
     out = tmp_path / "results"
-    code = cli_main(["run", "--dataset", "scifact-claims", "--data-dir", str(release),
-                     "--modes", "keyword_search", "--output", str(out), "--quiet", "--no-cache"])  # fmt: skip
+    code = cli_main(
+        [
+            "run",
+            "--dataset",
+            "scifact-claims",
+            "--data-dir",
+            str(release),
+            "--modes",
+            "keyword_search",
+            "--output",
+            str(out),
+            "--quiet",
+            "--no-cache",
+        ]
+    )
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
     metrics = summary["modes"]["keyword_search"]["metrics"]

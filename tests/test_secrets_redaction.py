@@ -53,8 +53,17 @@ def forms_of(value: str) -> set[str]:
 
 
 def every_form() -> set[str]:
-    values = [f"Bearer {TOKEN}", TOKEN, f"Basic {BASIC}", BASIC, f"{USER}:{PASSWORD}", PASSWORD,
-              f"Bearer {API_KEY}", API_KEY, str(ACCOUNT)]  # fmt: skip
+    values = [
+        f"Bearer {TOKEN}",
+        TOKEN,
+        f"Basic {BASIC}",
+        BASIC,
+        f"{USER}:{PASSWORD}",
+        PASSWORD,
+        f"Bearer {API_KEY}",
+        API_KEY,
+        str(ACCOUNT),
+    ]
     return {form for value in values for form in forms_of(value)}
 
 
@@ -107,8 +116,13 @@ def test_json_escapes_of_non_ascii_secrets_in_upper_or_lower_case_hex() -> None:
     lower = json.dumps(secret)[1:-1]
     assert "\\u00e9" in lower
     secrets = Secrets([secret])
-    for echoed in (lower, lower.replace("\\u00e9", "\\u00E9").replace("\\u00fc", "\\u00FC")
-                   .replace("\\u00ef", "\\u00EF").replace("\\u00df", "\\u00DF")):  # fmt: skip
+    for echoed in (
+        lower,
+        lower.replace("\\u00e9", "\\u00E9")
+        .replace("\\u00fc", "\\u00FC")
+        .replace("\\u00ef", "\\u00EF")
+        .replace("\\u00df", "\\u00DF"),
+    ):
         assert secrets.redact(f"[{echoed}]") == "[***]"
 
 
@@ -150,12 +164,18 @@ def test_base64_broken_into_lines_is_redacted_at_76_and_64_columns_in_both_alpha
 
 def test_a_secret_echoed_as_a_number_is_redacted_as_its_json_text() -> None:
     secrets = Secrets([str(ACCOUNT), f"Bearer {TOKEN}"])
-    reply = {"results": [{"source": {"document_id": ACCOUNT}, "score": 1.5, "ok": True},
-                         {"id": ACCOUNT * 10 + 7, "n": None, "f": float(ACCOUNT)}]}  # fmt: skip
+    reply = {
+        "results": [
+            {"source": {"document_id": ACCOUNT}, "score": 1.5, "ok": True},
+            {"id": ACCOUNT * 10 + 7, "n": None, "f": float(ACCOUNT)},
+        ]
+    }
     assert secrets.scrub(reply) == {
-        "results": [{"source": {"document_id": "***"}, "score": 1.5, "ok": True},
-                    {"id": "***7", "n": None, "f": "***.0"}]
-    }  # fmt: skip
+        "results": [
+            {"source": {"document_id": "***"}, "score": 1.5, "ok": True},
+            {"id": "***7", "n": None, "f": "***.0"},
+        ]
+    }
     raw = json.dumps({"id": ACCOUNT, "score": 2.5e-3, "big": 1.0e300}).replace("2.5e-03", "2.5E-3")
     assert secrets.loads(raw.encode()) == {"id": "***", "score": 0.0025, "big": 1e300}
     # As written, not as Python prints it: a float literal holding the digits.
@@ -189,8 +209,13 @@ async def test_a_transport_error_and_the_url_are_redacted() -> None:
     url = f"http://127.0.0.1:9/q?key={quote(TOKEN, safe='')}"
     async with httpx.AsyncClient() as client:
         with pytest.raises(Exception) as info:
-            await post_json(client, url, {}, policy=RetryPolicy(max_attempts=1, timeout=2),
-                            headers={"Authorization": f"Bearer {TOKEN}"})  # fmt: skip
+            await post_json(
+                client,
+                url,
+                {},
+                policy=RetryPolicy(max_attempts=1, timeout=2),
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )
     message = str(info.value)
     assert "connection failed" in message and "key=***" in message
     assert not [form for form in every_form() if form in message]
@@ -224,16 +249,28 @@ def kb_reply(raw: bytes, got: dict[str, str]) -> tuple[int, bytes, dict[str, str
         return 200, json.dumps({"results": said}).encode(), {}
     doc = "paris" if "France" in query else "rome"
     results = [
-        {"text": f"{DOCS[doc]} {said}", "score": 2.0, "source": {"document_id": doc},
-         "metadata": {said: basic, "title": said}},
+        {
+            "text": f"{DOCS[doc]} {said}",
+            "score": 2.0,
+            "source": {"document_id": doc},
+            "metadata": {said: basic, "title": said},
+        },
         {"text": basic, "score": 1.0, "source": {"document_id": f"doc-{BASIC}"}},
-        {"text": "x", "score": 0.5, "source": {"document_id": f"doc-{base64.urlsafe_b64encode(TOKEN.encode()).decode()}"}},
-    ]  # fmt: skip
+        {
+            "text": "x",
+            "score": 0.5,
+            "source": {"document_id": f"doc-{base64.urlsafe_b64encode(TOKEN.encode()).decode()}"},
+        },
+    ]
     wrapped = " ".join(wrapped_forms(got.get("authorization", "")))
     results += [
-        {"text": wrapped, "score": 0.4, "source": {"document_id": int(got["x-account"])},
-         "metadata": {"wrapped": wrapped, "account": int(got["x-account"])}},
-    ]  # fmt: skip
+        {
+            "text": wrapped,
+            "score": 0.4,
+            "source": {"document_id": int(got["x-account"])},
+            "metadata": {"wrapped": wrapped, "account": int(got["x-account"])},
+        },
+    ]
     answer = f"{doc.title()}; your token {TOKEN} and {said}"
     body = json.dumps({"query": query, "results": results, "answer": answer})
     return 200, body.encode(), {}
@@ -282,35 +319,74 @@ def cli(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **env}
     for name in ("HETA_EVAL_KB_TOKEN", "OPENAI_API_KEY"):
         environment.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "heta_eval", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def write_benchmark(folder: Path) -> None:
     (folder / "docs").mkdir()
     for doc_id, text in DOCS.items():
         (folder / "docs" / f"{doc_id}.txt").write_text(text + "\n")
-    queries = {"ok1": "capital of France", "ok2": "capital of Italy", "refuse": "refuse France",
-               "broken": "broken France", "garbled": "garbled Italy", "invalid": "invalid France"}  # fmt: skip
+    queries = {
+        "ok1": "capital of France",
+        "ok2": "capital of Italy",
+        "refuse": "refuse France",
+        "broken": "broken France",
+        "garbled": "garbled Italy",
+        "invalid": "invalid France",
+    }
     cases = [
-        {"id": case_id, "query": query, "expected": {
-            "relevance": {"paris" if "France" in query else "rome": 1},
-            "answers": ["Paris" if "France" in query else "Rome"]}}
+        {
+            "id": case_id,
+            "query": query,
+            "expected": {
+                "relevance": {"paris" if "France" in query else "rome": 1},
+                "answers": ["Paris" if "France" in query else "Rome"],
+            },
+        }
         for case_id, query in queries.items()
-    ]  # fmt: skip
+    ]
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
 
 
 def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path) -> None:
     kb, judge = services
     write_benchmark(tmp_path)
-    run = cli(["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--modes", "m",
-               "--output", "out", "--kb-url", kb.url, "--kb-header", f"Authorization: Bearer {TOKEN}",
-               "--kb-header", "X-Upstream-Auth: ${UPSTREAM}", "--kb-header", f"X-Account: {ACCOUNT}",
-               "--judge", "--no-cache"],
-              tmp_path, UPSTREAM=f"Basic {BASIC}", HETA_EVAL_LLM_API_KEY=API_KEY,
-              HETA_EVAL_LLM_BASE_URL=judge.base_url, HETA_EVAL_LLM_MODEL="judge-1",
-              HETA_EVAL_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    run = cli(
+        [
+            "run",
+            "--benchmark",
+            "cases.jsonl",
+            "--documents",
+            "docs",
+            "--modes",
+            "m",
+            "--output",
+            "out",
+            "--kb-url",
+            kb.url,
+            "--kb-header",
+            f"Authorization: Bearer {TOKEN}",
+            "--kb-header",
+            "X-Upstream-Auth: ${UPSTREAM}",
+            "--kb-header",
+            f"X-Account: {ACCOUNT}",
+            "--judge",
+            "--no-cache",
+        ],
+        tmp_path,
+        UPSTREAM=f"Basic {BASIC}",
+        HETA_EVAL_LLM_API_KEY=API_KEY,
+        HETA_EVAL_LLM_BASE_URL=judge.base_url,
+        HETA_EVAL_LLM_MODEL="judge-1",
+        HETA_EVAL_CACHE_DIR=str(tmp_path / "cache"),
+    )
     assert run.returncode == 3, run.stderr  # partial: four queries answered, two failed
     assert judge.requests and judge.requests[0][2]["Authorization"] == f"Bearer {API_KEY}"
     report = cli(["report", "out"], tmp_path)
@@ -318,11 +394,20 @@ def test_no_form_of_any_secret_reaches_a_file_or_the_console(services, tmp_path)
     out = tmp_path / "out"
     assert (out / "report.html").is_file()
     written = {p: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()}
-    texts = {**{str(p): t for p, t in written.items()}, "run stdout": run.stdout,
-             "run stderr": run.stderr, "report stdout": report.stdout,
-             "report stderr": report.stderr}  # fmt: skip
-    leaks = {(where, form) for where, text in texts.items() for view in readable(text)
-             for form in every_form() if form in view}  # fmt: skip
+    texts = {
+        **{str(p): t for p, t in written.items()},
+        "run stdout": run.stdout,
+        "run stderr": run.stderr,
+        "report stdout": report.stdout,
+        "report stderr": report.stderr,
+    }
+    leaks = {
+        (where, form)
+        for where, text in texts.items()
+        for view in readable(text)
+        for form in every_form()
+        if form in view
+    }
     assert not leaks, sorted(leaks)[:5]
     # What was redacted is marked, where it was: failures, answers, chunks, ids, the judge.
     records = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
@@ -389,9 +474,24 @@ async def test_a_reply_nested_too_deeply_is_a_one_line_error() -> None:
 
 def test_a_header_value_outside_ascii_is_refused_without_showing_it(tmp_path) -> None:
     write_benchmark(tmp_path)
-    done = cli(["run", "--benchmark", "cases.jsonl", "--documents", "docs", "--modes", "m",
-                "--output", "out", "--kb-url", "http://127.0.0.1:9/q",
-                "--kb-header", "X-Api-Key: clé-secrète-99"], tmp_path)  # fmt: skip
+    done = cli(
+        [
+            "run",
+            "--benchmark",
+            "cases.jsonl",
+            "--documents",
+            "docs",
+            "--modes",
+            "m",
+            "--output",
+            "out",
+            "--kb-url",
+            "http://127.0.0.1:9/q",
+            "--kb-header",
+            "X-Api-Key: clé-secrète-99",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "heta-eval run: error: --kb-header X-Api-Key: the value holds a character outside ASCII"

@@ -43,8 +43,10 @@ def scifact_folder(tmp_path_factory, scifact_dir) -> Path:
     for line in (folder / "queries.jsonl").read_text().splitlines():
         row = json.loads(line)
         number = int(row["_id"])
-        row["metadata"] = {"category": "even" if number % 2 == 0 else "odd",
-                           "source": {"decade": number // 100 * 100}}  # fmt: skip
+        row["metadata"] = {
+            "category": "even" if number % 2 == 0 else "odd",
+            "source": {"decade": number // 100 * 100},
+        }
         lines.append(json.dumps(row))
     (folder / "queries.jsonl").write_text("\n".join(lines) + "\n")
     return folder
@@ -57,8 +59,18 @@ def runs(tmp_path_factory, scifact_folder) -> dict[str, Path]:
     made = {"bm25": root / "bm25", "other": root / "other"}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HETA_EVAL_CACHE_DIR", str(root / "cache"))
-        argv = ["run", *source, "--modes", "keyword_search", "--output", str(made["bm25"]),
-                "--slice-by", "query_length", "--slice-by", "category"]  # fmt: skip
+        argv = [
+            "run",
+            *source,
+            "--modes",
+            "keyword_search",
+            "--output",
+            str(made["bm25"]),
+            "--slice-by",
+            "query_length",
+            "--slice-by",
+            "category",
+        ]
         assert main(argv) == 0
         # Another system: the same run with each query's first two documents swapped.
         ranked: dict[str, list[str]] = {}
@@ -66,20 +78,35 @@ def runs(tmp_path_factory, scifact_folder) -> dict[str, Path]:
             qid, _, doc, *_ = line.split()
             ranked.setdefault(qid, []).append(doc)
         swapped = root / "swapped.trec"
-        swapped.write_text("".join(
-            f"{qid} Q0 {doc} {r} {100 - r} x\n"
-            for qid, docs in ranked.items()
-            for r, doc in enumerate([*docs[1:2], docs[0], *docs[2:]], 1)
-        ))  # fmt: skip
-        argv = ["run", *source, "--kb-run", f"keyword_search={swapped}", "--output",
-                str(made["other"]), "--slice-by", "category"]  # fmt: skip
+        swapped.write_text(
+            "".join(
+                f"{qid} Q0 {doc} {r} {100 - r} x\n"
+                for qid, docs in ranked.items()
+                for r, doc in enumerate([*docs[1:2], docs[0], *docs[2:]], 1)
+            )
+        )
+        argv = [
+            "run",
+            *source,
+            "--kb-run",
+            f"keyword_search={swapped}",
+            "--output",
+            str(made["other"]),
+            "--slice-by",
+            "category",
+        ]
         assert main(argv) == 0
     return made
 
 
 def test_the_slice_rules():
     assert [length_bucket(q) for q in ("a", "a b c", "a b c d", "x " * 15, "x " * 16)] == [
-        "1-3 words", "1-3 words", "4-7 words", "8-15 words", "16+ words"]  # fmt: skip
+        "1-3 words",
+        "1-3 words",
+        "4-7 words",
+        "8-15 words",
+        "16+ words",
+    ]
     assert field_value("q", "t", "category", {}, {"category": "howto"}) == "howto"
     assert field_value("q", "t", "category", {"category": 7}, {"category": "x"}) == "7"
     assert field_value("q", "t", "flag", {"flag": True}) == "true"
@@ -88,8 +115,9 @@ def test_the_slice_rules():
     with pytest.raises(SliceError, match="case 'q': its tags is a list"):
         field_value("q", "t", "tags", {"tags": ["a", "b"]})
     # BEIR's CQADupStack number: the forums' means averaged, whatever their sizes.
-    means = slice_means({"a1": 1.0, "a2": 1.0, "a3": 1.0, "b1": 0.0},
-                        {"a1": "a", "a2": "a", "a3": "a", "b1": "b"})  # fmt: skip
+    means = slice_means(
+        {"a1": 1.0, "a2": 1.0, "a3": 1.0, "b1": 0.0}, {"a1": "a", "a2": "a", "a3": "a", "b1": "b"}
+    )
     assert [(m.value, m.cases, m.mean) for m in means] == [("a", 3, 1.0), ("b", 1, 0.0)]
     assert macro(means) == 0.5  # the mean over the 4 queries would be 0.75
 
@@ -98,10 +126,14 @@ def test_run_keeps_each_slices_mean_in_the_summary_and_the_table(runs, scifact_f
     folder = runs["bm25"]
     summary = json.loads((folder / "summary.json").read_text())
     values = _per_query(folder)
-    queries = {json.loads(line)["_id"]: json.loads(line)
-               for line in (scifact_folder / "queries.jsonl").read_text().splitlines()}  # fmt: skip
-    for field, of in (("query_length", lambda q: length_bucket(q["text"])),
-                      ("category", lambda q: q["metadata"]["category"])):  # fmt: skip
+    queries = {
+        json.loads(line)["_id"]: json.loads(line)
+        for line in (scifact_folder / "queries.jsonl").read_text().splitlines()
+    }
+    for field, of in (
+        ("query_length", lambda q: length_bucket(q["text"])),
+        ("category", lambda q: q["metadata"]["category"]),
+    ):
         recorded = summary["slices"][field]
         assert recorded["cases"] == {qid: of(queries[qid]) for qid in values}
         entry = recorded["modes"]["keyword_search"]["ndcg@10"]
@@ -109,8 +141,12 @@ def test_run_keeps_each_slices_mean_in_the_summary_and_the_table(runs, scifact_f
         for value in recorded["values"]:
             members = [qid for qid in values if recorded["cases"][qid] == value]
             expected = sum(values[q] for q in members) / len(members)
-            assert entry["slices"][value] == {"cases": len(members), "scored": len(members),
-                                              "failed": 0, "mean": pytest.approx(expected)}  # fmt: skip
+            assert entry["slices"][value] == {
+                "cases": len(members),
+                "scored": len(members),
+                "failed": 0,
+                "mean": pytest.approx(expected),
+            }
             means.append(expected)
         assert entry["macro"] == pytest.approx(sum(means) / len(means))
     assert summary["slices"]["category"]["values"] == ["even", "odd"]
@@ -125,11 +161,24 @@ def test_a_rerun_without_slice_by_keeps_the_fields_and_a_nested_field_works(
 ):
     folder = tmp_path / "copy"
     shutil.copytree(runs["bm25"], folder)
-    argv = ["run", "--dataset", str(scifact_folder), "--modes", "keyword_search", "--quiet",
-            "--output", str(folder), "--slice-by", "source.decade"]  # fmt: skip
+    argv = [
+        "run",
+        "--dataset",
+        str(scifact_folder),
+        "--modes",
+        "keyword_search",
+        "--quiet",
+        "--output",
+        str(folder),
+        "--slice-by",
+        "source.decade",
+    ]
     assert main(argv) == 0
     assert list(json.loads((folder / "summary.json").read_text())["slices"]) == [
-        "source.decade", "query_length", "category"]  # fmt: skip
+        "source.decade",
+        "query_length",
+        "category",
+    ]
     argv = argv[:-2]
     assert main(argv) == 0  # nothing asked again, nothing dropped
     capsys.readouterr()
@@ -143,8 +192,18 @@ def test_a_field_that_cannot_group_is_one_line_before_any_query(scifact_folder, 
     shutil.copytree(scifact_folder, folder)
     text = (folder / "queries.jsonl").read_text().replace('"category": "even"', '"category": []')
     (folder / "queries.jsonl").write_text(text)
-    argv = ["run", "--dataset", str(folder), "--modes", "keyword_search", "--quiet",
-            "--output", str(tmp_path / "out"), "--slice-by", "category"]  # fmt: skip
+    argv = [
+        "run",
+        "--dataset",
+        str(folder),
+        "--modes",
+        "keyword_search",
+        "--quiet",
+        "--output",
+        str(tmp_path / "out"),
+        "--slice-by",
+        "category",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert (
@@ -156,8 +215,12 @@ def test_a_field_that_cannot_group_is_one_line_before_any_query(scifact_folder, 
 def test_a_benchmark_of_your_own_slices_by_its_cases_categories(tmp_path, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()
-    texts = {"paris": "Paris is the capital of France.", "rome": "Rome is the capital of Italy.",
-             "tides": "The moon's pull causes tides.", "rain": "Clouds bring rain."}  # fmt: skip
+    texts = {
+        "paris": "Paris is the capital of France.",
+        "rome": "Rome is the capital of Italy.",
+        "tides": "The moon's pull causes tides.",
+        "rain": "Clouds bring rain.",
+    }
     for name, text in texts.items():
         (docs / f"{name}.txt").write_text(text)
     cases = [
@@ -166,27 +229,60 @@ def test_a_benchmark_of_your_own_slices_by_its_cases_categories(tmp_path, capsys
         ("q3", "what causes tides", "tides", {"category": "science"}),
         ("q4", "where does rain come from", "rain", {}),
     ]
-    (tmp_path / "cases.jsonl").write_text("".join(
-        json.dumps({"id": i, "query": q, "expected": {"relevance": {d: 1}}, "metadata": m}) + "\n"
-        for i, q, d, m in cases
-    ))  # fmt: skip
-    argv = ["run", "--benchmark", str(tmp_path / "cases.jsonl"), "--documents", str(docs),
-            "--modes", "keyword_search", "--output", str(tmp_path / "out"), "--quiet",
-            "--slice-by", "category", "--no-cache"]  # fmt: skip
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "query": q, "expected": {"relevance": {d: 1}}, "metadata": m})
+            + "\n"
+            for i, q, d, m in cases
+        )
+    )
+    argv = [
+        "run",
+        "--benchmark",
+        str(tmp_path / "cases.jsonl"),
+        "--documents",
+        str(docs),
+        "--modes",
+        "keyword_search",
+        "--output",
+        str(tmp_path / "out"),
+        "--quiet",
+        "--slice-by",
+        "category",
+        "--no-cache",
+    ]
     assert main(argv) == 0
     capsys.readouterr()
     recorded = json.loads((tmp_path / "out" / "summary.json").read_text())["slices"]["category"]
-    assert recorded["cases"] == {"q1": "geography", "q2": "geography", "q3": "science",
-                                 "q4": MISSING}  # fmt: skip
+    assert recorded["cases"] == {
+        "q1": "geography",
+        "q2": "geography",
+        "q3": "science",
+        "q4": MISSING,
+    }
     slices = recorded["modes"]["keyword_search"]["ndcg@10"]["slices"]
     assert {value: entry["cases"] for value, entry in slices.items()} == {
-        "geography": 2, "science": 1, MISSING: 1}  # fmt: skip
+        "geography": 2,
+        "science": 1,
+        MISSING: 1,
+    }
     assert list(slices) == ["geography", "science", MISSING]
 
 
 def test_compare_tests_each_slice_as_compare_does_on_its_queries(runs, capsys):
-    argv = ["compare", str(runs["bm25"]), str(runs["other"]), "--slice-by", "category",
-            "--metric", "ndcg@10", "--format", "json", "--resamples", "1000"]  # fmt: skip
+    argv = [
+        "compare",
+        str(runs["bm25"]),
+        str(runs["other"]),
+        "--slice-by",
+        "category",
+        "--metric",
+        "ndcg@10",
+        "--format",
+        "json",
+        "--resamples",
+        "1000",
+    ]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)["slices"]
     [base], [other] = load_result_folder(runs["bm25"]), load_result_folder(runs["other"])
@@ -195,10 +291,13 @@ def test_compare_tests_each_slice_as_compare_does_on_its_queries(runs, capsys):
     for value in ("even", "odd"):
         keep = {q for q, v in cases.items() if v == value}
         expected = compare(
-            {"bm25": {q: v for q, v in base.per_query.items() if q in keep},
-             "other": {q: v for q, v in other.per_query.items() if q in keep}},
-            metrics=["ndcg@10"], n_resamples=1000,
-        ).rows[0]  # fmt: skip
+            {
+                "bm25": {q: v for q, v in base.per_query.items() if q in keep},
+                "other": {q: v for q, v in other.per_query.items() if q in keep},
+            },
+            metrics=["ndcg@10"],
+            n_resamples=1000,
+        ).rows[0]
         row = data["slices"][value]["comparisons"][0]
         assert row["n"] == len(keep) and row["diff"] == pytest.approx(expected.diff)
         assert row["p_permutation"] == pytest.approx(expected.p_permutation)
@@ -216,8 +315,15 @@ def test_compare_tests_each_slice_as_compare_does_on_its_queries(runs, capsys):
 
 def test_compare_by_a_field_a_folder_did_not_record_says_how_to_get_it(runs, capsys):
     # "other" recorded category only; query_length needs no record: the query texts say it.
-    argv = ["compare", str(runs["bm25"]), str(runs["other"]), "--slice-by", "query_length",
-            "--resamples", "200"]  # fmt: skip
+    argv = [
+        "compare",
+        str(runs["bm25"]),
+        str(runs["other"]),
+        "--slice-by",
+        "query_length",
+        "--resamples",
+        "200",
+    ]
     assert main(argv) == 0
     assert "**query_length = 8-15 words (" in capsys.readouterr().out
     argv = ["compare", str(runs["bm25"]), str(runs["other"]), "--slice-by", "source.decade"]
@@ -251,13 +357,29 @@ def forums(tmp_path_factory, scifact_dir) -> dict[str, Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HETA_EVAL_CACHE_DIR", str(root / "cache"))
         source = ["--dataset", "cqadupstack", "--data-dir", str(data), "--quiet"]
-        assert main(["run", *source, "--modes", "keyword_search", "--output",
-                     str(made["bm25"])]) == 0  # fmt: skip
+        assert (
+            main(["run", *source, "--modes", "keyword_search", "--output", str(made["bm25"])]) == 0
+        )
         combined = root / "all.trec"
-        combined.write_text("".join((made["bm25"] / forum / "runs" / "keyword_search.trec")
-                                    .read_text() for forum in FORUMS))  # fmt: skip
-        assert main(["run", *source, "--kb-run", f"keyword_search={combined}", "--output",
-                     str(made["same"])]) == 0  # fmt: skip
+        combined.write_text(
+            "".join(
+                (made["bm25"] / forum / "runs" / "keyword_search.trec").read_text()
+                for forum in FORUMS
+            )
+        )
+        assert (
+            main(
+                [
+                    "run",
+                    *source,
+                    "--kb-run",
+                    f"keyword_search={combined}",
+                    "--output",
+                    str(made["same"]),
+                ]
+            )
+            == 0
+        )
     return made
 
 
@@ -269,7 +391,8 @@ def test_a_folder_of_forums_is_one_system_averaged_as_beir_averages_them(forums,
         summary = json.loads((forums["bm25"] / forum / "summary.json").read_text())
         means.append(summary["modes"]["keyword_search"]["metrics"]["ndcg@10"]["beir_unrounded"])
         assert {q for q, f in system.slices["subset"].items() if f == forum} == {
-            f"{forum}/{qid}" for qid in _per_query(forums["bm25"] / forum)}  # fmt: skip
+            f"{forum}/{qid}" for qid in _per_query(forums["bm25"] / forum)
+        }
     assert system.aggregate("ndcg@10", "beir") == pytest.approx(sum(means) / 12, abs=1e-12)
     # A leaderboard shows that mean under cqadupstack.
     assert main(["leaderboard", str(forums["bm25"]), "--metric", "ndcg@10"]) == 0
@@ -278,16 +401,29 @@ def test_a_folder_of_forums_is_one_system_averaged_as_beir_averages_them(forums,
 
 
 def test_compare_and_the_gate_by_forum(forums, capsys):
-    argv = ["compare", str(forums["bm25"]), str(forums["same"]), "--slice-by", "forum",
-            "--metric", "ndcg@10", "--format", "json", "--resamples", "500",
-            "--fail-if-worse", "ndcg@10>0"]  # fmt: skip
+    argv = [
+        "compare",
+        str(forums["bm25"]),
+        str(forums["same"]),
+        "--slice-by",
+        "forum",
+        "--metric",
+        "ndcg@10",
+        "--format",
+        "json",
+        "--resamples",
+        "500",
+        "--fail-if-worse",
+        "ndcg@10>0",
+    ]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert list(data["slices"]["slices"]) == sorted(FORUMS)
     assert all(s["comparisons"][0]["n"] == 20 for s in data["slices"]["slices"].values())
     [system] = load_systems([forums["bm25"]])
     assert data["slices"]["macro"][0]["baseline_mean"] == pytest.approx(
-        system.aggregate("ndcg@10", "beir"), abs=1e-12)  # fmt: skip
+        system.aggregate("ndcg@10", "beir"), abs=1e-12
+    )
     assert data["gate"]["passed"] is True
 
 

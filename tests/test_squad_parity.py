@@ -46,15 +46,63 @@ def squad_em(prediction: str, ground_truth: str) -> bool:
 # Words that exercise every rule: articles (also glued to punctuation), hyphens, apostrophes,
 # periods, commas, ASCII symbols SQuAD deletes, repeated tokens, odd whitespace.
 WORDS = st.sampled_from(
-    ["a", "an", "the", "The", "A", "AN", "Eiffel", "tower", "Tower", "U.S.", "US", "don't",
-     "dont", "well-known", "well", "known", "a.", "(the)", "an-", "x+y", "$5", "5", "100%",
-     "e-mail", "email", "O'Neil", "oneil", "...", "--", "a,b", "ab", "C++", "c", "Army",
-     "army", "i.e.", "ie", "rock'n'roll", "<tag>", "tag", "_", "x_y", "xy", "the-end",
-     "theend", "dog", "dog,", "Dog!", "#1", "1"]
-)  # fmt: skip
+    [
+        "a",
+        "an",
+        "the",
+        "The",
+        "A",
+        "AN",
+        "Eiffel",
+        "tower",
+        "Tower",
+        "U.S.",
+        "US",
+        "don't",
+        "dont",
+        "well-known",
+        "well",
+        "known",
+        "a.",
+        "(the)",
+        "an-",
+        "x+y",
+        "$5",
+        "5",
+        "100%",
+        "e-mail",
+        "email",
+        "O'Neil",
+        "oneil",
+        "...",
+        "--",
+        "a,b",
+        "ab",
+        "C++",
+        "c",
+        "Army",
+        "army",
+        "i.e.",
+        "ie",
+        "rock'n'roll",
+        "<tag>",
+        "tag",
+        "_",
+        "x_y",
+        "xy",
+        "the-end",
+        "theend",
+        "dog",
+        "dog,",
+        "Dog!",
+        "#1",
+        "1",
+    ]
+)
 SEPARATORS = st.sampled_from([" ", " ", " ", "  ", "\t", "\n", "", ",", " - ", "'"])
-NOISE = st.text(alphabet=string.ascii_letters + string.digits + string.punctuation + " \t\n",
-                max_size=30)  # fmt: skip
+NOISE = st.text(
+    alphabet=string.ascii_letters + string.digits + string.punctuation + " \t\n", max_size=30
+)
 
 
 @st.composite

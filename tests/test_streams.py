@@ -25,8 +25,11 @@ BOUNDARY = 1 << 16  # the old readers' sniffing buffer
 def run_text_ending_on(boundary: int, queries: int = 40) -> str:
     """A run of ``queries`` queries, larger than ``boundary``, with a line ending exactly at
     byte ``boundary``."""
-    lines = [f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1):.6f} tag\n" for q in range(queries)
-             for d in range(100)]  # fmt: skip
+    lines = [
+        f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1):.6f} tag\n"
+        for q in range(queries)
+        for d in range(100)
+    ]
     size = 0
     for i, line in enumerate(lines):
         if size + len(line) > boundary:
@@ -93,9 +96,12 @@ def test_a_large_piped_run_takes_the_compiled_parser_from_memory(tmp_path):
 def _cli(args: list[str], stdin: bytes) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     return subprocess.run(
-        [sys.executable, "-m", "heta_eval", *args], input=stdin, capture_output=True,
-        env=env, timeout=600,
-    )  # fmt: skip
+        [sys.executable, "-m", "heta_eval", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=600,
+    )
 
 
 def test_evaluate_reads_runs_from_stdin_and_fifos(tmp_path):

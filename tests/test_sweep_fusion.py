@@ -22,10 +22,12 @@ def _sweep_with_done_cells(tmp_path) -> tuple[Sweep, dict, list[dict], dict]:
     sweep = Sweep(["scifact"], {"reference": Recipe()}, MODES, tmp_path / "sweep")
     qrels = {f"q{i}": {f"rel{i}": 1} for i in range(6)}
     runs = [
-        {q: {f"rel{i}": 2.0, "x": 1.0} if i % 2 else {"x": 2.0, f"rel{i}": 1.0}
-         for i, q in enumerate(qrels)},
+        {
+            q: {f"rel{i}": 2.0, "x": 1.0} if i % 2 else {"x": 2.0, f"rel{i}": 1.0}
+            for i, q in enumerate(qrels)
+        },
         {q: {"y": 3.0, f"rel{i}": 2.5 - i / 10} for i, q in enumerate(qrels)},
-    ]  # fmt: skip
+    ]
     manifest = {**sweep.identity(), "cells": {}}
     for cell, run in zip(sweep.cells, runs, strict=True):
         folder = sweep.folder(cell) / "runs"
@@ -56,12 +58,22 @@ def test_sweep_fusion_skips_a_dataset_with_one_mode_done(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     ("extra", "message"),
-    [(["--fuse", "combsum"], "--fuse: unknown method 'combsum'"),
-     (["--fuse", "rrf", "--fuse-folds", "1"], "--fuse-folds must be an integer from 2")],
-)  # fmt: skip
+    [
+        (["--fuse", "combsum"], "--fuse: unknown method 'combsum'"),
+        (["--fuse", "rrf", "--fuse-folds", "1"], "--fuse-folds must be an integer from 2"),
+    ],
+)
 def test_sweep_refuses_bad_fusion_options_before_running(tmp_path, capsys, extra, message):
-    args = ["sweep", "--datasets", "scifact", "--modes", ",".join(MODES),
-            "--output", str(tmp_path / "out"), *extra]  # fmt: skip
+    args = [
+        "sweep",
+        "--datasets",
+        "scifact",
+        "--modes",
+        ",".join(MODES),
+        "--output",
+        str(tmp_path / "out"),
+        *extra,
+    ]
     assert main(args) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

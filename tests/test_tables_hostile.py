@@ -80,10 +80,20 @@ def markdown_rows(text: str) -> list[list[str]]:
 
 
 _TEX_TOKENS = {
-    r"\textbackslash{}": "\\", r"\textasciitilde{}": "~", r"\textasciicircum{}": "^",
-    r"\textbar{}": "|", "$<$": "<", "$>$": ">", r"\&": "&", r"\%": "%", r"\$": "$",
-    r"\#": "#", r"\_": "_", r"\{": "{", r"\}": "}",
-}  # fmt: skip
+    r"\textbackslash{}": "\\",
+    r"\textasciitilde{}": "~",
+    r"\textasciicircum{}": "^",
+    r"\textbar{}": "|",
+    "$<$": "<",
+    "$>$": ">",
+    r"\&": "&",
+    r"\%": "%",
+    r"\$": "$",
+    r"\#": "#",
+    r"\_": "_",
+    r"\{": "{",
+    r"\}": "}",
+}
 _TEX = re.compile("|".join(map(re.escape, _TEX_TOKENS)))
 
 
@@ -232,8 +242,14 @@ NAMES = ["=cmd|' calc'!A0", "+x_{1}^2 & 5% $ # ~", "back\\\\slash\\", "[br]\nlin
 
 def heta(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -242,15 +258,19 @@ def hostile(tmp_path_factory) -> Path:
     query texts are as hostile."""
     root = tmp_path_factory.mktemp("hostile")
     for n, name in enumerate(NAMES):
-        lines = [f"q{q} Q0 d{(q + d * (n + 1)) % 9} {d + 1} {9 - d} t\n"
-                 for q in range(6) for d in range(5)]  # fmt: skip
+        lines = [
+            f"q{q} Q0 d{(q + d * (n + 1)) % 9} {d + 1} {9 - d} t\n"
+            for q in range(6)
+            for d in range(5)
+        ]
         (root / f"{name}.trec").write_text("".join(lines), encoding="utf-8")
     data = root / "data|=set\\x"
     (data / "qrels").mkdir(parents=True)
     docs = [{"_id": f"d{d}", "title": "", "text": f"doc {d}"} for d in range(9)]
     (data / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    queries = [{"_id": f"q{q}", "text": f"query {q} | pipe\n| fake | row |\\ $x$ =1"}
-               for q in range(6)]  # fmt: skip
+    queries = [
+        {"_id": f"q{q}", "text": f"query {q} | pipe\n| fake | row |\\ $x$ =1"} for q in range(6)
+    ]
     (data / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
     qrels = "".join(f"q{q}\td{(q * 2) % 9}\t1\n" for q in range(6))
     (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels)
@@ -263,11 +283,13 @@ def runs(root: Path) -> list[str]:
 
 @pytest.mark.parametrize("form", ["markdown", "latex", "csv", "html"])
 def test_leaderboard_every_format_on_hostile_names(hostile, form):
-    done = heta("leaderboard", *runs(hostile), "--dataset", "./data|=set\\x", "--format", form,
-                cwd=hostile)  # fmt: skip
+    done = heta(
+        "leaderboard", *runs(hostile), "--dataset", "./data|=set\\x", "--format", form, cwd=hostile
+    )
     assert done.returncode == 0, done.stderr
-    parse = {"markdown": markdown_rows, "latex": latex_rows, "csv": csv_rows,
-             "html": html_rows}[form]  # fmt: skip
+    parse = {"markdown": markdown_rows, "latex": latex_rows, "csv": csv_rows, "html": html_rows}[
+        form
+    ]
     rows = parse(done.stdout)
     if form == "markdown":
         rows = [[md(cell) for cell in row] for row in rows]
@@ -286,8 +308,21 @@ def test_leaderboard_every_format_on_hostile_names(hostile, form):
 @pytest.mark.parametrize("form", ["markdown", "latex", "html"])
 def test_compare_every_format_on_hostile_names_and_query_texts(hostile, form, tmp_path):
     out = tmp_path / "compare.out"
-    done = heta("compare", *runs(hostile)[:3], "--dataset", "./data|=set\\x", "--format", form,
-                "--metric", "ndcg@10", "--resamples", "100", "-o", out, cwd=hostile)  # fmt: skip
+    done = heta(
+        "compare",
+        *runs(hostile)[:3],
+        "--dataset",
+        "./data|=set\\x",
+        "--format",
+        form,
+        "--metric",
+        "ndcg@10",
+        "--resamples",
+        "100",
+        "-o",
+        out,
+        cwd=hostile,
+    )
     assert done.returncode == 0, done.stderr
     text = out.read_text(encoding="utf-8")
     parse = {"markdown": markdown_rows, "latex": latex_rows, "html": html_rows}[form]
@@ -311,9 +346,19 @@ def test_compare_every_format_on_hostile_names_and_query_texts(hostile, form, tm
 
 def test_the_gates_markdown_on_hostile_names(hostile, tmp_path):
     out = tmp_path / "gate.md"
-    done = heta("compare", *runs(hostile)[2:], "--dataset", "./data|=set\\x", "--resamples",
-                "100", "--fail-if-worse", "ndcg@10>0", "--gate-markdown", out,
-                cwd=hostile)  # fmt: skip
+    done = heta(
+        "compare",
+        *runs(hostile)[2:],
+        "--dataset",
+        "./data|=set\\x",
+        "--resamples",
+        "100",
+        "--fail-if-worse",
+        "ndcg@10>0",
+        "--gate-markdown",
+        out,
+        cwd=hostile,
+    )
     assert done.returncode in (0, 1), done.stderr
     rows = [[md(cell) for cell in row] for row in markdown_rows(out.read_text(encoding="utf-8"))]
     assert [len(row) for row in rows] == [9] * 3
@@ -326,8 +371,17 @@ def test_the_gates_markdown_on_hostile_names(hostile, tmp_path):
 def test_check_markdown_on_a_hostile_name(tmp_path, scifact_dir, scifact_run_file):
     name = NAMES[2] + "|x"
     (tmp_path / f"{name}.trec").write_bytes(scifact_run_file.read_bytes())
-    done = heta("check", f"./{name}.trec", "--dataset", "scifact", "--data-dir",
-                scifact_dir.parent, "--format", "markdown", cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "check",
+        f"./{name}.trec",
+        "--dataset",
+        "scifact",
+        "--data-dir",
+        scifact_dir.parent,
+        "--format",
+        "markdown",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     rows = markdown_rows(done.stdout)
     assert len(rows) > 1 and all(len(row) == 8 for row in rows)
@@ -336,8 +390,17 @@ def test_check_markdown_on_a_hostile_name(tmp_path, scifact_dir, scifact_run_fil
 
 def test_a_results_folders_table_keeps_its_shape_on_a_hostile_dataset_folder(hostile, tmp_path):
     run = hostile / f"{NAMES[0]}.trec"
-    done = heta("run", "--dataset", hostile / "data|=set\\x", "--kb-run", f"m={run}",
-                "--output", tmp_path / "out", "--quiet", cwd=tmp_path)  # fmt: skip
+    done = heta(
+        "run",
+        "--dataset",
+        hostile / "data|=set\\x",
+        "--kb-run",
+        f"m={run}",
+        "--output",
+        tmp_path / "out",
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     table = (tmp_path / "out" / "table.md").read_text(encoding="utf-8")
     dataset_lines = [line for line in table.splitlines() if line.startswith("- dataset:")]

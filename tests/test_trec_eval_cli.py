@@ -50,10 +50,23 @@ def test_reproduces_trec_eval_9_0_8_output_byte_for_byte(index, capsysbinary, mo
 def test_python_m_heta_eval_trec_eval_is_byte_identical_as_a_process():
     folder = shared_path("reference", "trec_eval-9.0.8")
     proc = subprocess.run(
-        [sys.executable, "-m", "heta_eval", "trec_eval", "-m", "all_trec", "-q", "-c", "-M100",
-         "qrels.test", "results.trunc"],
-        cwd=folder, capture_output=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "heta_eval",
+            "trec_eval",
+            "-m",
+            "all_trec",
+            "-q",
+            "-c",
+            "-M100",
+            "qrels.test",
+            "results.trunc",
+        ],
+        cwd=folder,
+        capture_output=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout == (folder / "out.test.aqcM").read_bytes()
 
@@ -65,15 +78,30 @@ def test_pyserini_2cr_command_on_the_real_scifact_run(scifact_dir, scifact_run_f
         "".join(f"{q} 0 {d} {label}\n" for q, d, label in (r.split("\t") for r in rows))
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "heta_eval", "trec_eval", "-c", "-m", "ndcg_cut.10", "-m",
-         "recall.100,1000", str(qrels), str(scifact_run_file)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "heta_eval",
+            "trec_eval",
+            "-c",
+            "-m",
+            "ndcg_cut.10",
+            "-m",
+            "recall.100,1000",
+            str(qrels),
+            str(scifact_run_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = [line.split("\t") for line in proc.stdout.splitlines()]
     assert [(name.rstrip(), qid) for name, qid, _ in lines] == [
-        ("recall_100", "all"), ("recall_1000", "all"), ("ndcg_cut_10", "all")
-    ]  # fmt: skip
+        ("recall_100", "all"),
+        ("recall_1000", "all"),
+        ("ndcg_cut_10", "all"),
+    ]
     values = {name.rstrip(): value for name, _, value in lines}
     assert values["ndcg_cut_10"] == "0.5701"
     assert values["recall_100"] == "0.8523"
@@ -85,9 +113,19 @@ def test_pyserini_2cr_command_on_the_real_scifact_run(scifact_dir, scifact_run_f
 def test_glued_clustered_long_and_trailing_options_read_as_getopt_does():
     a = parse_options(["-qcmndcg_cut.10", "-M100", "-l2", "qrels", "run", "-J", "-n"])
     b = parse_options(
-        ["--query_eval_wanted", "--complete", "--measure=ndcg_cut.10", "--Max_retrieved_per_topic",
-         "100", "--level_for_rel=2", "--Judged", "--nosummary", "qrels", "run"]
-    )  # fmt: skip
+        [
+            "--query_eval_wanted",
+            "--complete",
+            "--measure=ndcg_cut.10",
+            "--Max_retrieved_per_topic",
+            "100",
+            "--level_for_rel=2",
+            "--Judged",
+            "--nosummary",
+            "qrels",
+            "run",
+        ]
+    )
     assert a == b
     assert (a.per_query, a.complete, a.judged_only, a.summary) == (True, True, True, False)
     assert (a.max_per_topic, a.relevance_level, a.qrels, a.run) == (100, 2, "qrels", "run")
@@ -97,19 +135,50 @@ def test_glued_clustered_long_and_trailing_options_read_as_getopt_does():
 
 def test_default_measures_are_official_and_nicknames_expand_in_print_order():
     names = [m.family.name for m in parse_options(["q", "r"]).measures]
-    assert names == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-                     "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"]  # fmt: skip
+    assert names == [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ]
     mixed = parse_options(["-m", "ndcg_cut.10", "-m", "map", "-m", "set", "q", "r"]).measures
     assert [m.family.name for m in mixed][:6] == [
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"
-    ]  # fmt: skip
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+    ]
 
 
 def test_parameters_follow_trec_eval_naming():
     measures = parse_options(
-        ["-m", "P.100,5", "-m", "iprec_at_recall.0.25,.5", "-m", "utility.2,-1,0,0",
-         "-m", "set_F.0.5", "-m", "ndcg.0=0,1=1,2=3", "-m", "relstring.4", "q", "r"]
-    ).measures  # fmt: skip
+        [
+            "-m",
+            "P.100,5",
+            "-m",
+            "iprec_at_recall.0.25,.5",
+            "-m",
+            "utility.2,-1,0,0",
+            "-m",
+            "set_F.0.5",
+            "-m",
+            "ndcg.0=0,1=1,2=3",
+            "-m",
+            "relstring.4",
+            "q",
+            "r",
+        ]
+    ).measures
     assert [m.printed_names() for m in measures] == [
         ("iprec_at_recall_0.25", "iprec_at_recall_0.50"),
         ("P_5", "P_100"),
@@ -180,8 +249,9 @@ def test_run_tag_is_the_last_lines_and_blank_lines_and_extra_fields_are_ignored(
         "q1 0 d1 1\nq2 0 d9 1\n",
         "q1 Q0 d1 1 2.0 first trailing words\n\n  \nq2\tQ0\td8\t1\t1.0\tlast\n\n",
     )
-    code, out, _ = cli(["-m", "runid", "-m", "num_ret", "-m", "P.1", str(qrels), str(run)],
-                       capsysbinary)  # fmt: skip
+    code, out, _ = cli(
+        ["-m", "runid", "-m", "num_ret", "-m", "P.1", str(qrels), str(run)], capsysbinary
+    )
     assert code == 0
     assert out.decode().splitlines() == [
         "runid                 \tall\tlast",
@@ -195,8 +265,9 @@ def test_ties_rank_by_doc_id_descending_and_float32_equal_scores_tie(tmp_path, c
     qrels, run = write_pair(
         tmp_path, "q1 0 d1 1\nq1 0 d2 0\n", "q1 Q0 d1 1 1.00000001 t\nq1 Q0 d2 2 1.0 t\n"
     )
-    code, out, _ = cli(["-q", "-n", "-m", "recip_rank", "-m", "relstring", str(qrels), str(run)],
-                       capsysbinary)  # fmt: skip
+    code, out, _ = cli(
+        ["-q", "-n", "-m", "recip_rank", "-m", "relstring", str(qrels), str(run)], capsysbinary
+    )
     assert code == 0
     assert out.decode().splitlines() == [
         "recip_rank            \tq1\t0.5000",
@@ -227,10 +298,21 @@ def test_a_query_whose_labels_are_all_negative_is_refused_where_trec_eval_fails(
     ]:
         qrels, run = write_pair(tmp_path, qrels_text, run_text)
         proc = subprocess.run(
-            [sys.executable, "-m", "heta_eval", "trec_eval", "-q", "-c", "-m", "all_trec",
-             str(qrels), str(run)],
-            capture_output=True, timeout=120,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "heta_eval",
+                "trec_eval",
+                "-q",
+                "-c",
+                "-m",
+                "all_trec",
+                str(qrels),
+                str(run),
+            ],
+            capture_output=True,
+            timeout=120,
+        )
         assert proc.returncode == 2 and proc.stdout == b""
         assert proc.stderr.count(b"\n") == 1 and message in proc.stderr, proc.stderr
 
@@ -244,13 +326,27 @@ def test_a_gain_for_a_negative_label_on_an_all_negative_query_is_refused(tmp_pat
         "1 0 d1 1\n1 0 d4 1\n2 0 d0 2\nq9 0 d5 -1\n",
         "1 Q0 d3 1 7 t\n1 Q0 d5 2 1 t\n2 Q0 d7 1 -1.5 t\n2 Q0 d2 2 1 t\nq9 Q0 d3 1 5 t\n",
     )
-    for measure, refused in [("ndcg_rel.-1=2", True), ("ndcg.1=3,-1=0.5", True),
-                             ("ndcg_rel.1=2", False), ("ndcg_rel", False)]:  # fmt: skip
+    for measure, refused in [
+        ("ndcg_rel.-1=2", True),
+        ("ndcg.1=3,-1=0.5", True),
+        ("ndcg_rel.1=2", False),
+        ("ndcg_rel", False),
+    ]:
         proc = subprocess.run(
-            [sys.executable, "-m", "heta_eval", "trec_eval", "-q", "-m", measure,
-             str(qrels), str(run)],
-            capture_output=True, timeout=600,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "heta_eval",
+                "trec_eval",
+                "-q",
+                "-m",
+                measure,
+                str(qrels),
+                str(run),
+            ],
+            capture_output=True,
+            timeout=600,
+        )
         if refused:
             assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
             assert proc.stderr.count(b"\n") == 1
@@ -264,8 +360,9 @@ def test_M_keeps_each_querys_top_documents_in_trec_eval_order(tmp_path, capsysbi
     qrels, run = write_pair(
         tmp_path, "q1 0 a 1\nq1 0 z 1\n", "q1 Q0 a 1 1.0 t\nq1 Q0 z 2 1.0 t\nq1 Q0 m 3 2.0 t\n"
     )
-    _, out, _ = cli(["-M2", "-m", "num_ret", "-m", "num_rel_ret", str(qrels), str(run)],
-                       capsysbinary)  # fmt: skip
+    _, out, _ = cli(
+        ["-M2", "-m", "num_ret", "-m", "num_rel_ret", str(qrels), str(run)], capsysbinary
+    )
     # Ranking: m (2.0), then the tie a/z by doc id descending: z. So a is cut.
     assert out == b"num_ret               \tall\t2\nnum_rel_ret           \tall\t1\n"
 
@@ -294,8 +391,10 @@ def test_bad_inputs_fail_with_one_line_and_status_2(
 def test_a_missing_file_is_one_line_without_traceback_from_the_process(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "heta_eval", "trec_eval", str(tmp_path / "nope"), "run"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (proc.returncode, proc.stdout) == (2, "")
     assert (
         proc.stderr

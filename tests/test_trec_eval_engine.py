@@ -94,10 +94,11 @@ def arrays_reason(case: dict) -> str | None:
 OPTION_REFUSAL = ("-m ", "-M ", "-N ", "-l ")
 NO_QUERY = [i for i, c in enumerate(FUZZ) if (arrays_reason(c) or "").startswith("no query has")]
 ARRAYS = [
-    i for i, c in enumerate(FUZZ)
+    i
+    for i, c in enumerate(FUZZ)
     if not (arrays_reason(c) or "").startswith(OPTION_REFUSAL)
     and (i not in NO_QUERY or NO_QUERY.index(i) % 10 == 0)
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("index", ARRAYS)
@@ -167,13 +168,16 @@ P_5 = "P_5                   \tall\t0.2000\n"
     [
         (REPEAT_IN_UNJUDGED, ["-m", "P.5"], P_5),
         (REPEAT_IN_JUDGED, ["-m", "P.5"], None),
-        (REPEAT_IN_JUDGED, ["-m", "runid", "-m", "num_q"], "runid                 \tall\tt\n"
-         "num_q                 \tall\t1\n"),
+        (
+            REPEAT_IN_JUDGED,
+            ["-m", "runid", "-m", "num_q"],
+            "runid                 \tall\tt\nnum_q                 \tall\t1\n",
+        ),
         (REPEAT_IN_JUDGED, ["-M", "2", "-m", "P.5"], P_5),
         (REPEAT_IN_JUDGED, ["-M", "3", "-m", "P.5"], None),
     ],
     ids=["unjudged query", "judged query", "no ranking measure", "outside -M", "inside -M"],
-)  # fmt: skip
+)
 def test_a_repeated_document_is_refused_only_where_trec_eval_refuses_it(
     run, argv, c_stdout, threshold, tmp_path, capsysbinary, monkeypatch
 ):

@@ -49,8 +49,9 @@ def test_M_0_gives_trec_eval_s_values_for_no_documents(files, capsysbinary):
 def test_fractional_and_huge_parameters_are_read_as_trec_eval_reads_them(files):
     lines = list(trec_eval_lines(["-m", "ndcg_cut.23.4", "-m", "Rprec_mult.1000000", *files]))
     assert [text.split("\t")[0].rstrip() for text in lines] == [
-        "Rprec_mult_1000000.", "ndcg_cut_23"
-    ]  # fmt: skip
+        "Rprec_mult_1000000.",
+        "ndcg_cut_23",
+    ]
 
 
 def test_a_query_named_no_query_is_right_in_a_second_evaluation(files):

@@ -98,10 +98,12 @@ def test_zscores_of_missing_queries_and_measures_are_minus_a_million(tmp_path, c
     code, out, _ = _command(tmp_path, capsysbinary, ["-q", "-m", "map", "-m", "num_q"], table)
     assert code == 0  # q3's sd is 0 and its map (1) is not the mean: missing too
     assert out.splitlines() == [
-        "Zmap                   \tq1\t-1000000.0000", "Zmap                   \tq2\t-2.0000",
-        "Zmap                   \tq3\t-1000000.0000", "Znum_q                 \tall\t3.0000",
+        "Zmap                   \tq1\t-1000000.0000",
+        "Zmap                   \tq2\t-2.0000",
+        "Zmap                   \tq3\t-1000000.0000",
+        "Znum_q                 \tall\t3.0000",
         "Zmap                   \tall\t-666667.3333",
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize(

@@ -81,8 +81,11 @@ def test_the_refusal_reasons_are_the_binarys(tmp_path):
     for corpus in CORPORA:
         for case in json.loads((DATA / f"trec_eval_{corpus}.json").read_text()):
             by_key.setdefault(case_key(case), case)
-    wrong = [key for key, entry in reasons.items()
-             if binary_reason(BINARY, by_key[key], tmp_path) != entry["binary"]]  # fmt: skip
+    wrong = [
+        key
+        for key, entry in reasons.items()
+        if binary_reason(BINARY, by_key[key], tmp_path) != entry["binary"]
+    ]
     assert not wrong, f"{len(wrong)} of {len(reasons)} differ, e.g. {wrong[:3]}"
 
 

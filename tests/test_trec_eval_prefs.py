@@ -34,8 +34,21 @@ def _column(case: dict, index: int) -> set[str]:
 
 def test_cases_cover_the_formats_options_and_measures():
     argvs = [" ".join(case["argv"]) for case in CASES]
-    for needle in ("-R prefs", "-R qrels_prefs", "-q", "-c", "-J", "-M ", "-l ", "-D 0.",
-                   "-m all_prefs", "-m prefs ", "prefs_avgjg_Rnonrel", "prefs_pair", "-Z "):  # fmt: skip
+    for needle in (
+        "-R prefs",
+        "-R qrels_prefs",
+        "-q",
+        "-c",
+        "-J",
+        "-M ",
+        "-l ",
+        "-D 0.",
+        "-m all_prefs",
+        "-m prefs ",
+        "prefs_avgjg_Rnonrel",
+        "prefs_pair",
+        "-Z ",
+    ):
         assert sum(needle in argv for argv in argvs) >= 3, needle
     printed = [case for case in CASES if case["c_stdout"] is not None]
     assert len(printed) > 0.65 * len(CASES)
@@ -61,8 +74,10 @@ def test_live_against_the_binary():
 # (both nonrelevant); d4 is not retrieved, d9 is not judged; q2 is judged, its document
 # not retrieved; q3 is only in the run.
 QRELS_PREFS = "q1 a d1 2\nq1 a d2 1\nq1 a d3 0\nq1 b d1 0\nq1 b d2 0\nq1 b d4 1\nq2 a d1 1\n"
-RUN = ("q1 Q0 d1 1 0.9 r\nq1 Q0 d9 2 0.8 r\nq1 Q0 d2 3 0.8 r\nq1 Q0 d3 4 0.5 r\n"
-       "q2 Q0 d7 1 1 r\nq3 Q0 d1 1 1 r\n")  # fmt: skip
+RUN = (
+    "q1 Q0 d1 1 0.9 r\nq1 Q0 d9 2 0.8 r\nq1 Q0 d2 3 0.8 r\nq1 Q0 d3 4 0.5 r\n"
+    "q2 Q0 d7 1 1 r\nq3 Q0 d1 1 1 r\n"
+)
 # Printed by trec_eval 9.0.8 for QRELS_PREFS and RUN with -q -c -R qrels_prefs -m prefs
 # -m prefs_avgjg_Rnonrel -m prefs_pair_imp.
 EXPECTED_Q_C = """\
@@ -103,8 +118,18 @@ def write(folder: Path, prefs: str = QRELS_PREFS, run: str = RUN) -> list[str]:
 
 def test_counts_sum_and_ratios_average_over_every_judged_query_with_c(tmp_path, capsys):
     files = write(tmp_path)
-    argv = ["-q", "-c", "-R", "qrels_prefs", "-m", "prefs", "-m", "prefs_avgjg_Rnonrel",
-            "-m", "prefs_pair_imp"]  # fmt: skip
+    argv = [
+        "-q",
+        "-c",
+        "-R",
+        "qrels_prefs",
+        "-m",
+        "prefs",
+        "-m",
+        "prefs_avgjg_Rnonrel",
+        "-m",
+        "prefs_pair_imp",
+    ]
     assert main(["trec_eval", *argv, *files]) == 0
     assert capsys.readouterr().out == EXPECTED_Q_C
 
@@ -112,8 +137,18 @@ def test_counts_sum_and_ratios_average_over_every_judged_query_with_c(tmp_path, 
 def test_prefs_file_with_one_sub_group_a_group_scores_as_qrels_prefs(tmp_path, capsys):
     lines = [line.split() for line in QRELS_PREFS.splitlines()]
     files = write(tmp_path, "".join(f"{q} {g} s {d} {r}\n" for q, g, d, r in lines))
-    argv = ["-q", "-c", "-R", "prefs", "-m", "prefs", "-m", "prefs_avgjg_Rnonrel",
-            "-m", "prefs_pair_imp"]  # fmt: skip
+    argv = [
+        "-q",
+        "-c",
+        "-R",
+        "prefs",
+        "-m",
+        "prefs",
+        "-m",
+        "prefs_avgjg_Rnonrel",
+        "-m",
+        "prefs_pair_imp",
+    ]
     assert main(["trec_eval", *argv, *files]) == 0
     assert capsys.readouterr().out == EXPECTED_Q_C
 

@@ -19,8 +19,22 @@ CASES = json.loads(JG_CORPUS.read_text())
 
 def test_cases_cover_the_options_and_the_measures():
     argvs = [" ".join(case["argv"]) for case in CASES]
-    for needle in ("-q", "-c", "-J", "-M 0", "-M ", "-l 0", "-l -", "-l 2", "-D 0.",
-                   "P_avgjg.", "Rprec_mult_avgjg.", "map_avgjg", "-m qrels_jg", "-Z "):  # fmt: skip
+    for needle in (
+        "-q",
+        "-c",
+        "-J",
+        "-M 0",
+        "-M ",
+        "-l 0",
+        "-l -",
+        "-l 2",
+        "-D 0.",
+        "P_avgjg.",
+        "Rprec_mult_avgjg.",
+        "map_avgjg",
+        "-m qrels_jg",
+        "-Z ",
+    ):
         assert sum(needle in argv for argv in argvs) >= 3, needle
     printed = [case for case in CASES if case["c_stdout"] is not None]
     assert len(printed) > 0.65 * len(CASES)
@@ -41,10 +55,14 @@ def test_live_against_the_binary():
 
 # Two judges of query q1 who disagree (tied scores among d2, d3), one of q2 whose labels are
 # all negative, q3 only in the run, q4 only in the judgments.
-QRELS_JG = ("q1 alice d1 1\nq1 alice d2 0\nq1 bob d1 0\nq1 bob d3 2\nq1 bob d4 1\n"
-            "q2 carol d5 -1\nq2 carol d6 -2\nq4 alice d1 1\n")  # fmt: skip
-RUN = ("q1 Q0 d1 1 0.9 r\nq1 Q0 d2 2 0.8 r\nq1 Q0 d3 3 0.8 r\nq1 Q0 d9 4 0.1 r\n"
-       "q2 Q0 d5 1 1 r\nq2 Q0 d7 2 0.5 r\nq3 Q0 d1 1 1 r\n")  # fmt: skip
+QRELS_JG = (
+    "q1 alice d1 1\nq1 alice d2 0\nq1 bob d1 0\nq1 bob d3 2\nq1 bob d4 1\n"
+    "q2 carol d5 -1\nq2 carol d6 -2\nq4 alice d1 1\n"
+)
+RUN = (
+    "q1 Q0 d1 1 0.9 r\nq1 Q0 d2 2 0.8 r\nq1 Q0 d3 3 0.8 r\nq1 Q0 d9 4 0.1 r\n"
+    "q2 Q0 d5 1 1 r\nq2 Q0 d7 2 0.5 r\nq3 Q0 d1 1 1 r\n"
+)
 # Printed by trec_eval 9.0.8 for QRELS_JG and RUN.
 EXPECTED_Q_C = """\
 map_avgjg             \tq1\t0.6250
@@ -71,8 +89,18 @@ def write(folder: Path, qrels: str = QRELS_JG, run: str = RUN) -> list[str]:
 
 
 def test_groups_averaged_per_query_and_over_every_judged_query_with_c(tmp_path):
-    argv = ["-q", "-c", "-R", "qrels_jg", "-m", "qrels_jg", "-m", "P_avgjg.3,1",
-            "-m", "Rprec_mult_avgjg.1"]  # fmt: skip
+    argv = [
+        "-q",
+        "-c",
+        "-R",
+        "qrels_jg",
+        "-m",
+        "qrels_jg",
+        "-m",
+        "P_avgjg.3,1",
+        "-m",
+        "Rprec_mult_avgjg.1",
+    ]
     write(tmp_path)
     assert ours(argv, tmp_path) == EXPECTED_Q_C
 
@@ -81,8 +109,10 @@ def test_judged_only_ranks_each_group_by_its_own_judgments(tmp_path):
     write(tmp_path)
     text = ours(["-J", "-R", "qrels_jg", "-m", "P_avgjg.1,2", "-m", "map_avgjg"], tmp_path)
     # q1: alice ranks d1 d2 (P@1 1, P@2 .5), bob d1 d3 (P@1 0, P@2 .5); q2 has none judged.
-    assert text.splitlines()[1:] == ["P_avgjg_1             \tall\t0.2500",
-                                     "P_avgjg_2             \tall\t0.2500"]  # fmt: skip
+    assert text.splitlines()[1:] == [
+        "P_avgjg_1             \tall\t0.2500",
+        "P_avgjg_2             \tall\t0.2500",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -133,8 +163,11 @@ def test_a_document_judged_by_two_groups_is_not_a_repeat(tmp_path):
 def test_unjudged_documents_count_as_relevant_below_level_minus_one(tmp_path):
     # -l -1: trec_eval's rank list marks d9 (not judged) -1, so it counts as relevant;
     # alice's R is 2 (labels 0 and 1): AP = (1/1 + 2/2 + 3/3) / 2 = 1.5, as trec_eval prints.
-    write(tmp_path, qrels="q1 alice d1 1\nq1 alice d2 0\n",
-          run="q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d9 3 1 r\n")  # fmt: skip
+    write(
+        tmp_path,
+        qrels="q1 alice d1 1\nq1 alice d2 0\n",
+        run="q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d9 3 1 r\n",
+    )
     assert ours(["-R", "qrels_jg", "-l", "-1", "-m", "map_avgjg"], tmp_path) == (
         "map_avgjg             \tall\t1.5000\n"
     )

@@ -24,8 +24,11 @@ def reason_row(ours: str) -> tuple[str, tuple[str, ...], str] | None:
 
 
 def test_each_refusal_gives_a_documented_reason_for_what_the_binary_said():
-    unexplained = [(e["corpus"], e["binary"], e["ours"]) for e in PINNED.values()
-                   if not explained(e["binary"], e["ours"])]  # fmt: skip
+    unexplained = [
+        (e["corpus"], e["binary"], e["ours"])
+        for e in PINNED.values()
+        if not explained(e["binary"], e["ours"])
+    ]
     assert not unexplained, unexplained[:5]
 
 

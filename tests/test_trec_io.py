@@ -106,9 +106,15 @@ def test_query_blocks_across_pyarrow_blocks_equal_the_line_reader(
     fast = read_run(path)
     assert fast == line_reader(path)
     assert list(fast) == [
-        "query-00001", "query-00002", "q", "query-00001x", "query-000011", "\u00e9t\u00e9",
-        "q-2024-1", "q-2024-2",
-    ]  # fmt: skip
+        "query-00001",
+        "query-00002",
+        "q",
+        "query-00001x",
+        "query-000011",
+        "\u00e9t\u00e9",
+        "q-2024-1",
+        "q-2024-2",
+    ]
     assert list(fast["q"]) == ["d3", "d10"] and list(fast["query-00002"]) == ["d2", "d5"]
 
 

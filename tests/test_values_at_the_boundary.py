@@ -26,8 +26,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def heta(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "heta_eval", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "heta_eval", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def assert_one_line(proc: subprocess.CompletedProcess, *needles: str) -> None:
@@ -50,8 +56,9 @@ def test_evaluate_refuses_a_label_no_backend_scores_exactly_naming_file_and_line
     run.write_text(RUN, encoding="utf-8")
     assert_one_line(
         heta("evaluate", "--qrels", qrels, "--run", run),
-        f"{qrels}:2:", f"relevance label {label} is above 1,000,000",
-    )  # fmt: skip
+        f"{qrels}:2:",
+        f"relevance label {label} is above 1,000,000",
+    )
 
 
 def test_a_beir_tsv_label_beyond_the_bound_is_refused_too(tmp_path):
@@ -90,8 +97,17 @@ def test_the_runner_refuses_a_case_label_before_anything_runs(tmp_path):
     cases.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
     docs = tmp_path / "docs.jsonl"
     docs.write_text('{"id": "d1", "text": "Paris"}\n{"id": "d2", "text": "Rome"}\n', "utf-8")
-    proc = heta("run", "--benchmark", cases, "--documents", docs, "--modes", "keyword_search",
-                "--output", tmp_path / "out")  # fmt: skip
+    proc = heta(
+        "run",
+        "--benchmark",
+        cases,
+        "--documents",
+        docs,
+        "--modes",
+        "keyword_search",
+        "--output",
+        tmp_path / "out",
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     error = proc.stderr.splitlines()[-1]  # after the run's heading line
     assert error.startswith("heta-eval run: error: ") and f"{cases}:2" in error, error
@@ -163,8 +179,13 @@ print(peak, *(a.strict_unrounded for a in result.aggregates.values()))
 
 def test_a_huge_cutoff_costs_the_engine_no_memory_and_changes_no_number():
     def peak_and_values(k: int) -> tuple[int, list[float]]:
-        proc = subprocess.run([sys.executable, "-c", _PEAK, str(k)], capture_output=True,
-                              text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-c", _PEAK, str(k)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         peak, *values = proc.stdout.split()
         return int(peak), [float(v) for v in values]
@@ -206,12 +227,23 @@ def test_the_api_reads_a_deep_json_run_as_a_format_error(tmp_path):
 def test_a_deeply_nested_case_line_is_one_line_naming_file_and_line(tmp_path):
     cases = tmp_path / "cases.jsonl"
     deep = '{"a":' * 50_000 + "1" + "}" * 50_000
-    cases.write_text('{"id": "c1", "query": "x"}\n{"id": "c2", "query": "y", "metadata": '
-                     + deep + "}\n", encoding="utf-8")  # fmt: skip
+    cases.write_text(
+        '{"id": "c1", "query": "x"}\n{"id": "c2", "query": "y", "metadata": ' + deep + "}\n",
+        encoding="utf-8",
+    )
     docs = tmp_path / "docs.jsonl"
     docs.write_text('{"id": "d1", "text": "Paris"}\n', "utf-8")
-    proc = heta("run", "--benchmark", cases, "--documents", docs, "--modes", "keyword_search",
-                "--output", tmp_path / "out")  # fmt: skip
+    proc = heta(
+        "run",
+        "--benchmark",
+        cases,
+        "--documents",
+        docs,
+        "--modes",
+        "keyword_search",
+        "--output",
+        tmp_path / "out",
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.stderr.splitlines()[-1].startswith(
         f"heta-eval run: error: {cases}:2: invalid JSON: nested deeper than 500 levels"
@@ -223,8 +255,15 @@ def test_a_deep_hits_file_in_a_results_folder_is_a_value_error_naming_its_line(t
 
     path = tmp_path / "hits.jsonl"
     good = json.dumps({"case_id": "c1", "mode": "m", "hits": []})
-    path.write_text(good + "\n" + '{"case_id": "c2", "mode": "m", "hits": '
-                    + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8")  # fmt: skip
+    path.write_text(
+        good
+        + "\n"
+        + '{"case_id": "c2", "mode": "m", "hits": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ValueError, match=r"hits.jsonl:2: not a hits record \(nested deeper"):
         read_hits(path)
 
@@ -301,8 +340,20 @@ def test_levels_that_print_alike_keep_their_values_beside_other_levels_and_measu
     qrels.write_text(_TEN_RELEVANT, encoding="utf-8")
     run = tmp_path / "run.trec"
     run.write_text(_RANKING, encoding="utf-8")
-    lines = list(trec_eval_lines(["-m", "iprec_at_recall.0.5,0.106,0.112", "-m", "P.5",
-                                  "-m", "Rprec_mult.0.3,0.304", str(qrels), str(run)]))  # fmt: skip
+    lines = list(
+        trec_eval_lines(
+            [
+                "-m",
+                "iprec_at_recall.0.5,0.106,0.112",
+                "-m",
+                "P.5",
+                "-m",
+                "Rprec_mult.0.3,0.304",
+                str(qrels),
+                str(run),
+            ]
+        )
+    )
     assert lines == [  # trec_eval's output, byte for byte
         "iprec_at_recall_0.11  \tall\t0.7500",
         "iprec_at_recall_0.11  \tall\t0.3409",
@@ -335,12 +386,24 @@ def test_a_huge_level_is_scored_under_the_key_trec_eval_cuts_to_its_buffer(tmp_p
 
 def test_the_runner_refuses_a_k_beyond_int64_before_anything_runs(tmp_path):
     cases = tmp_path / "cases.jsonl"
-    cases.write_text('{"id": "c1", "query": "paris", "expected": {"relevance": {"d1": 1}}}\n',
-                     encoding="utf-8")  # fmt: skip
+    cases.write_text(
+        '{"id": "c1", "query": "paris", "expected": {"relevance": {"d1": 1}}}\n', encoding="utf-8"
+    )
     docs = tmp_path / "docs.jsonl"
     docs.write_text('{"id": "d1", "text": "Paris"}\n', "utf-8")
-    proc = heta("run", "--benchmark", cases, "--documents", docs, "--modes", "keyword_search",
-                "--k", "10,99999999999999999999", "--output", tmp_path / "out")  # fmt: skip
+    proc = heta(
+        "run",
+        "--benchmark",
+        cases,
+        "--documents",
+        docs,
+        "--modes",
+        "keyword_search",
+        "--k",
+        "10,99999999999999999999",
+        "--output",
+        tmp_path / "out",
+    )
     assert_one_line(proc, "--k: every k must be a positive integer up to 2**63 - 1")
     assert not (tmp_path / "out").exists()
 

@@ -68,8 +68,9 @@ def test_version_imports_nothing_heavy_and_answers_at_once():
     best = float("inf")
     for _ in range(3):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-m", "heta_eval", "--version"], capture_output=True,
-                       check=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "heta_eval", "--version"], capture_output=True, check=True
+        )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         best = min(best, spent)

@@ -46,10 +46,20 @@ def runs(tmp_path_factory) -> list[Path]:
 
 def fuse(runs: list[Path], out: Path, method: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "heta_eval", "fuse", *map(str, runs), "--method", method,
-               "-o", str(out)]  # fmt: skip
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "heta_eval",
+        "fuse",
+        *map(str, runs),
+        "--method",
+        method,
+        "-o",
+        str(out),
+    ]
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def temporaries(folder: Path) -> list[Path]:
@@ -159,8 +169,12 @@ def test_a_device_is_written_in_place():
 
 def test_standard_output_as_the_file_is_written_in_place(runs, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "heta_eval", "fuse", *map(str, runs), "-o",
-                           "/dev/stdout"], env=env, capture_output=True, text=True,
-                          timeout=PATIENCE)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "heta_eval", "fuse", *map(str, runs), "-o", "/dev/stdout"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("q0 Q0 ") and done.stdout.count("\n") > QUERIES * DEPTH

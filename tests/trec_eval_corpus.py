@@ -35,18 +35,55 @@ def _number(rng: random.Random) -> str:
 
 def _measure(rng: random.Random) -> str:
     name = rng.choice(
-        ["P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "iprec_at_recall",
-         "Rprec_mult", "utility", "11pt_avg", "set_F", "relstring", "map", "num_rel",
-         "gm_map", "bpref", "ndcg", "Rndcg", "G", "ndcg_rel", "all_trec", "official", "set",
-         "num_ret", "infAP", "recip_rank", "gm_bpref", "Rprec"]
-    )  # fmt: skip
+        [
+            "P",
+            "recall",
+            "ndcg_cut",
+            "map_cut",
+            "relative_P",
+            "success",
+            "iprec_at_recall",
+            "Rprec_mult",
+            "utility",
+            "11pt_avg",
+            "set_F",
+            "relstring",
+            "map",
+            "num_rel",
+            "gm_map",
+            "bpref",
+            "ndcg",
+            "Rndcg",
+            "G",
+            "ndcg_rel",
+            "all_trec",
+            "official",
+            "set",
+            "num_ret",
+            "infAP",
+            "recip_rank",
+            "gm_bpref",
+            "Rprec",
+        ]
+    )
     if name in ("ndcg", "Rndcg", "G", "ndcg_rel") and rng.random() < 0.5:
         pairs = rng.sample(["0=0", "1=1", "2=3", "3=7.5", "-1=2", "4=1e6"], rng.randint(1, 3))
         return f"{name}.{','.join(pairs)}"
     if name == "utility" and rng.random() < 0.7:
         return "utility." + ",".join(_number(rng) for _ in range(4))
-    takes = {"P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "iprec_at_recall",
-             "Rprec_mult", "11pt_avg", "set_F", "relstring"}  # fmt: skip
+    takes = {
+        "P",
+        "recall",
+        "ndcg_cut",
+        "map_cut",
+        "relative_P",
+        "success",
+        "iprec_at_recall",
+        "Rprec_mult",
+        "11pt_avg",
+        "set_F",
+        "relstring",
+    }
     if name in takes and rng.random() < 0.7:
         count = rng.randint(1, 3)
         return f"{name}.{','.join(_number(rng) for _ in range(count))}"

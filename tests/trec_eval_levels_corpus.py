@@ -45,21 +45,62 @@ DOCS = [f"d{i}" for i in range(12)]
 SCORES = ["0", "0.5", "1", "1", "2", "-1.5", "3.25e-3", "7", "0.50000001"]
 LEVELS = ["0", "0", "-1", "-1", "-2", "-7", "2", None]
 FAMILIES = [
-    "P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "iprec_at_recall",
-    "Rprec_mult", "utility", "11pt_avg", "set_F", "relstring", "map", "num_rel", "num_rel_ret",
-    "gm_map", "bpref", "ndcg", "Rndcg", "G", "ndcg_rel", "num_ret", "infAP", "recip_rank",
-    "gm_bpref", "Rprec", "binG", "set_P", "set_recall", "set_map", "set_relative_P",
-    "num_nonrel_judged_ret", "runid", "num_q", "all_trec", "official", "set",
-]  # fmt: skip
+    "P",
+    "recall",
+    "ndcg_cut",
+    "map_cut",
+    "relative_P",
+    "success",
+    "iprec_at_recall",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "set_F",
+    "relstring",
+    "map",
+    "num_rel",
+    "num_rel_ret",
+    "gm_map",
+    "bpref",
+    "ndcg",
+    "Rndcg",
+    "G",
+    "ndcg_rel",
+    "num_ret",
+    "infAP",
+    "recip_rank",
+    "gm_bpref",
+    "Rprec",
+    "binG",
+    "set_P",
+    "set_recall",
+    "set_map",
+    "set_relative_P",
+    "num_nonrel_judged_ret",
+    "runid",
+    "num_q",
+    "all_trec",
+    "official",
+    "set",
+]
 PARAMS = {
-    "P": ["1,2,3", "5", "2,10"], "recall": ["1,3", "4"], "ndcg_cut": ["2,5"],
-    "map_cut": ["1,4", "3"], "relative_P": ["1,2,5"], "success": ["1,2,3"],
-    "iprec_at_recall": ["0.25,0.5,1", "0"], "Rprec_mult": ["0.5,1,1.5", "3"],
-    "utility": ["1,-1,0,0", "2,-0.5,-1,0"], "11pt_avg": ["0.5,0.2", "1,0"],
-    "set_F": ["0.5", "2"], "relstring": ["5"],
-    "ndcg": ["0=1,1=2", "-1=2"], "Rndcg": ["0=1,2=3", "0=2", "-1=1,1=1"],
-    "G": ["0=1", "2=3,3=1"], "ndcg_rel": ["0=1,1=1"],
-}  # fmt: skip
+    "P": ["1,2,3", "5", "2,10"],
+    "recall": ["1,3", "4"],
+    "ndcg_cut": ["2,5"],
+    "map_cut": ["1,4", "3"],
+    "relative_P": ["1,2,5"],
+    "success": ["1,2,3"],
+    "iprec_at_recall": ["0.25,0.5,1", "0"],
+    "Rprec_mult": ["0.5,1,1.5", "3"],
+    "utility": ["1,-1,0,0", "2,-0.5,-1,0"],
+    "11pt_avg": ["0.5,0.2", "1,0"],
+    "set_F": ["0.5", "2"],
+    "relstring": ["5"],
+    "ndcg": ["0=1,1=2", "-1=2"],
+    "Rndcg": ["0=1,2=3", "0=2", "-1=1,1=1"],
+    "G": ["0=1", "2=3,3=1"],
+    "ndcg_rel": ["0=1,1=1"],
+}
 
 
 def draw_run(rng: random.Random, pool: list[str], judged: list[str]) -> list[str]:
@@ -135,9 +176,10 @@ FIXED = [
 def reference_commands() -> list[list[str]]:
     """The argument lists run on trec_eval's own test inputs (files last)."""
     pairs = [
-        ["qrels.test", "results.test"], ["qrels.rel_level", "results.test"],
+        ["qrels.test", "results.test"],
+        ["qrels.rel_level", "results.test"],
         ["qrels.test", "results.trunc"],
-    ]  # fmt: skip
+    ]
     commands = []
     for files in pairs:
         for level in (["-l", "0"], ["-l", "-1"], ["-l", "-2"], ["-l", "2"], []):
@@ -207,8 +249,10 @@ def pin_or_compare(
                 print(json.dumps(case), problem, sep="\n")
     refused = sum(case["c_stdout"] is None for case in cases)
     if fresh:
-        print(f"seed {seed}: {count} cases ({refused} refused by trec_eval), {bad} mismatches, "
-              f"{undefined} refused on purpose where trec_eval reads outside its memory")  # fmt: skip
+        print(
+            f"seed {seed}: {count} cases ({refused} refused by trec_eval), {bad} mismatches, "
+            f"{undefined} refused on purpose where trec_eval reads outside its memory"
+        )
         return 1 if bad else 0
     corpus.write_text(json.dumps(cases, indent=0) + "\n")
     print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {corpus}")
@@ -221,10 +265,30 @@ NUM_DOCS = ["0", "12", "1000", "-5", "7", "99999999999999999999", "1e3", "300000
 # Measures that print debugging lines at -D 1 or more (refused: see the options module).
 _DEBUG_PRINTS = ("ndcg", "Rndcg", "G", "gm_bpref", "all_trec")
 Z_NAMES = [
-    "map", "P_5", "P_10", "P_1", "num_ret", "num_rel", "num_rel_ret", "num_q", "utility",
-    "utility_1,-1,0,0.25", "gm_map", "bpref", "recip_rank", "Rprec", "relstring", "recall_5",
-    "set_F", "11pt_avg", "infAP", "success_1", "zzz", "A", "ndcg_cut_5",
-]  # fmt: skip
+    "map",
+    "P_5",
+    "P_10",
+    "P_1",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "num_q",
+    "utility",
+    "utility_1,-1,0,0.25",
+    "gm_map",
+    "bpref",
+    "recip_rank",
+    "Rprec",
+    "relstring",
+    "recall_5",
+    "set_F",
+    "11pt_avg",
+    "infAP",
+    "success_1",
+    "zzz",
+    "A",
+    "ndcg_cut_5",
+]
 Z_MEANS = ["0.5", "0", "0.25", "-1", "1e-2", "abc", "2", "7"]
 Z_SDS = ["0.1", "0.25", "0", "1", "0", "-0.5", "3", "2e-1x"]
 
@@ -300,26 +364,52 @@ def main() -> None:
         pinned.append({"argv": argv, **_outcome(proc)})
     REFERENCE.write_bytes(gzip.compress(json.dumps(pinned).encode(), mtime=0))
     refused = sum(case["c_stdout"] is None for case in cases)
-    print(f"{len(cases)} cases ({refused} refused by trec_eval) -> {CORPUS}; "
-          f"{len(pinned)} on its test inputs -> {REFERENCE}")  # fmt: skip
+    print(
+        f"{len(cases)} cases ({refused} refused by trec_eval) -> {CORPUS}; "
+        f"{len(pinned)} on its test inputs -> {REFERENCE}"
+    )
 
 
 def options_corpus(binary: str, count: int, fresh: bool) -> int:
     """Pin ``count`` option cases (seed -2) or, ``fresh``, compare new ones with the binary."""
     from test_trec_eval_options import mismatch  # the replay reads the pinned corpus
 
-    return pin_or_compare(binary, count, fresh, seed=-2, make=make_options_case, fixed=[],
-                          corpus=OPTIONS_CORPUS, mismatch=mismatch)  # fmt: skip
+    return pin_or_compare(
+        binary,
+        count,
+        fresh,
+        seed=-2,
+        make=make_options_case,
+        fixed=[],
+        corpus=OPTIONS_CORPUS,
+        mismatch=mismatch,
+    )
 
 
 JG_CORPUS = DATA / "trec_eval_qrels_jg.json"
 JG_GROUPS = ["a", "b", "u1", "U2", "jg10", "0"]
 JG_MEASURES = [
-    "qrels_jg", "map_avgjg", "P_avgjg", "P_avgjg.1,2,3", "P_avgjg.5", "P_avgjg.20,2",
-    "Rprec_mult_avgjg", "Rprec_mult_avgjg.0.5,1,1.5", "Rprec_mult_avgjg.3", "runid", "num_q",
-]  # fmt: skip
-JG_Z_NAMES = ["map_avgjg", "P_avgjg_5", "P_avgjg_1", "Rprec_mult_avgjg_1.00", "num_q",
-              "Rprec_mult_avgjg_0.20", "P_avgjg_2"]  # fmt: skip
+    "qrels_jg",
+    "map_avgjg",
+    "P_avgjg",
+    "P_avgjg.1,2,3",
+    "P_avgjg.5",
+    "P_avgjg.20,2",
+    "Rprec_mult_avgjg",
+    "Rprec_mult_avgjg.0.5,1,1.5",
+    "Rprec_mult_avgjg.3",
+    "runid",
+    "num_q",
+]
+JG_Z_NAMES = [
+    "map_avgjg",
+    "P_avgjg_5",
+    "P_avgjg_1",
+    "Rprec_mult_avgjg_1.00",
+    "num_q",
+    "Rprec_mult_avgjg_0.20",
+    "P_avgjg_2",
+]
 # Lines trec_eval refuses in a qrels_jg file: too few or too many fields, an empty line.
 JG_BAD_LINES = ["q1 a d1\n", "q1 a d1 1 x\n", "\n", "   \n", "q1\n"]
 
@@ -368,25 +458,39 @@ def make_jg_case(rng: random.Random) -> dict:
 # atol, a group of one label 500000, cutoffs in trec_eval's order (past a C long), negative
 # and huge multiples, levels past a C long.
 _JQ = "\ufeffq1 a d1 1\nq1 b d2 500000\nq\u00e9 a d1 3\nq\u00e9 a d2 abc\nq1 a d3 1\n"
-_JR = ("q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq\u00e9 Q0 d2 1 1 r\nq\u00e9 Q0 d1 1 1 r\n"
-       "\ufeffq1 Q0 d3 1 5 r\nq1 Q0 d9 1 0.1 r\n")  # fmt: skip
+_JR = (
+    "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq\u00e9 Q0 d2 1 1 r\nq\u00e9 Q0 d1 1 1 r\n"
+    "\ufeffq1 Q0 d3 1 5 r\nq1 Q0 d9 1 0.1 r\n"
+)
 JG_FIXED = [
     {"qrels": _JQ, "run": _JR, "argv": ["-R", "qrels_jg", "-q", *extra]}
     for extra in (
-        ["-m", "P_avgjg.99999999999999999999,3"], ["-m", "Rprec_mult_avgjg.-1,1e300,0.5"],
-        ["-m", "Rprec_mult_avgjg.1000000"], ["-l", "99999999999999999999", "-m", "qrels_jg"],
-        ["-l", "-99999999999999999999", "-m", "qrels_jg"], ["-l", "500000", "-m", "qrels_jg"],
-        ["-J", "-l", "0", "-M", "1", "-m", "qrels_jg"], ["-m", "qrels_jg", "-m", "P_avgjg.1"],
+        ["-m", "P_avgjg.99999999999999999999,3"],
+        ["-m", "Rprec_mult_avgjg.-1,1e300,0.5"],
+        ["-m", "Rprec_mult_avgjg.1000000"],
+        ["-l", "99999999999999999999", "-m", "qrels_jg"],
+        ["-l", "-99999999999999999999", "-m", "qrels_jg"],
+        ["-l", "500000", "-m", "qrels_jg"],
+        ["-J", "-l", "0", "-M", "1", "-m", "qrels_jg"],
+        ["-m", "qrels_jg", "-m", "P_avgjg.1"],
     )
-]  # fmt: skip
+]
 
 
 def jg_corpus(binary: str, count: int, fresh: bool) -> int:
     """Pin ``count`` qrels_jg cases (seed -3) or, ``fresh``, compare new ones with the binary."""
     from trec_eval_pinned import mismatch
 
-    return pin_or_compare(binary, count, fresh, seed=-3, make=make_jg_case, fixed=JG_FIXED,
-                          corpus=JG_CORPUS, mismatch=mismatch)  # fmt: skip
+    return pin_or_compare(
+        binary,
+        count,
+        fresh,
+        seed=-3,
+        make=make_jg_case,
+        fixed=JG_FIXED,
+        corpus=JG_CORPUS,
+        mismatch=mismatch,
+    )
 
 
 if __name__ == "__main__":

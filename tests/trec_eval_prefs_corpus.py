@@ -31,11 +31,21 @@ from trec_eval_levels_corpus import (
 
 PREFS_CORPUS = DATA / "trec_eval_prefs.json"
 PREFS_NAMES = [
-    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp",
-    "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
-    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
     "prefs_avgjg_imp",
-]  # fmt: skip
+]
 PREFS_MEASURES = ["all_prefs", "all_prefs", "prefs", *PREFS_NAMES, "runid", "num_q"]
 OTHER_MEASURES = ["map", "official", "P.5", "map_avgjg", "qrels_jg", "num_ret"]
 GROUPS = ["a", "b", "u1", "U2", "jg10", "0"]
@@ -89,8 +99,11 @@ def make_prefs_case(rng: random.Random) -> dict:
     case = {"qrels": "".join(lines), "run": "".join(run_lines), "argv": argv}
     if rng.random() < 0.1:
         names = ["prefs_simp", "prefs_pair", "prefs_num_prefs_poss", "num_q", "prefs_avgjg"]
-        entries = [f"{q} {n} {rng.choice(Z_MEANS)} {rng.choice(Z_SDS)}\n"
-                   for q in prefs_queries for n in rng.sample(names, 3)]  # fmt: skip
+        entries = [
+            f"{q} {n} {rng.choice(Z_MEANS)} {rng.choice(Z_SDS)}\n"
+            for q in prefs_queries
+            for n in rng.sample(names, 3)
+        ]
         case["zscores"] = "".join(entries) + "~ ~ 0 1\n"
         argv += ["-Z", "zscores"]
     return case
@@ -99,12 +112,16 @@ def make_prefs_case(rng: random.Random) -> dict:
 # Chosen by hand: the format's own example (trec_eval's documentation of -R prefs), a BOM
 # kept in the first query id, levels read by atof, a cycle across sub-groups, odd levels and
 # whitespace, repeated documents and ties at the -M cut, non-ASCII ids, -3.
-_EXAMPLE = ("\ufeffq1 u1 s1 d1 3.0\nq1 u1 s1 d2 2.0\nq1 u1 s1 d3 0.0\nq1 u1 s1 d4 6.0\n"
-            "q1 u1 s1 d5 0.0\nq1 u1 s1 d6 2.0\nq1 u2 s1 d1 3.0\nq1 u2 s1 d2 2.0\n"
-            "q1 u2 s1 d3 1.0\nq1 u2 s2 d1 2.0\nq1 u2 s2 d2 1.0\nq1 u2 s2 d4 3.0\n"
-            "q2 u1 s1 d1 1e0\nq2 u1 s1 d9 abc\nq2 u1 s1 d8 0x0\nq2 u1 s2 d8 -0\n")  # fmt: skip
-_RUN = ("\ufeffq1 Q0 d2 1 0.9 r\n\ufeffq1 Q0 d1 2 0.8 r\n\ufeffq1 Q0 d7 3 0.8 r\n"
-        "\ufeffq1 Q0 d5 4 0.5 r\nq2 Q0 d9 1 0.9 r\nq2 Q0 d1 2 0.9 r\nq2 Q0 d8 3 0.7 r\n")  # fmt: skip
+_EXAMPLE = (
+    "\ufeffq1 u1 s1 d1 3.0\nq1 u1 s1 d2 2.0\nq1 u1 s1 d3 0.0\nq1 u1 s1 d4 6.0\n"
+    "q1 u1 s1 d5 0.0\nq1 u1 s1 d6 2.0\nq1 u2 s1 d1 3.0\nq1 u2 s1 d2 2.0\n"
+    "q1 u2 s1 d3 1.0\nq1 u2 s2 d1 2.0\nq1 u2 s2 d2 1.0\nq1 u2 s2 d4 3.0\n"
+    "q2 u1 s1 d1 1e0\nq2 u1 s1 d9 abc\nq2 u1 s1 d8 0x0\nq2 u1 s2 d8 -0\n"
+)
+_RUN = (
+    "\ufeffq1 Q0 d2 1 0.9 r\n\ufeffq1 Q0 d1 2 0.8 r\n\ufeffq1 Q0 d7 3 0.8 r\n"
+    "\ufeffq1 Q0 d5 4 0.5 r\nq2 Q0 d9 1 0.9 r\nq2 Q0 d1 2 0.9 r\nq2 Q0 d8 3 0.7 r\n"
+)
 _ODD = (
     "q1 a s1 d1 inf\nq1 a s1 d2 1e40\nq1 a s1 d3 -inf\nq1 a s2 d3 0x\nq1 a s2 d4 .5e1\n"
     "q1 b s1 d1 1\r\nq1\x0bb\x0cs1 d5 0\nq2 a s1 d1 1\nq2 a s1 d2 0"
@@ -117,25 +134,44 @@ _CYCLE = "q1 a s1 d1 2\nq1 a s1 d2 1\nq1 a s2 d2 2\nq1 a s2 d1 1\n"
 PREFS_FIXED = [
     {"qrels": _EXAMPLE, "run": _RUN, "argv": ["-R", "prefs", "-q", "-m", "all_prefs"]},
     {"qrels": _EXAMPLE, "run": _RUN, "argv": ["-R", "prefs", "-q", "-c", "-M", "2"]},
-    {"qrels": _EXAMPLE.replace(" s2 ", " s1 ").replace(" s1 ", " "), "run": _RUN,
-     "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},
+    {
+        "qrels": _EXAMPLE.replace(" s2 ", " s1 ").replace(" s1 ", " "),
+        "run": _RUN,
+        "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"],
+    },
     {"qrels": _CYCLE, "run": _RUN, "argv": ["-R", "prefs", "-m", "prefs_simp"]},
     {"qrels": _CYCLE, "run": _RUN, "argv": ["-R", "prefs", "-m", "runid", "-m", "num_q"]},
     # Levels inf, 1e40, -inf, "0x", ".5e1"; \r\n, \v and \f; a document twice in the run
     # (trec_eval stops unless -M leaves one copy out), score ties at the -M cut.
-    *[{"qrels": _ODD, "run": _ODD_RUN, "argv": ["-R", "prefs", "-m", "all_prefs", *extra]}
-      for extra in (["-q"], ["-q", "-M", "1"], ["-q", "-M", "2"], ["-c", "-D", "0.q2"])],
-    {"qrels": "q\u00e9 a d\u00e9 2\nq\u00e9 a d2 1\n", "run": "q\u00e9 Q0 d\u00e9 1 1 r\n"
-     "q\u00e9 Q0 d2 1 2 r\n", "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},
+    *[
+        {"qrels": _ODD, "run": _ODD_RUN, "argv": ["-R", "prefs", "-m", "all_prefs", *extra]}
+        for extra in (["-q"], ["-q", "-M", "1"], ["-q", "-M", "2"], ["-c", "-D", "0.q2"])
+    ],
+    {
+        "qrels": "q\u00e9 a d\u00e9 2\nq\u00e9 a d2 1\n",
+        "run": "q\u00e9 Q0 d\u00e9 1 1 r\nq\u00e9 Q0 d2 1 2 r\n",
+        "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"],
+    },
     # A group whose highest level is -3 (trec_eval's own "no level yet" marker).
-    {"qrels": "q1 a d1 -3\nq1 a d2 -5\nq1 a d3 -5\nq1 b d1 1\nq1 b d2 0\n", "run": _RUN,
-     "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"]},
-]  # fmt: skip
+    {
+        "qrels": "q1 a d1 -3\nq1 a d2 -5\nq1 a d3 -5\nq1 b d1 1\nq1 b d2 0\n",
+        "run": _RUN,
+        "argv": ["-R", "qrels_prefs", "-q", "-m", "all_prefs"],
+    },
+]
 
 
 def prefs_corpus(binary: str, count: int, fresh: bool) -> int:
     """Pin ``count`` cases (seed -5) or, ``fresh``, compare new ones with the binary."""
     from test_trec_eval_prefs import mismatch  # the replay reads the pinned corpus
 
-    return pin_or_compare(binary, count, fresh, seed=-5, make=make_prefs_case,
-                          fixed=PREFS_FIXED, corpus=PREFS_CORPUS, mismatch=mismatch)  # fmt: skip
+    return pin_or_compare(
+        binary,
+        count,
+        fresh,
+        seed=-5,
+        make=make_prefs_case,
+        fixed=PREFS_FIXED,
+        corpus=PREFS_CORPUS,
+        mismatch=mismatch,
+    )

@@ -63,8 +63,10 @@ def library(module: str, spec: AnnSpec) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise AnnError(f"{spec.kind} needs {module}, which is not installed: "
-                       f"pip install 'heta-eval[{spec.extra}]'") from None  # fmt: skip
+        raise AnnError(
+            f"{spec.kind} needs {module}, which is not installed: "
+            f"pip install 'heta-eval[{spec.extra}]'"
+        ) from None
 
 
 def version(distribution: str) -> str:

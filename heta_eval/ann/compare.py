@@ -60,13 +60,16 @@ class AnnRow:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "index": self.label, "record": self.record, "nDCG@10": self.ndcg_10,
+            "index": self.label,
+            "record": self.record,
+            "nDCG@10": self.ndcg_10,
             "Recall@100": self.recall_100,
             "recall_of_exact": {f"top{k}": v for k, v in self.overlap.items()},
-            "queries_per_second": self.qps, "build_seconds": self.build_seconds,
+            "queries_per_second": self.qps,
+            "build_seconds": self.build_seconds,
             "max_score_difference": self.max_score_difference,
             "queries_with_fewer_hits": self.short_queries,
-        }  # fmt: skip
+        }
 
 
 @dataclass
@@ -89,38 +92,61 @@ class AnnComparison:
             "queries/s",
             "build s",
         ]
-        rows = [[row.label.partition(":")[0], _settings(row), _five(row.ndcg_10),
-                 _five(row.recall_100), *(_five(row.overlap.get(k)) for k in CUTOFFS),
-                 f"{row.qps:,.0f}", _seconds(row.build_seconds)]
-                for row in self.rows]  # fmt: skip
+        rows = [
+            [
+                row.label.partition(":")[0],
+                _settings(row),
+                _five(row.ndcg_10),
+                _five(row.recall_100),
+                *(_five(row.overlap.get(k)) for k in CUTOFFS),
+                f"{row.qps:,.0f}",
+                _seconds(row.build_seconds),
+            ]
+            for row in self.rows
+        ]
         return Table(header, rows, align="llrrrrrr")
 
     def notes(self) -> list[str]:
         """What moved the recall of the exact top k besides the index, in words."""
-        lines = [f"{self.queries:,} queries over {self.documents:,} documents; queries/s: "
-                 "every query searched in one call, after one warm-up query"]  # fmt: skip
+        lines = [
+            f"{self.queries:,} queries over {self.documents:,} documents; queries/s: "
+            "every query searched in one call, after one warm-up query"
+        ]
         for k, count in self.ties.items():
             if count:
-                lines.append(f"{count:,} queries have a tie at exact rank {k} (scores within "
-                             f"{TIE:g}): their exact top {k} is one of several, so an index "
-                             "may miss a row of it without an error")  # fmt: skip
-        differences = [f"{row.label} {row.max_score_difference:.2g}" for row in self.rows[1:]
-                       if row.max_score_difference]  # fmt: skip
+                lines.append(
+                    f"{count:,} queries have a tie at exact rank {k} (scores within "
+                    f"{TIE:g}): their exact top {k} is one of several, so an index "
+                    "may miss a row of it without an error"
+                )
+        differences = [
+            f"{row.label} {row.max_score_difference:.2g}"
+            for row in self.rows[1:]
+            if row.max_score_difference
+        ]
         if differences:
-            lines.append("largest difference of a score from exact search's, on the rows both "
-                         "found (float rounding; a compressed index: its approximation): "
-                         + ", ".join(differences))  # fmt: skip
+            lines.append(
+                "largest difference of a score from exact search's, on the rows both "
+                "found (float rounding; a compressed index: its approximation): "
+                + ", ".join(differences)
+            )
         for row in self.rows[1:]:
             if row.short_queries:
-                lines.append(f"{row.label}: {row.short_queries:,} queries got fewer than "
-                             f"{max(CUTOFFS) + 1} hits (the index found no more; missing rows "
-                             "count as misses)")  # fmt: skip
+                lines.append(
+                    f"{row.label}: {row.short_queries:,} queries got fewer than "
+                    f"{max(CUTOFFS) + 1} hits (the index found no more; missing rows "
+                    "count as misses)"
+                )
         return lines
 
     def as_json(self) -> dict[str, Any]:
-        return {"queries": self.queries, "documents": self.documents, "tie_tolerance": TIE,
-                "ties_at_cutoff": {f"top{k}": v for k, v in self.ties.items()},
-                "indexes": [row.as_json() for row in self.rows]}  # fmt: skip
+        return {
+            "queries": self.queries,
+            "documents": self.documents,
+            "tie_tolerance": TIE,
+            "ties_at_cutoff": {f"top{k}": v for k, v in self.ties.items()},
+            "indexes": [row.as_json() for row in self.rows],
+        }
 
 
 def compare_indexes(
@@ -146,8 +172,22 @@ def compare_indexes(
     exact_rows, exact_scores = exact_search(embeddings, queries, depth, row_scale=row_scale)
     seconds = time.perf_counter() - started
     record = {"library": "heta-eval", "index": "exact_search (blocked, float32)"}
-    rows = [_row("exact", record, None, seconds, exact_rows, exact_scores, exact_rows,
-                 exact_scores, query_ids, document_ids, qrels, ignore_identical_ids)]  # fmt: skip
+    rows = [
+        _row(
+            "exact",
+            record,
+            None,
+            seconds,
+            exact_rows,
+            exact_scores,
+            exact_rows,
+            exact_scores,
+            query_ids,
+            document_ids,
+            qrels,
+            ignore_identical_ids,
+        )
+    ]
     vectors = scored_rows(embeddings, row_scale) if specs else None
     for spec in specs:
         if on_index is not None:
@@ -160,24 +200,52 @@ def compare_indexes(
             seconds = time.perf_counter() - started
         finally:
             index.close()
-        rows.append(_row(spec.label, index.record, index.record["build_seconds"], seconds,
-                         found_rows, found_scores, exact_rows, exact_scores, query_ids,
-                         document_ids, qrels, ignore_identical_ids))  # fmt: skip
+        rows.append(
+            _row(
+                spec.label,
+                index.record,
+                index.record["build_seconds"],
+                seconds,
+                found_rows,
+                found_scores,
+                exact_rows,
+                exact_scores,
+                query_ids,
+                document_ids,
+                qrels,
+                ignore_identical_ids,
+            )
+        )
     ties = {k: _ties(exact_scores, k) for k in CUTOFFS}
     return AnnComparison(rows, len(queries), len(embeddings), ties)
 
 
-def _row(label: str, record: dict[str, Any], build: float | None, seconds: float,
-         rows: np.ndarray, scores: np.ndarray, exact_rows: np.ndarray, exact_scores: np.ndarray,
-         query_ids: Sequence[str], document_ids: Sequence[str],
-         qrels: Mapping[str, Mapping[str, int]], ignore_identical_ids: bool) -> AnnRow:  # fmt: skip
+def _row(
+    label: str,
+    record: dict[str, Any],
+    build: float | None,
+    seconds: float,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    exact_rows: np.ndarray,
+    exact_scores: np.ndarray,
+    query_ids: Sequence[str],
+    document_ids: Sequence[str],
+    qrels: Mapping[str, Mapping[str, int]],
+    ignore_identical_ids: bool,
+) -> AnnRow:
     run = {
         qid: {document_ids[r]: float(s) for r, s in zip(rr, ss, strict=True) if r >= 0}
         for qid, rr, ss in zip(query_ids, rows, scores, strict=True)
     }
     judged = {qid: dict(qrels[qid]) for qid in query_ids if qid in qrels}
-    numbers = evaluate_run(judged, run, (10, 100), metrics=("ndcg", "recall"),
-                           ignore_identical_ids=ignore_identical_ids).beir_dict()  # fmt: skip
+    numbers = evaluate_run(
+        judged,
+        run,
+        (10, 100),
+        metrics=("ndcg", "recall"),
+        ignore_identical_ids=ignore_identical_ids,
+    ).beir_dict()
     return AnnRow(
         label,
         record,
@@ -201,8 +269,10 @@ def overlap_at(rows: np.ndarray, exact_rows: np.ndarray, k: int) -> float:
     k = min(k, exact_rows.shape[1])
     if not len(rows) or k == 0:
         return float("nan")
-    shared = [len(set(r[:k][r[:k] >= 0].tolist()) & set(e[:k].tolist())) for r, e in
-              zip(rows, exact_rows, strict=True)]  # fmt: skip
+    shared = [
+        len(set(r[:k][r[:k] >= 0].tolist()) & set(e[:k].tolist()))
+        for r, e in zip(rows, exact_rows, strict=True)
+    ]
     return round(float(np.mean(shared)) / k, 5)
 
 
@@ -212,8 +282,9 @@ def _ties(exact_scores: np.ndarray, k: int) -> int:
     return int((exact_scores[:, k - 1] - exact_scores[:, k] <= TIE).sum())
 
 
-def _score_difference(rows: np.ndarray, scores: np.ndarray, exact_rows: np.ndarray,
-                      exact_scores: np.ndarray) -> float:  # fmt: skip
+def _score_difference(
+    rows: np.ndarray, scores: np.ndarray, exact_rows: np.ndarray, exact_scores: np.ndarray
+) -> float:
     worst = 0.0
     for r, s, er, es in zip(rows, scores, exact_rows, exact_scores, strict=True):
         exact = dict(zip(er.tolist(), es.tolist(), strict=True))

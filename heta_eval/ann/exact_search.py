@@ -83,8 +83,15 @@ def exact_search(
             scores = _padded(queries[first:last], _MIN_QUERIES) @ block.T
             if scale is not None:
                 scores *= scale
-            _merge(kernel, scores, start, rows, heap_scores[first:last],
-                   heap_rows[first:last], filled[first:last])  # fmt: skip
+            _merge(
+                kernel,
+                scores,
+                start,
+                rows,
+                heap_scores[first:last],
+                heap_rows[first:last],
+                filled[first:last],
+            )
         # Searched rows leave this process (they stay in the file cache for the next batch).
         release_pages(corpus, start, stop)
         if on_block is not None:
@@ -111,8 +118,15 @@ _KERNEL_LOCK = threading.Lock()
 prange = range  # numba.prange once the kernel is compiled
 
 
-def _merge(kernel: Any, scores: np.ndarray, offset: int, rows: int, heap_scores: np.ndarray,
-           heap_rows: np.ndarray, filled: np.ndarray) -> None:  # fmt: skip
+def _merge(
+    kernel: Any,
+    scores: np.ndarray,
+    offset: int,
+    rows: int,
+    heap_scores: np.ndarray,
+    heap_rows: np.ndarray,
+    filled: np.ndarray,
+) -> None:
     if kernel is None:
         _merge_block(scores, offset, rows, heap_scores, heap_rows, filled)
         return

@@ -38,21 +38,29 @@ class FaissIndex:
             nlist = settings.get("nlist", max(1, min(n, round(4 * math.sqrt(n)))))
             settings = {"nlist": nlist, "nprobe": settings.get("nprobe", 1)}
             if settings["nlist"] > n:
-                raise AnnError(f"faiss-ivf: nlist={settings['nlist']:,} lists need at least as "
-                               f"many vectors to train on; the corpus has {n:,}")  # fmt: skip
+                raise AnnError(
+                    f"faiss-ivf: nlist={settings['nlist']:,} lists need at least as "
+                    f"many vectors to train on; the corpus has {n:,}"
+                )
             self._quantizer = faiss.IndexFlatIP(d)  # kept: the IVF index does not own it
-            index = faiss.IndexIVFFlat(self._quantizer, d, settings["nlist"],
-                                       faiss.METRIC_INNER_PRODUCT)  # fmt: skip
+            index = faiss.IndexIVFFlat(
+                self._quantizer, d, settings["nlist"], faiss.METRIC_INNER_PRODUCT
+            )
             index.train(vectors)
             index.nprobe = min(settings["nprobe"], settings["nlist"])
         index.add(vectors)
         self._index = index
         self.record: dict[str, Any] = {
-            "library": "faiss", "version": faiss.__version__,
-            "index": type(index).__name__, "metric": "inner product", "settings": settings,
-            "threads": faiss.omp_get_max_threads(), "vectors": n, "dimension": d,
+            "library": "faiss",
+            "version": faiss.__version__,
+            "index": type(index).__name__,
+            "metric": "inner product",
+            "settings": settings,
+            "threads": faiss.omp_get_max_threads(),
+            "vectors": n,
+            "dimension": d,
             "build_seconds": round(time.perf_counter() - started, 3),
-        }  # fmt: skip
+        }
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         k = min(k, self._index.ntotal)

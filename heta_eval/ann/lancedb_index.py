@@ -41,10 +41,15 @@ class LanceIndex:
         if spec.kind != "lancedb":
             index = self._index(lancedb, settings, d)
         self.record: dict[str, Any] = {
-            "library": "lancedb", "version": version("lancedb"), "index": index,
-            "metric": "dot", "settings": settings, "vectors": n, "dimension": d,
+            "library": "lancedb",
+            "version": version("lancedb"),
+            "index": index,
+            "metric": "dot",
+            "settings": settings,
+            "vectors": n,
+            "dimension": d,
             "build_seconds": round(time.perf_counter() - started, 3),
-        }  # fmt: skip
+        }
 
     def _index(self, lancedb: Any, settings: dict[str, int], dimension: int) -> str:
         from_index = library("lancedb.index", self.spec)
@@ -55,13 +60,16 @@ class LanceIndex:
         if self.spec.kind == "lancedb-ivfpq":
             if "sub_vectors" in settings:
                 if dimension % settings["sub_vectors"]:
-                    raise AnnError(f"lancedb-ivfpq: sub_vectors={settings['sub_vectors']} does "
-                                   f"not divide the dimension {dimension}")  # fmt: skip
+                    raise AnnError(
+                        f"lancedb-ivfpq: sub_vectors={settings['sub_vectors']} does "
+                        f"not divide the dimension {dimension}"
+                    )
                 options["num_sub_vectors"] = settings["sub_vectors"]
             config = from_index.IvfPq(**options)
         else:
-            options.update({name: settings[name] for name in ("m", "ef_construction")
-                            if name in settings})  # fmt: skip
+            options.update(
+                {name: settings[name] for name in ("m", "ef_construction") if name in settings}
+            )
             config = from_index.IvfHnswSq(**options)
         try:
             self._table.create_index("vector", config=config)

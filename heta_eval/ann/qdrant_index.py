@@ -37,11 +37,15 @@ class QdrantIndex:
         )
         self._client.upload_collection(_COLLECTION, vectors=vectors, ids=range(n))
         self.record: dict[str, Any] = {
-            "library": "qdrant-client", "version": version("qdrant-client"),
-            "index": "QdrantLocal (local mode: exact search)", "metric": "dot",
-            "settings": {}, "vectors": n, "dimension": d,
+            "library": "qdrant-client",
+            "version": version("qdrant-client"),
+            "index": "QdrantLocal (local mode: exact search)",
+            "metric": "dot",
+            "settings": {},
+            "vectors": n,
+            "dimension": d,
             "build_seconds": round(time.perf_counter() - started, 3),
-        }  # fmt: skip
+        }
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         models = self._models

@@ -52,36 +52,57 @@ _LARGE = 1 << 24
 #: Each kind's settings, in the order a label writes them; the extra that brings its library.
 KINDS: dict[str, tuple[str, tuple[Setting, ...]]] = {
     "faiss-flat": ("faiss", ()),
-    "faiss-hnsw": ("faiss", (
-        Setting("M", 2, 512, "neighbours per node (default 32)"),
-        Setting("efConstruction", 1, _LARGE, "candidates while building (FAISS: 40)"),
-        Setting("efSearch", 1, _LARGE, "candidates while searching, at least k (FAISS: 16)"),
-    )),
-    "faiss-ivf": ("faiss", (
-        Setting("nlist", 1, _LARGE, "lists (k-means cells; default 4 x sqrt(documents))"),
-        Setting("nprobe", 1, _LARGE, "lists searched per query (FAISS: 1)"),
-    )),
+    "faiss-hnsw": (
+        "faiss",
+        (
+            Setting("M", 2, 512, "neighbours per node (default 32)"),
+            Setting("efConstruction", 1, _LARGE, "candidates while building (FAISS: 40)"),
+            Setting("efSearch", 1, _LARGE, "candidates while searching, at least k (FAISS: 16)"),
+        ),
+    ),
+    "faiss-ivf": (
+        "faiss",
+        (
+            Setting("nlist", 1, _LARGE, "lists (k-means cells; default 4 x sqrt(documents))"),
+            Setting("nprobe", 1, _LARGE, "lists searched per query (FAISS: 1)"),
+        ),
+    ),
     "qdrant": ("qdrant", ()),
     "lancedb": ("lancedb", ()),
-    "lancedb-ivfpq": ("lancedb", (
-        Setting("partitions", 1, _LARGE, "IVF partitions (LanceDB: sqrt(documents))"),
-        Setting("sub_vectors", 1, 65_536, "PQ sub-vectors; must divide the dimension "
-                "(LanceDB: dimension / 16 or / 8)"),
-        Setting("nprobes", 1, _LARGE, "partitions searched per query (LanceDB: 20)"),
-        Setting("refine", 1, 10_000, "re-rank refine x k candidates by exact distance "
-                "(LanceDB: none)"),
-    )),
-    "lancedb-hnsw": ("lancedb", (
-        Setting("partitions", 1, _LARGE, "IVF partitions (LanceDB: sqrt(documents))"),
-        Setting("m", 2, 512, "neighbours per node (LanceDB: 20)"),
-        Setting("ef_construction", 1, _LARGE, "candidates while building (LanceDB: 300)"),
-        Setting("ef", 1, _LARGE, "candidates while searching, at least k (LanceDB: 1.5 x k)"),
-        Setting("nprobes", 1, _LARGE, "partitions searched per query (LanceDB: 20)"),
-    )),
-}  # fmt: skip
+    "lancedb-ivfpq": (
+        "lancedb",
+        (
+            Setting("partitions", 1, _LARGE, "IVF partitions (LanceDB: sqrt(documents))"),
+            Setting(
+                "sub_vectors",
+                1,
+                65_536,
+                "PQ sub-vectors; must divide the dimension (LanceDB: dimension / 16 or / 8)",
+            ),
+            Setting("nprobes", 1, _LARGE, "partitions searched per query (LanceDB: 20)"),
+            Setting(
+                "refine",
+                1,
+                10_000,
+                "re-rank refine x k candidates by exact distance (LanceDB: none)",
+            ),
+        ),
+    ),
+    "lancedb-hnsw": (
+        "lancedb",
+        (
+            Setting("partitions", 1, _LARGE, "IVF partitions (LanceDB: sqrt(documents))"),
+            Setting("m", 2, 512, "neighbours per node (LanceDB: 20)"),
+            Setting("ef_construction", 1, _LARGE, "candidates while building (LanceDB: 300)"),
+            Setting("ef", 1, _LARGE, "candidates while searching, at least k (LanceDB: 1.5 x k)"),
+            Setting("nprobes", 1, _LARGE, "partitions searched per query (LanceDB: 20)"),
+        ),
+    ),
+}
 
-Kind = Literal["faiss-flat", "faiss-hnsw", "faiss-ivf", "qdrant", "lancedb", "lancedb-ivfpq",
-               "lancedb-hnsw"]  # fmt: skip
+Kind = Literal[
+    "faiss-flat", "faiss-hnsw", "faiss-ivf", "qdrant", "lancedb", "lancedb-ivfpq", "lancedb-hnsw"
+]
 
 
 class AnnSpec(BaseModel):
@@ -100,8 +121,10 @@ class AnnSpec(BaseModel):
                 raise ValueError(unknown_setting(self.kind, name))
             setting = known[name]
             if isinstance(value, bool) or not setting.low <= value <= setting.high:
-                raise ValueError(f"{self.kind}: {name} must be an integer from "
-                                 f"{setting.low:,} to {setting.high:,}, got {value}")  # fmt: skip
+                raise ValueError(
+                    f"{self.kind}: {name} must be an integer from "
+                    f"{setting.low:,} to {setting.high:,}, got {value}"
+                )
         return self
 
     @property

@@ -36,24 +36,32 @@ def add_parser(subparsers: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--dataset", required=True, metavar="NAME|PATH",
-                        help="a registered dataset or a folder in the BEIR layout")  # fmt: skip
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        metavar="NAME|PATH",
+        help="a registered dataset or a folder in the BEIR layout",
+    )
     parser.add_argument("--data-dir", help="where registered datasets live")
     parser.add_argument("--split", help="dataset split (default: its evaluation split)")
     parser.add_argument(
-        "--index", action="append", metavar="KIND[:NAME=N,...],...",
+        "--index",
+        action="append",
+        metavar="KIND[:NAME=N,...],...",
         help=f"the indexes, comma-separated, each with its settings (repeatable; default: "
         f"{DEFAULT_INDEXES}); kinds: faiss-flat, faiss-hnsw (M, efConstruction, efSearch), "
         "faiss-ivf (nlist, nprobe), qdrant, lancedb, lancedb-ivfpq (partitions, sub_vectors, "
         "nprobes, refine), lancedb-hnsw (partitions, m, ef_construction, ef, nprobes)",
-    )  # fmt: skip
+    )
     from heta_eval.cli.kb_options import add_vector_arguments
 
     add_vector_arguments(parser)
     parser.add_argument(
-        "--output", type=Path, metavar="FILE.json",
+        "--output",
+        type=Path,
+        metavar="FILE.json",
         help="where the JSON goes (default: results/<dataset>-ann.json)",
-    )  # fmt: skip
+    )
     parser.add_argument("--no-cache", action="store_true", help="encode again, cache nothing")
     parser.add_argument("--quiet", action="store_true", help="no progress")
     parser.set_defaults(handler=handle)
@@ -84,9 +92,16 @@ def handle(args: argparse.Namespace) -> int:
 
     try:
         found = compare_indexes(
-            kb.embeddings, kb.row_scale, vectors, ids, document_ids, qrels, specs,
-            ignore_identical_ids=getattr(benchmark, "ignore_identical_ids", True), on_index=say,
-        )  # fmt: skip
+            kb.embeddings,
+            kb.row_scale,
+            vectors,
+            ids,
+            document_ids,
+            qrels,
+            specs,
+            ignore_identical_ids=getattr(benchmark, "ignore_identical_ids", True),
+            on_index=say,
+        )
     except AnnError as error:
         raise CliError(str(error)) from None
     print(f"\n## {benchmark.name}: exact search and approximate indexes\n")
@@ -94,8 +109,12 @@ def handle(args: argparse.Namespace) -> int:
     print("\n".join(f"- {line}" for line in found.notes()) + "\n")
     from heta_eval.io.write import write_whole
 
-    record = {"dataset": benchmark.name, "score_function": kb.recipe.dense.score_function,
-              "vectors": kb.build_info.get("embeddings"), **found.as_json()}  # fmt: skip
+    record = {
+        "dataset": benchmark.name,
+        "score_function": kb.recipe.dense.score_function,
+        "vectors": kb.build_info.get("embeddings"),
+        **found.as_json(),
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     write_whole(output, json.dumps(record, indent=2) + "\n")
     print(f"written: {output}", file=sys.stderr)
@@ -122,24 +141,43 @@ def _knowledge_base(args: argparse.Namespace, given: dict[str, Any]) -> tuple[An
         cases = list(benchmark.cases())
         own = getattr(benchmark, "recipe", None)
         recipe = own(["vector_search"]) if callable(own) else Recipe(modes=["vector_search"])
-        dense = {**({"score_function": args.score_function} if args.score_function else {}),
-                 **given}  # fmt: skip
+        dense = {
+            **({"score_function": args.score_function} if args.score_function else {}),
+            **given,
+        }
         chunking = {"size": None, "overlap": 0} if given else {}
-        recipe = Recipe.model_validate({
-            **recipe.model_dump(), "dense": {**recipe.dense.model_dump(), **dense},
-            "chunking": {**recipe.chunking.model_dump(), **chunking},
-        })  # fmt: skip
+        recipe = Recipe.model_validate(
+            {
+                **recipe.model_dump(),
+                "dense": {**recipe.dense.model_dump(), **dense},
+                "chunking": {**recipe.chunking.model_dump(), **chunking},
+            }
+        )
         store = corpus_of(benchmark, cache=not args.no_cache, progress=not args.quiet)
         rows = query_rows_of(benchmark, cases) if "query_vectors" in given else None
-        kb = recipe.build(benchmark.name, store, cache_dir=False if args.no_cache else None,
-                          progress=not args.quiet, query_rows=rows)  # fmt: skip
-    except (RegistryError, KeyError, DatasetNotFoundError, DatasetFormatError, ModelLoadError,
-            VectorsError, AnnError) as error:  # fmt: skip
+        kb = recipe.build(
+            benchmark.name,
+            store,
+            cache_dir=False if args.no_cache else None,
+            progress=not args.quiet,
+            query_rows=rows,
+        )
+    except (
+        RegistryError,
+        KeyError,
+        DatasetNotFoundError,
+        DatasetFormatError,
+        ModelLoadError,
+        VectorsError,
+        AnnError,
+    ) as error:
         raise CliError(str(error).strip("'\"")) from None
     except ValidationError as error:
         raise CliError(f"invalid recipe: {error.errors(include_url=False)[0]['msg']}") from None
     table = kb.chunk_table
     if len(table.documents) != len(table):
-        raise CliError("heta-eval ann compares one vector per document; the dataset's recipe "
-                       "cuts documents into passages")  # fmt: skip
+        raise CliError(
+            "heta-eval ann compares one vector per document; the dataset's recipe "
+            "cuts documents into passages"
+        )
     return kb, benchmark, cases

@@ -50,13 +50,16 @@ def ann_from_args(args: argparse.Namespace, modes: list[str], knowledge_base: An
     if args.ann is None:
         return None
     if knowledge_base is not None:
-        raise CliError("--ann indexes the reference knowledge base's vectors, not --kb-url's "
-                       "or --kb-run's")  # fmt: skip
+        raise CliError(
+            "--ann indexes the reference knowledge base's vectors, not --kb-url's or --kb-run's"
+        )
     from heta_eval.ann.spec import DENSE_MODES
 
     if not set(DENSE_MODES) & set(modes):
-        raise CliError(f"--ann is searched by vector_search and hybrid_search; --modes has "
-                       f"neither ({', '.join(modes)})")  # fmt: skip
+        raise CliError(
+            f"--ann is searched by vector_search and hybrid_search; --modes has "
+            f"neither ({', '.join(modes)})"
+        )
     return read_spec("--ann", args.ann)
 
 

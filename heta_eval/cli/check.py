@@ -137,10 +137,18 @@ def _print(results: list[tuple[str, Any]], form: str) -> None:
 
         header = ["system", "dataset", "metric", "score", "reference", "Δ", "status", "source"]
         rows = [
-            [name, r.dataset, r.metric, f"{r.observed:.4f} ({r.aggregate})",
-             f"{r.expected:.4f} ({r.system})", f"{r.delta:+.4f}", r.status, r.source]
+            [
+                name,
+                r.dataset,
+                r.metric,
+                f"{r.observed:.4f} ({r.aggregate})",
+                f"{r.expected:.4f} ({r.system})",
+                f"{r.delta:+.4f}",
+                r.status,
+                r.source,
+            ]
             for name, r in results
-        ]  # fmt: skip
+        ]
         print(Table(header, rows).markdown(), end="")
     else:
         from heta_eval.io.tables import markdown_text

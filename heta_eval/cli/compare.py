@@ -66,14 +66,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--format", choices=("markdown", "latex", "html", "json"), default="markdown"
     )
     add_number(parser, "--seed", rule=SEED, default=0, help="random seed (default 0)")
-    add_number(parser, "--resamples", rule=RESAMPLES, default=10_000,
-               help="permutation and bootstrap resamples (default 10000)")  # fmt: skip
-    add_number(parser, "--confidence", rule=PROBABILITY, default=0.95,
-               help="confidence level of the CI, in (0, 1) (default 0.95)")  # fmt: skip
-    add_number(parser, "--alpha", rule=PROBABILITY, default=0.05,
-               help="significance level for the * marker, in (0, 1) (default 0.05)")  # fmt: skip
-    add_number(parser, "--top", rule=COUNT, default=5,
-               help="queries with the largest gains and losses to list (default 5)")  # fmt: skip
+    add_number(
+        parser,
+        "--resamples",
+        rule=RESAMPLES,
+        default=10_000,
+        help="permutation and bootstrap resamples (default 10000)",
+    )
+    add_number(
+        parser,
+        "--confidence",
+        rule=PROBABILITY,
+        default=0.95,
+        help="confidence level of the CI, in (0, 1) (default 0.95)",
+    )
+    add_number(
+        parser,
+        "--alpha",
+        rule=PROBABILITY,
+        default=0.05,
+        help="significance level for the * marker, in (0, 1) (default 0.05)",
+    )
+    add_number(
+        parser,
+        "--top",
+        rule=COUNT,
+        default=5,
+        help="queries with the largest gains and losses to list (default 5)",
+    )
     parser.add_argument(
         "--missing",
         choices=("intersect", "zero"),
@@ -182,9 +202,15 @@ def load_from_args(
             dataset, unverified = found.info.name, unverified_reason(found.record())
     try:
         return load_systems(
-            args.results, modes=args.modes, qrels=qrels, queries=queries, metrics=metrics,
-            dataset=dataset, unverified=unverified, ignore_identical_ids=ignore_identical_ids,
-        )  # fmt: skip
+            args.results,
+            modes=args.modes,
+            qrels=qrels,
+            queries=queries,
+            metrics=metrics,
+            dataset=dataset,
+            unverified=unverified,
+            ignore_identical_ids=ignore_identical_ids,
+        )
     except (OSError, ValueError) as error:
         raise CliError(str(error)) from None
 
@@ -282,10 +308,16 @@ def pairing_notes(result: Any, systems: Sequence[Any]) -> list[str]:
         base, other = by_name[row.baseline], by_name[row.system]
         if None in (base.source, other.source) or checked.same_data(base.source, other.source):
             continue
-        notes.append(pairing_note(
-            row.metric, own(base, row.metric), own(other, row.metric), paired=row.n,
-            unpaired=row.unpaired, missing=result.settings["missing"],
-        ))  # fmt: skip
+        notes.append(
+            pairing_note(
+                row.metric,
+                own(base, row.metric),
+                own(other, row.metric),
+                paired=row.n,
+                unpaired=row.unpaired,
+                missing=result.settings["missing"],
+            )
+        )
     return notes
 
 
@@ -295,8 +327,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
     conditions = args.conditions
     if conditions and args.baseline:
-        raise CliError("--baseline goes without --fail-if-worse: the gate's baseline is the "
-                       "first RESULTS")  # fmt: skip
+        raise CliError(
+            "--baseline goes without --fail-if-worse: the gate's baseline is the first RESULTS"
+        )
     requested = list(dict.fromkeys(canonical_metric(m) for m in args.metrics or []))
     if conditions:  # the gate's metrics are compared, after those asked for
         requested = list(dict.fromkeys([*requested, *(c.metric for c in conditions)]))
@@ -317,9 +350,14 @@ def run_compare(args: argparse.Namespace) -> int:
             queries.setdefault(qid, text)
     per_query = {s.name: s.per_query for s in systems}
     settings = dict(
-        queries=queries, n_resamples=args.resamples, seed=args.seed, confidence=args.confidence,
-        alpha=args.alpha, top_k=max(args.top, 1), missing=args.missing,
-    )  # fmt: skip
+        queries=queries,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        confidence=args.confidence,
+        alpha=args.alpha,
+        top_k=max(args.top, 1),
+        missing=args.missing,
+    )
     baselines = gate_baselines(args.results, systems) if conditions else None
     try:
         if baselines:
@@ -329,8 +367,14 @@ def run_compare(args: argparse.Namespace) -> int:
             result = compare(per_query, baseline=baseline, metrics=metrics, **settings)
         sliced = None
         if args.slice_by:
-            sliced = slice_comparison(args.slice_by, systems, metrics, settings,
-                                      baseline=result.baseline, baselines=baselines)  # fmt: skip
+            sliced = slice_comparison(
+                args.slice_by,
+                systems,
+                metrics,
+                settings,
+                baseline=result.baseline,
+                baselines=baselines,
+            )
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.allow_different_data:
@@ -349,9 +393,10 @@ def run_compare(args: argparse.Namespace) -> int:
         text = json_text(data)
     else:
         text = {
-            "latex": result.to_latex, "html": result.to_html,
+            "latex": result.to_latex,
+            "html": result.to_html,
             "markdown": lambda: result.to_markdown(deltas=args.top),
-        }[args.format]()  # fmt: skip
+        }[args.format]()
         if sliced is not None:
             text += "\n" + render_slices(sliced, args.format)
     write_output(text, args.output)

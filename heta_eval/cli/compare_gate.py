@@ -20,16 +20,23 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     """``--fail-if-worse``, ``--gate-json``, ``--gate-markdown``."""
     gate = parser.add_argument_group("regression gate")
     gate.add_argument(
-        "--fail-if-worse", action=_ConditionAction, dest="conditions", default=[],
+        "--fail-if-worse",
+        action=_ConditionAction,
+        dest="conditions",
+        default=[],
         metavar="CONDITION",
         help="exit 1 when a candidate is worse than the baseline (the first RESULTS): "
         "METRIC>MARGIN, METRIC>PERCENT%%, METRIC:p<ALPHA or METRIC>MARGIN:p<ALPHA (repeatable)",
-    )  # fmt: skip
-    gate.add_argument("--gate-json", metavar="FILE",
-                      help="write the gate's verdict and every check as JSON")  # fmt: skip
-    gate.add_argument("--gate-markdown", metavar="FILE",
-                      help="write the gate's markdown table (also added to "
-                      "$GITHUB_STEP_SUMMARY when that is set)")  # fmt: skip
+    )
+    gate.add_argument(
+        "--gate-json", metavar="FILE", help="write the gate's verdict and every check as JSON"
+    )
+    gate.add_argument(
+        "--gate-markdown",
+        metavar="FILE",
+        help="write the gate's markdown table (also added to "
+        "$GITHUB_STEP_SUMMARY when that is set)",
+    )
 
 
 class _ConditionAction(argparse.Action):
@@ -53,8 +60,10 @@ def gate_baselines(results: Sequence[str], systems: Sequence[Any]) -> dict[str, 
     base = [s for s in systems if s.source == first] or [systems[0]]
     candidates = [s for s in systems if s not in base]
     if not candidates:
-        raise CliError(f"the gate needs a candidate beside the baseline {results[0]}: give the "
-                       "results to check after it")  # fmt: skip
+        raise CliError(
+            f"the gate needs a candidate beside the baseline {results[0]}: give the "
+            "results to check after it"
+        )
     if len(base) == 1:
         return {s.name: base[0].name for s in candidates}
     by_mode = {s.mode: s.name for s in base}

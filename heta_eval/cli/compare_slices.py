@@ -15,11 +15,12 @@ __all__ = ["add_slice_argument", "render_slices", "slice_comparison", "slice_val
 def add_slice_argument(parser: argparse.ArgumentParser) -> None:
     """``--slice-by FIELD``."""
     parser.add_argument(
-        "--slice-by", metavar="FIELD",
+        "--slice-by",
+        metavar="FIELD",
         help="also compare within each slice of the queries: query_length, subset (a folder "
         "of sub-benchmarks: CQADupStack's forum), or a field the results folders recorded "
         "(run --slice-by FIELD)",
-    )  # fmt: skip
+    )
 
 
 def slice_values(field: str, systems: Sequence[Any]) -> dict[str, str]:
@@ -71,9 +72,14 @@ def slice_comparison(
     slices = slice_values(field, systems)
     per_query = {s.name: s.per_query for s in systems}
     return compare_by_slice(
-        per_query, slices, field=canonical_field(field), baseline=baseline, baselines=baselines,
-        metrics=metrics, **settings,
-    )  # fmt: skip
+        per_query,
+        slices,
+        field=canonical_field(field),
+        baseline=baseline,
+        baselines=baselines,
+        metrics=metrics,
+        **settings,
+    )
 
 
 def render_slices(sliced: Any, form: str) -> str:
@@ -93,10 +99,27 @@ def render_slices(sliced: Any, form: str) -> str:
         else:
             plain = Table(table.header, table.rows)  # as the overall table: no alignment row
             blocks.append(f"**{markdown_text(title)}**\n\n" + plain.markdown())
-    rows = [[r.metric, r.system, r.baseline, str(r.slices), fixed(r.baseline_mean),
-             fixed(r.system_mean), signed(r.diff)] for r in sliced.macro]  # fmt: skip
-    header = ["metric", "system", "baseline", "slices", "baseline mean of slices",
-              "system mean of slices", "Δ"]  # fmt: skip
+    rows = [
+        [
+            r.metric,
+            r.system,
+            r.baseline,
+            str(r.slices),
+            fixed(r.baseline_mean),
+            fixed(r.system_mean),
+            signed(r.diff),
+        ]
+        for r in sliced.macro
+    ]
+    header = [
+        "metric",
+        "system",
+        "baseline",
+        "slices",
+        "baseline mean of slices",
+        "system mean of slices",
+        "Δ",
+    ]
     macro = Table(header, rows, align="lllrrrr")
     caption = (
         f"Mean of the slices' means by {sliced.field} (each slice weighs alike; for "

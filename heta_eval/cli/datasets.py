@@ -64,8 +64,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     download.add_argument("--url", help="download from this URL instead (a mirror)")
     download.add_argument("--md5", help="expected md5 of the archive (with --url)")
-    add_number(download, "--retries", rule=RETRIES, default=2,
-               help="attempts after the first (default: 2)")  # fmt: skip
+    add_number(
+        download, "--retries", rule=RETRIES, default=2, help="attempts after the first (default: 2)"
+    )
     download.set_defaults(handler=run_download)
 
     validate = actions.add_parser(

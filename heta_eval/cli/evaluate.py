@@ -160,13 +160,19 @@ def _evaluate(args: argparse.Namespace, path: Any, qrels: dict, ignore_ids: bool
     try:
         if args.measures is not None:
             return evaluate_run_file(
-                qrels, path, measures=args.measures, duplicates=args.duplicates,
+                qrels,
+                path,
+                measures=args.measures,
+                duplicates=args.duplicates,
                 ignore_identical_ids=ignore_ids,
-            )  # fmt: skip
+            )
         return evaluate_run_file(
-            qrels, path, _k_values(args.k), duplicates=args.duplicates,
+            qrels,
+            path,
+            _k_values(args.k),
+            duplicates=args.duplicates,
             ignore_identical_ids=ignore_ids,
-        )  # fmt: skip
+        )
     except (OSError, TrecFormatError, InputError, UnknownMeasureError) as error:
         raise CliError(str(error)) from None
 

@@ -43,20 +43,43 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("results", nargs="+", metavar="RESULTS", help="results folders")
     parser.add_argument("--to", choices=("mteb", "ranx"), required=True, help="the format")
     parser.add_argument("--output", "-o", required=True, help="the folder to write into")
-    parser.add_argument("--mode", action="append", dest="modes", metavar="MODE",
-                        help="only these modes (repeatable)")  # fmt: skip
+    parser.add_argument(
+        "--mode",
+        action="append",
+        dest="modes",
+        metavar="MODE",
+        help="only these modes (repeatable)",
+    )
     mteb = parser.add_argument_group("MTEB")
     mteb.add_argument("--model-name", help="the model's name (default: heta-eval/<mode>)")
-    mteb.add_argument("--revision", default="no_revision_available",
-                      help="the model's revision (default: no_revision_available)")  # fmt: skip
+    mteb.add_argument(
+        "--revision",
+        default="no_revision_available",
+        help="the model's revision (default: no_revision_available)",
+    )
     mteb.add_argument("--task-name", help="the MTEB task of a dataset of your own")
     ranx = parser.add_argument_group("ranx")
-    ranx.add_argument("--metric", action="append", dest="metrics", metavar="METRIC",
-                      help="the report's metrics (default: ndcg@10 and recall@100)")  # fmt: skip
-    add_number(ranx, "--alpha", rule=PROBABILITY, default=0.05,
-               help="the report's max_p, in (0, 1) (default 0.05)")  # fmt: skip
-    add_number(ranx, "--resamples", rule=RESAMPLES, default=10_000,
-               help="randomization test sign flips (default 10000)")  # fmt: skip
+    ranx.add_argument(
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="the report's metrics (default: ndcg@10 and recall@100)",
+    )
+    add_number(
+        ranx,
+        "--alpha",
+        rule=PROBABILITY,
+        default=0.05,
+        help="the report's max_p, in (0, 1) (default 0.05)",
+    )
+    add_number(
+        ranx,
+        "--resamples",
+        rule=RESAMPLES,
+        default=10_000,
+        help="randomization test sign flips (default 10000)",
+    )
     add_number(ranx, "--seed", rule=SEED, default=0, help="random seed (default 0)")
     add_different_data_argument(parser)
     parser.set_defaults(handler=run_export)
@@ -94,14 +117,20 @@ def _mteb(args: argparse.Namespace) -> list[Path]:
     for folder in args.results:
         modes = _modes(folder, args.modes)
         if args.model_name and (len(modes) > 1 or len(args.results) > 1):
-            raise CliError("--model-name names one model: choose one results folder and one "
-                           f"--mode (the folder holds {', '.join(modes)})")  # fmt: skip
+            raise CliError(
+                "--model-name names one model: choose one results folder and one "
+                f"--mode (the folder holds {', '.join(modes)})"
+            )
         for mode in modes:
             try:
                 written += export_mteb(
-                    folder, args.output, mode=mode, revision=args.revision,
-                    model_name=args.model_name or f"heta-eval/{mode}", task=args.task_name,
-                )  # fmt: skip
+                    folder,
+                    args.output,
+                    mode=mode,
+                    revision=args.revision,
+                    model_name=args.model_name or f"heta-eval/{mode}",
+                    task=args.task_name,
+                )
             except (MtebFormatError, OSError) as error:
                 raise CliError(str(error)) from None
     return written
@@ -131,8 +160,9 @@ def _ranx(args: argparse.Namespace) -> list[Path]:
         systems = load_systems(args.results, modes=args.modes)
         if len(systems) > 1:
             metrics = [canonical_metric(m) for m in args.metrics or ("ndcg@10", "recall@100")]
-            report = ranx_report(systems, metrics, max_p=args.alpha,
-                                 n_resamples=args.resamples, seed=args.seed)  # fmt: skip
+            report = ranx_report(
+                systems, metrics, max_p=args.alpha, n_resamples=args.resamples, seed=args.seed
+            )
             write("report.json", _plain(report.to_dict()))
     except (OSError, ValueError, ModuleNotFoundError) as error:  # ranx not installed
         raise CliError(str(error)) from None

@@ -11,8 +11,20 @@ from typing import Any
 from heta_eval.cli import CliError
 from heta_eval.cli.numbers import DEPTH, FINITE, FOLDS, RRF_K, SEED, STEP, add_number, numbers
 
-METHODS = ("rrf", "sum", "mnz", "anz", "max", "min", "med", "wsum", "isr", "log_isr",
-           "bordafuse", "condorcet")  # fmt: skip
+METHODS = (
+    "rrf",
+    "sum",
+    "mnz",
+    "anz",
+    "max",
+    "min",
+    "med",
+    "wsum",
+    "isr",
+    "log_isr",
+    "bordafuse",
+    "condorcet",
+)
 NORMS = ("min-max", "max", "sum", "zmuv", "rank", "borda", "none")
 
 EPILOG = """examples:
@@ -61,8 +73,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     tuning.add_argument("--tune-split", help="tune on this split of --dataset instead")
     tuning.add_argument("--train-qrels", help="tune on these judgments instead")
     add_number(tuning, "--seed", rule=SEED, default=0, help="the folds' shuffle (default: 0)")
-    add_number(tuning, "--step", rule=STEP, default=0.1,
-               help="wsum's weight step, dividing 1 (0.1)")  # fmt: skip
+    add_number(
+        tuning, "--step", rule=STEP, default=0.1, help="wsum's weight step, dividing 1 (0.1)"
+    )
     parser.set_defaults(handler=run_fuse, duplicates="error")
 
 

@@ -75,15 +75,20 @@ def tune(args: argparse.Namespace, runs: list[dict], labels: list[str]) -> dict:
         print(f"held-out {args.optimize} on {len(test)} other queries: {tuned.score:.5f}")
         return tuned.run
     folds = 5 if args.folds is None else args.folds
-    tuned = cross_validate(runs, args.method, args.norm, test, measure, folds=folds,
-                           seed=args.seed, **common)  # fmt: skip
+    tuned = cross_validate(
+        runs, args.method, args.norm, test, measure, folds=folds, seed=args.seed, **common
+    )
     print(f"runs: {', '.join(labels)}; {args.method}, norm {args.norm}")
     print(f"{folds}-fold cross-validation over {len(test)} judged queries (seed {args.seed}):")
     for i, (params, queries, score) in enumerate(
         zip(tuned.settings, tuned.fold_queries, tuned.fold_scores, strict=True), 1
     ):
-        print(f"  fold {i}: {_setting(params)}  held-out {args.optimize} {score:.5f} "
-              f"({len(queries)} queries)")  # fmt: skip
-    print(f"held-out {args.optimize} (each query scored by weights tuned without it): "
-          f"{tuned.score:.5f}")  # fmt: skip
+        print(
+            f"  fold {i}: {_setting(params)}  held-out {args.optimize} {score:.5f} "
+            f"({len(queries)} queries)"
+        )
+    print(
+        f"held-out {args.optimize} (each query scored by weights tuned without it): "
+        f"{tuned.score:.5f}"
+    )
     return tuned.run

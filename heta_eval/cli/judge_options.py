@@ -34,10 +34,11 @@ def add_judge_arguments(parser: Any) -> None:
         help="seconds per judge call (default: 30)",
     )
     judge.add_argument(
-        "--dry-run", action="store_true",
+        "--dry-run",
+        action="store_true",
         help="with --judge: query, then count the judge calls and tokens; call no judge, "
         "write no results",
-    )  # fmt: skip
+    )
 
 
 def judge_from_args(args: argparse.Namespace) -> Any:
@@ -53,9 +54,12 @@ def judge_from_args(args: argparse.Namespace) -> Any:
     try:
         client = LLMClient.from_env(policy=RetryPolicy(timeout=args.judge_timeout))
         return LLMJudge(
-            client, repeats=args.judge_repeats, prices=args.judge_prices, cache=cache,
+            client,
+            repeats=args.judge_repeats,
+            prices=args.judge_prices,
+            cache=cache,
             dry_run=args.dry_run,
-        )  # fmt: skip
+        )
     except ValueError as error:
         raise CliError(str(error)) from None
 

@@ -151,27 +151,33 @@ def add_vector_arguments(parser: Any) -> None:
         "your own vectors (vector_search, hybrid_search; docs/scale.md)"
     )
     vectors.add_argument(
-        "--corpus-embeddings", type=Path, metavar="C.npy",
+        "--corpus-embeddings",
+        type=Path,
+        metavar="C.npy",
         help="the documents' vectors instead of encoding them: a .npy of float16 or float32 "
         "rows, one per line of corpus.jsonl, in its order (memory-mapped; documents are not "
         "chunked)",
-    )  # fmt: skip
+    )
     vectors.add_argument(
-        "--query-embeddings", type=Path, metavar="Q.npy",
+        "--query-embeddings",
+        type=Path,
+        metavar="Q.npy",
         help="the queries' vectors too: one row per line of queries.jsonl (default: the "
         "recipe's model encodes the queries)",
-    )  # fmt: skip
+    )
     vectors.add_argument(
-        "--score-function", choices=["cos_sim", "dot"],
+        "--score-function",
+        choices=["cos_sim", "dot"],
         help="how vectors score (BEIR's names; default: cos_sim)",
-    )  # fmt: skip
+    )
     vectors.add_argument(
-        "--ann", metavar="KIND[:NAME=N,...]",
+        "--ann",
+        metavar="KIND[:NAME=N,...]",
         help="search the vectors through an approximate index instead of exactly: faiss-flat, "
         "faiss-hnsw (M, efConstruction, efSearch), faiss-ivf (nlist, nprobe), qdrant, lancedb, "
         "lancedb-ivfpq, lancedb-hnsw; the modes are named after it (vector_search+faiss-hnsw; "
         "docs/ann.md)",
-    )  # fmt: skip
+    )
 
 
 def given_vectors(args: argparse.Namespace, modes: list[str]) -> dict[str, Any]:
@@ -182,8 +188,10 @@ def given_vectors(args: argparse.Namespace, modes: list[str]) -> dict[str, Any]:
     if args.corpus_embeddings is None:
         return {}
     if not {"vector_search", "hybrid_search"} & set(modes):
-        raise CliError("--corpus-embeddings is searched by vector_search and hybrid_search; "
-                       f"--modes has neither ({', '.join(modes)})")  # fmt: skip
+        raise CliError(
+            "--corpus-embeddings is searched by vector_search and hybrid_search; "
+            f"--modes has neither ({', '.join(modes)})"
+        )
     from heta_eval.reference.given_vectors import VectorsError, VectorsFile
 
     try:

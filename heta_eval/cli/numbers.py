@@ -129,8 +129,9 @@ def _shown(bound: float) -> str:
 class _Checked(argparse.Action):
     """Reads an option's text with its :class:`Number` as the command line is parsed."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, *, rule: Number,
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, rule: Number, **kwargs: Any
+    ) -> None:
         super().__init__(option_strings, dest, **kwargs)
         self.rule = rule
         default = kwargs.get("default")
@@ -164,8 +165,12 @@ PROBABILITY = Number(float, 0, 1, low_open=True, high_open=True)
 #: A random seed (numpy's generators take 64 bits).
 SEED = Number(int, 0, 2**64 - 1)
 #: Resamples of a paired test or a bootstrap.
-RESAMPLES = Number(int, 1, MAX_RESAMPLES, why="more resamples resolve p-values no finer than "
-                   "1e-7 does, at the cost of time and memory")  # fmt: skip
+RESAMPLES = Number(
+    int,
+    1,
+    MAX_RESAMPLES,
+    why="more resamples resolve p-values no finer than 1e-7 does, at the cost of time and memory",
+)
 #: A count of things to list or retry (0 allowed).
 COUNT = Number(int, 0, 1_000_000)
 #: A rank cutoff, as every measure's (2**63 - 1: an int64).
@@ -173,16 +178,29 @@ CUTOFF = Number(int, 1, _INT64)
 #: Documents a fused run keeps per query.
 DEPTH = CUTOFF
 #: The hits a run asks per query.
-HITS = Number(int, 1, MAX_HITS, why="the hits a run asks of the knowledge base per query, "
-              "kept for every query")  # fmt: skip
+HITS = Number(
+    int,
+    1,
+    MAX_HITS,
+    why="the hits a run asks of the knowledge base per query, kept for every query",
+)
 #: First-stage results a cross-encoder rescores per query.
-RERANK_DEPTH = Number(int, 1, MAX_HITS, why="each is a (query, document) pair the cross-encoder "
-                      "scores, for every query")  # fmt: skip
+RERANK_DEPTH = Number(
+    int,
+    1,
+    MAX_HITS,
+    why="each is a (query, document) pair the cross-encoder scores, for every query",
+)
 #: Cross-validation folds.
 FOLDS = Number(int, 2, 1_000_000)
 #: rrf's k.
-RRF_K = Number(float, 0, MAX_RRF_K, why="beyond it 1 / (k + rank) no longer tells ranks "
-               "apart in the float32 scores trec_eval ranks by")  # fmt: skip
+RRF_K = Number(
+    float,
+    0,
+    MAX_RRF_K,
+    why="beyond it 1 / (k + rank) no longer tells ranks "
+    "apart in the float32 scores trec_eval ranks by",
+)
 #: wsum's weight step when tuning (the grid it makes is checked by the fusion's own rule).
 STEP = Number(float, 0, 1, low_open=True)
 #: Seconds to wait for something (a query, a judge call): up to a day.

@@ -42,7 +42,8 @@ def executor_from_args(args: argparse.Namespace) -> Any:
 
     try:
         parse_address(args.ray)
-        return RayExecutor(args.ray, shard_size=args.ray_shard_size,
-                           program=f"heta-eval {args.command}").start()  # fmt: skip
+        return RayExecutor(
+            args.ray, shard_size=args.ray_shard_size, program=f"heta-eval {args.command}"
+        ).start()
     except (ValueError, RayUnavailableError) as error:
         raise CliError(str(error)) from None

@@ -34,9 +34,11 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("results", nargs="+", metavar="RESULTS", help="results folders")
     parser.add_argument(
-        "-o", "--output", type=Path,
+        "-o",
+        "--output",
+        type=Path,
         help="the HTML file to write (default: report.html in the first folder)",
-    )  # fmt: skip
+    )
     parser.add_argument("--data-dir", help="where the dataset lives (default: $HETA_EVAL_DATA)")
     parser.add_argument("--title", help="the report's title (default: the dataset names)")
     add_different_data_argument(parser)
@@ -49,9 +51,12 @@ def handle(args: argparse.Namespace) -> int:
 
     try:
         path = write_report(
-            args.results, args.output, data_dir=args.data_dir, title=args.title,
+            args.results,
+            args.output,
+            data_dir=args.data_dir,
+            title=args.title,
             allow_different_data=args.allow_different_data,
-        )  # fmt: skip
+        )
     except (ReportError, ResultsFormatError, OSError) as error:
         raise CliError(str(error)) from None
     print(f"report: {path}", file=sys.stderr)

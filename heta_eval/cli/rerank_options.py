@@ -34,16 +34,22 @@ def add_rerank_arguments(parser: Any) -> None:
     """Add the second stage's options to ``parser`` (their own group)."""
     group = parser.add_argument_group("a second stage (docs/rerank.md)")
     group.add_argument(
-        "--rerank", metavar="MODEL",
+        "--rerank",
+        metavar="MODEL",
         help="rerank each mode M's results with a cross-encoder (a sentence-transformers "
         "CrossEncoder name or folder), as BEIR's Rerank does: adds the mode M+rerank",
-    )  # fmt: skip
-    add_number(group, "--rerank-depth", rule=RERANK_DEPTH,
-               help="first-stage results rescored per query (default: 100, as BEIR)")  # fmt: skip
+    )
+    add_number(
+        group,
+        "--rerank-depth",
+        rule=RERANK_DEPTH,
+        help="first-stage results rescored per query (default: 100, as BEIR)",
+    )
     group.add_argument(
-        "--rerank-precision", choices=["auto", "float32", "bfloat16", "float16"],
+        "--rerank-precision",
+        choices=["auto", "float32", "bfloat16", "float16"],
         help="the cross-encoder's precision (default: auto, the encoder's route here)",
-    )  # fmt: skip
+    )
     group.add_argument(
         "--rerank-label",
         metavar="NAME",
@@ -95,8 +101,10 @@ query, which caps recall@100
         return None
     deepest = max(metric.k for metric in capped)
     names = ", ".join(metric.name for metric in capped)
-    return (f"warning: --rerank-depth {depth} is below k = {deepest}: a reranked mode holds "
-            f"at most {depth} documents a query, which caps {names}")  # fmt: skip
+    return (
+        f"warning: --rerank-depth {depth} is below k = {deepest}: a reranked mode holds "
+        f"at most {depth} documents a query, which caps {names}"
+    )
 
 
 def second_stage(
@@ -132,9 +140,14 @@ def second_stage(
             corpus_of(benchmark, cache=not args.no_cache) if spec.level == "document" else None
         )
         wrapped = RerankingKnowledgeBase(
-            knowledge_base, reranker, depth=spec.depth, level=spec.level, documents=documents,
-            progress=not args.quiet, identity=spec.identity(),
-        )  # fmt: skip
+            knowledge_base,
+            reranker,
+            depth=spec.depth,
+            level=spec.level,
+            documents=documents,
+            progress=not args.quiet,
+            identity=spec.identity(),
+        )
         return None, wrapped, asked
     if recipe is None:
         default = getattr(benchmark, "recipe", None)

@@ -100,8 +100,9 @@ def add_parser(subparsers: Any) -> None:
         "--modes", default=ALL_MODES, help=f"comma-separated (default: {ALL_MODES})"
     )
     add_number(system, "--chunk-size", rule=CHUNK, help="override the recipe's chunk size")
-    add_number(system, "--chunk-overlap", rule=CHUNK_OVERLAP,
-               help="override the recipe's chunk overlap")  # fmt: skip
+    add_number(
+        system, "--chunk-overlap", rule=CHUNK_OVERLAP, help="override the recipe's chunk overlap"
+    )
     system.add_argument("--no-cache", action="store_true", help="rebuild indexes, cache nothing")
     system.add_argument(
         "--device", help="where the dense encoder runs: auto (default: CUDA if visible), cpu, cuda"
@@ -132,15 +133,17 @@ def add_parser(subparsers: Any) -> None:
         "sees k documents after a self-hit is removed (the summary records both)",
     )
     run.add_argument("--output", type=Path, help="results folder (default: results/<name>)")
-    add_number(run, "--concurrency", rule=CONCURRENCY, default=8,
-               help="queries in flight (default: 8)")  # fmt: skip
+    add_number(
+        run, "--concurrency", rule=CONCURRENCY, default=8, help="queries in flight (default: 8)"
+    )
     add_number(run, "--timeout", rule=SECONDS, default=120.0, help="seconds per query")
     run.add_argument("--fresh", action="store_true", help="discard earlier results in --output")
     run.add_argument(
-        "--no-wait", action="store_true",
+        "--no-wait",
+        action="store_true",
         help="when another run is writing the results folder, stop at once (exit status 5) "
         "instead of waiting for it",
-    )  # fmt: skip
+    )
     add_slice_argument(run)
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     add_ray_arguments(run)
@@ -215,9 +218,16 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
 
     from heta_eval.reference import Recipe
 
-    overrides = (args.chunk_size, args.chunk_overlap, args.device, args.precision,
-                 args.corpus_embeddings, args.query_embeddings, args.score_function,
-                 args.ann_spec)  # fmt: skip
+    overrides = (
+        args.chunk_size,
+        args.chunk_overlap,
+        args.device,
+        args.precision,
+        args.corpus_embeddings,
+        args.query_embeddings,
+        args.score_function,
+        args.ann_spec,
+    )
     if not args.recipe and all(value is None for value in overrides):
         return None  # the runner takes the benchmark's own (BEIR: whole documents)
     given = given_vectors(args, modes)
@@ -229,25 +239,35 @@ def _recipe(args: argparse.Namespace, modes: list[str], benchmark: Any) -> Any:
         else:
             recipe = Recipe(modes=modes)
         if args.chunk_size is not None or args.chunk_overlap is not None:
-            chunking = recipe.chunking.model_copy(update={
-                key: value for key, value in
-                (("size", args.chunk_size), ("overlap", args.chunk_overlap)) if value is not None
-            })  # fmt: skip
+            chunking = recipe.chunking.model_copy(
+                update={
+                    key: value
+                    for key, value in (("size", args.chunk_size), ("overlap", args.chunk_overlap))
+                    if value is not None
+                }
+            )
             recipe = Recipe.model_validate(
                 {**recipe.model_dump(), "chunking": chunking.model_dump()}
             )
         dense = {
-            key: value for key, value in
-            (("device", args.device), ("precision", args.precision),
-             ("score_function", args.score_function), ("ann", args.ann_spec)) if value is not None
-        }  # fmt: skip
+            key: value
+            for key, value in (
+                ("device", args.device),
+                ("precision", args.precision),
+                ("score_function", args.score_function),
+                ("ann", args.ann_spec),
+            )
+            if value is not None
+        }
         if given:  # one vector per document: documents stay whole
             dense.update(given)
             if args.chunk_size is None:
                 recipe = Recipe.model_validate(
-                    {**recipe.model_dump(), "chunking": {**recipe.chunking.model_dump(),
-                                                         "size": None, "overlap": 0}}
-                )  # fmt: skip
+                    {
+                        **recipe.model_dump(),
+                        "chunking": {**recipe.chunking.model_dump(), "size": None, "overlap": 0},
+                    }
+                )
         if dense:
             recipe = Recipe.model_validate(
                 {**recipe.model_dump(), "dense": {**recipe.dense.model_dump(), **dense}}
@@ -280,8 +300,10 @@ def handle(args: argparse.Namespace) -> int:
         modes = [text.partition("=")[0].strip() for text in args.kb_run]
     knowledge_base = knowledge_base_from_args(args, tuple(modes))
     if knowledge_base is not None and args.corpus_embeddings is not None:
-        raise CliError("--corpus-embeddings are searched by the reference knowledge base, not "
-                       "by --kb-url or --kb-run")  # fmt: skip
+        raise CliError(
+            "--corpus-embeddings are searched by the reference knowledge base, not "
+            "by --kb-url or --kb-run"
+        )
     chosen = _check_options(args, modes)
     args.ann_spec = ann_from_args(args, modes, knowledge_base)
     args.rerank_spec = rerank_spec(args)
@@ -310,9 +332,12 @@ def handle(args: argparse.Namespace) -> int:
         name = sample_name(name, spec)
     output = args.output or Path("results") / name.replace("/", "-")
     runner = BenchmarkRunner(
-        top_k=args.top_k, concurrency=args.concurrency, query_timeout=args.timeout,
-        progress=not args.quiet, executor=executor_from_args(args),
-    )  # fmt: skip
+        top_k=args.top_k,
+        concurrency=args.concurrency,
+        query_timeout=args.timeout,
+        progress=not args.quiet,
+        executor=executor_from_args(args),
+    )
     all_results = []
     try:
         benchmarks = _benchmarks(args)
@@ -325,20 +350,27 @@ def handle(args: argparse.Namespace) -> int:
         print(f"heta-eval run: error: {error}", file=sys.stderr)
         return EXIT_BUSY
     except (
-        DatasetNotFoundError, DatasetFormatError, BenchmarkFormatError, RunConfigurationError,
-        ModelLoadError, VectorsError, AnnError,
+        DatasetNotFoundError,
+        DatasetFormatError,
+        BenchmarkFormatError,
+        RunConfigurationError,
+        ModelLoadError,
+        VectorsError,
+        AnnError,
         ResultsFormatError,  # a results folder whose files cannot be read: file and line
         RayRunError,  # Ray gave up mid-run: what failed, what is kept, how to resume
         SliceError,  # --slice-by names a field that cannot group the cases
         SampleError,  # --sample asks more queries than the dataset has, or too few documents
-    ) as error:  # fmt: skip
+    ) as error:
         raise CliError(str(error)) from None
     if len(all_results) > 1:
         print(macro_table(name, all_results))
     for mode, count in member(knowledge_base, "unanswered").items():
         if count:  # scored 0, as trec_eval -c counts them: said, never silent
-            print(f"warning: {mode}: {count} cases have no line in its run file and score 0",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"warning: {mode}: {count} cases have no line in its run file and score 0",
+                file=sys.stderr,
+            )
     return exit_status(all_results)
 
 
@@ -362,20 +394,24 @@ def _run_one(
         args, args.rerank_spec, benchmark, recipe, knowledge_base, modes, scoring
     )
     held = (
-        nullcontext() if args.dry_run
-        else folder_lock(folder, modes=modes, wait=not args.no_wait)
-    )  # fmt: skip
+        nullcontext() if args.dry_run else folder_lock(folder, modes=modes, wait=not args.no_wait)
+    )
     with held:
         if args.fresh and not args.dry_run:
             empty_folder(folder)
         target = "(dry run: nothing written)" if args.dry_run else folder
         print(f"== {benchmark.name}: modes {', '.join(modes)} -> {target}", file=sys.stderr)
         results = runner.run(
-            benchmark=benchmark, recipe=recipe, knowledge_base_name=args.kb_name,
-            query_modes=tuple(modes), evaluators=scoring,
-            knowledge_base=knowledge_base, output_dir=None if args.dry_run else folder,
-            cache_dir=False if args.no_cache else None, slice_by=args.slice_by,
-        )  # fmt: skip
+            benchmark=benchmark,
+            recipe=recipe,
+            knowledge_base_name=args.kb_name,
+            query_modes=tuple(modes),
+            evaluators=scoring,
+            knowledge_base=knowledge_base,
+            output_dir=None if args.dry_run else folder,
+            cache_dir=False if args.no_cache else None,
+            slice_by=args.slice_by,
+        )
         if args.dry_run:
             print("\n".join(dry_run_lines(results.summary.usage)))
             return None

@@ -16,29 +16,39 @@ __all__ = ["add_sample_arguments", "add_slice_argument", "sample_spec"]
 def add_sample_arguments(group: Any) -> None:
     """``--sample N``, ``--sample-seed``, ``--sample-documents``."""
     add_number(
-        group, "--sample", rule=SAMPLE,
+        group,
+        "--sample",
+        rule=SAMPLE,
         help="run a seeded sample of N judged queries of a BEIR dataset, with every "
         "document they judge and unjudged distractors (written once under the cache; named "
         "NAME-sample-N-seed-S, never compared with the full dataset's results)",
-    )  # fmt: skip
+    )
     add_number(
-        group, "--sample-seed", rule=SEED, default=0,
+        group,
+        "--sample-seed",
+        rule=SEED,
+        default=0,
         help="the sample's seed (default 0; one seed's samples nest: 50 inside 100)",
-    )  # fmt: skip
+    )
     add_number(
-        group, "--sample-documents", rule=SAMPLE,
+        group,
+        "--sample-documents",
+        rule=SAMPLE,
         help="documents in the sample in all (default: the full corpus's documents per "
         "query, times N)",
-    )  # fmt: skip
+    )
 
 
 def add_slice_argument(group: Any) -> None:
     """``--slice-by FIELD`` (repeatable)."""
     group.add_argument(
-        "--slice-by", action="append", default=[], metavar="FIELD",
+        "--slice-by",
+        action="append",
+        default=[],
+        metavar="FIELD",
         help="keep per-slice means in summary.json, the table and the report: query_length, "
         "subset (CQADupStack's forum), or a case or query metadata field (repeatable)",
-    )  # fmt: skip
+    )
 
 
 def sample_spec(args: argparse.Namespace) -> Any:

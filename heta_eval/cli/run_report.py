@@ -97,8 +97,9 @@ def exit_status(all_results: list[Any]) -> int:
             print(f"  {count:>6} × {reason}", file=sys.stderr)
         print("  (every error is in per_query.jsonl)", file=sys.stderr)
     if any(mode.answered == 0 and mode.cases for mode in modes):
-        print("error: no query was answered in some mode; its numbers mean nothing",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "error: no query was answered in some mode; its numbers mean nothing", file=sys.stderr
+        )
         return EXIT_NOTHING_ANSWERED
     if any(results.partial for results in all_results):
         print(

@@ -122,8 +122,14 @@ def handle(args: argparse.Namespace) -> int:
     datasets = _datasets(_split(args.datasets))
     _check_fusion(args)
     try:
-        sweep = Sweep(datasets, _recipes(args.recipes), modes, args.output,
-                      data_dir=args.data_dir, top_k=args.top_k)  # fmt: skip
+        sweep = Sweep(
+            datasets,
+            _recipes(args.recipes),
+            modes,
+            args.output,
+            data_dir=args.data_dir,
+            top_k=args.top_k,
+        )
         sweep.load_manifest()  # a folder of another sweep is refused before any work
         manifest = sweep.run(
             executor=executor_from_args(args), log=lambda line: print(line, file=sys.stderr)
@@ -142,8 +148,10 @@ def handle(args: argparse.Namespace) -> int:
     report_after_sweep(args.output, manifest)
     failed = [cid for cid, state in manifest["cells"].items() if state.get("status") != "done"]
     if failed:
-        print(f"warning: {len(failed)} cells failed (rerun to retry): {', '.join(failed)}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"warning: {len(failed)} cells failed (rerun to retry): {', '.join(failed)}",
+            file=sys.stderr,
+        )
         return 1
     print(f"sweep: {args.output} ({len(sweep.cells)} cells)", file=sys.stderr)
     return 0
@@ -176,8 +184,9 @@ def _fusion_board(args: argparse.Namespace, sweep: Any, manifest: Any, methods: 
         return load_beir(found.folder, found.split).qrels
 
     try:
-        scores = fused_scores(sweep, manifest, methods, _measure(args.metric), qrels_for,
-                              folds=args.fuse_folds)  # fmt: skip
+        scores = fused_scores(
+            sweep, manifest, methods, _measure(args.metric), qrels_for, folds=args.fuse_folds
+        )
     except FusionError as error:
         raise CliError(f"--fuse: {error}") from None
     title = "fused modes (strict means; wsum's weights tuned by cross-validation, held out)"

@@ -125,24 +125,40 @@ class Comparison:
         """The comparison table (markdown's words; LaTeX's own in each cell's ``latex``)."""
         level = round(100 * self.settings["confidence"])
         header: list[CellValue] = [
-            Cell("metric", latex="Metric"), Cell("system", latex="System"),
-            Cell("baseline", latex="Baseline"), Cell("system mean", latex="System"),
-            Cell("Δ", latex=r"$\Delta$"), Cell(f"{level}% CI", latex=f"{level}\\% CI"),
-            Cell("p (t)", latex="$p_t$"), Cell("p (perm)", latex="$p_{perm}$"),
+            Cell("metric", latex="Metric"),
+            Cell("system", latex="System"),
+            Cell("baseline", latex="Baseline"),
+            Cell("system mean", latex="System"),
+            Cell("Δ", latex=r"$\Delta$"),
+            Cell(f"{level}% CI", latex=f"{level}\\% CI"),
+            Cell("p (t)", latex="$p_t$"),
+            Cell("p (perm)", latex="$p_{perm}$"),
             Cell("p Holm (t)", latex="$p_t^{Holm}$"),
-            Cell("p Holm (perm)", latex="$p_{perm}^{Holm}$"), "W/T/L",
-        ]  # fmt: skip
+            Cell("p Holm (perm)", latex="$p_{perm}^{Holm}$"),
+            "W/T/L",
+        ]
         rows = []
         for r in self.rows:
             star = r.significant(self.settings["alpha"])
-            diff = Cell(signed(r.diff) + ("*" if star else ""),
-                        latex=latex_text(signed(r.diff)) + ("$^*$" if star else ""))  # fmt: skip
-            rows.append([
-                r.metric, r.system, fixed(r.mean_baseline), fixed(r.mean_system), diff,
-                f"[{signed(r.ci_low)}, {signed(r.ci_high)}]", pval(r.p_ttest),
-                pval(r.p_permutation), pval(r.p_ttest_holm), pval(r.p_permutation_holm),
-                f"{r.wins}/{r.ties}/{r.losses}",
-            ])  # fmt: skip
+            diff = Cell(
+                signed(r.diff) + ("*" if star else ""),
+                latex=latex_text(signed(r.diff)) + ("$^*$" if star else ""),
+            )
+            rows.append(
+                [
+                    r.metric,
+                    r.system,
+                    fixed(r.mean_baseline),
+                    fixed(r.mean_system),
+                    diff,
+                    f"[{signed(r.ci_low)}, {signed(r.ci_high)}]",
+                    pval(r.p_ttest),
+                    pval(r.p_permutation),
+                    pval(r.p_ttest_holm),
+                    pval(r.p_permutation_holm),
+                    f"{r.wins}/{r.ties}/{r.losses}",
+                ]
+            )
         return Table(header, rows, align="llrrrcrrrrc")
 
     def to_markdown(self, deltas: int = 5) -> str:
@@ -158,10 +174,15 @@ class Comparison:
                     lines.append("No query changed.")
                     continue
                 rows = [
-                    [d.qid, signed(d.delta), fixed(d.baseline), fixed(d.system),
-                     shorten(markdown_text(d.query or ""), 90)]
+                    [
+                        d.qid,
+                        signed(d.delta),
+                        fixed(d.baseline),
+                        fixed(d.system),
+                        shorten(markdown_text(d.query or ""), 90),
+                    ]
                     for d in [*r.top_gains[:deltas], *r.top_losses[:deltas]]
-                ]  # fmt: skip
+                ]
                 header = ["query id", "Δ", "baseline", "system", "query"]
                 lines.append(Table(header, rows).markdown().rstrip("\n"))
         return "\n".join(lines) + "\n"
@@ -247,10 +268,16 @@ def compare(
     give identical numbers.
     """
     return compare_many(
-        [(systems, baseline, metrics)], queries=queries, n_resamples=n_resamples, seed=seed,
-        confidence=confidence, alpha=alpha, tie_tolerance=tie_tolerance, top_k=top_k,
+        [(systems, baseline, metrics)],
+        queries=queries,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        alpha=alpha,
+        tie_tolerance=tie_tolerance,
+        top_k=top_k,
         missing=missing,
-    )[0]  # fmt: skip
+    )[0]
 
 
 def compare_many(
@@ -276,18 +303,37 @@ def compare_many(
     prepared = [_prepare(systems, base, metrics, missing) for systems, base, metrics in families]
     arrays = [(a, b) for *_, paired in prepared for *_, a, b, _ in paired]
     permutations = iter(stats.permutation_tests(arrays, n_resamples=n_resamples, seed=seed))
-    cis = iter(stats.bootstrap_cis(arrays, confidence=confidence, n_resamples=n_resamples,
-                                   seed=seed))  # fmt: skip
-    settings = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence,
-                "alpha": alpha, "tie_tolerance": tie_tolerance, "missing": missing,
-                "correction": "holm"}  # fmt: skip
+    cis = iter(
+        stats.bootstrap_cis(arrays, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    )
+    settings = {
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "confidence": confidence,
+        "alpha": alpha,
+        "tie_tolerance": tie_tolerance,
+        "missing": missing,
+        "correction": "holm",
+    }
     out = []
     for baseline, names, chosen, paired in prepared:
         rows = [
-            _compare_pair(metric, baseline, name, qids, a, b, unpaired, next(permutations),
-                          next(cis), queries or {}, tie_tolerance=tie_tolerance, top_k=top_k)
+            _compare_pair(
+                metric,
+                baseline,
+                name,
+                qids,
+                a,
+                b,
+                unpaired,
+                next(permutations),
+                next(cis),
+                queries or {},
+                tie_tolerance=tie_tolerance,
+                top_k=top_k,
+            )
             for metric, name, qids, a, b, unpaired in paired
-        ]  # fmt: skip
+        ]
         for attribute in ("p_ttest", "p_permutation"):
             adjusted = stats.holm([getattr(row, attribute) for row in rows])
             for row, value in zip(rows, adjusted, strict=True):

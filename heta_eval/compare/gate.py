@@ -65,15 +65,28 @@ class GateCheck:
     def to_dict(self) -> dict[str, Any]:
         r, c = self.row, self.condition
         return {
-            "condition": c.text or c.label(), "metric": c.metric, "failed": self.failed,
-            "margin": c.margin, "margin_kind": c.kind if c.margin is not None else None,
-            "allowed_drop": c.allowed_drop(r.mean_baseline), "alpha": c.alpha,
-            "baseline": r.baseline, "candidate": r.system, "queries": r.n,
-            "baseline_mean": r.mean_baseline, "candidate_mean": r.mean_system, "diff": r.diff,
-            "ci": [r.ci_low, r.ci_high], "p_permutation": r.p_permutation,
-            "p_permutation_holm": r.p_permutation_holm, "p_ttest": r.p_ttest,
-            "p_ttest_holm": r.p_ttest_holm, "wins": r.wins, "ties": r.ties, "losses": r.losses,
-        }  # fmt: skip
+            "condition": c.text or c.label(),
+            "metric": c.metric,
+            "failed": self.failed,
+            "margin": c.margin,
+            "margin_kind": c.kind if c.margin is not None else None,
+            "allowed_drop": c.allowed_drop(r.mean_baseline),
+            "alpha": c.alpha,
+            "baseline": r.baseline,
+            "candidate": r.system,
+            "queries": r.n,
+            "baseline_mean": r.mean_baseline,
+            "candidate_mean": r.mean_system,
+            "diff": r.diff,
+            "ci": [r.ci_low, r.ci_high],
+            "p_permutation": r.p_permutation,
+            "p_permutation_holm": r.p_permutation_holm,
+            "p_ttest": r.p_ttest,
+            "p_ttest_holm": r.p_ttest_holm,
+            "wins": r.wins,
+            "ties": r.ties,
+            "losses": r.losses,
+        }
 
 
 @dataclass
@@ -111,11 +124,15 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for ``--gate-json`` (NaN becomes None)."""
-        return plain_data({
-            "passed": self.passed, "failed": len(self.failed), "checks": [
-                check.to_dict() for check in self.checks
-            ], "settings": self.settings, "notes": self.notes,
-        })  # fmt: skip
+        return plain_data(
+            {
+                "passed": self.passed,
+                "failed": len(self.failed),
+                "checks": [check.to_dict() for check in self.checks],
+                "settings": self.settings,
+                "notes": self.notes,
+            }
+        )
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -124,22 +141,40 @@ class GateResult:
         """A markdown section for a CI log or a GitHub Actions step summary: the verdict,
         then one row per check."""
         level = round(100 * self.settings["confidence"])
-        header = ["", "condition", "candidate", "baseline", "candidate mean", "baseline mean",
-                  "Δ", f"{level}% CI", "p (perm, Holm)"]  # fmt: skip
+        header = [
+            "",
+            "condition",
+            "candidate",
+            "baseline",
+            "candidate mean",
+            "baseline mean",
+            "Δ",
+            f"{level}% CI",
+            "p (perm, Holm)",
+        ]
         rows = [
-            ["❌" if c.failed else "✅", c.condition.label(), c.row.system, c.row.baseline,
-             fixed(c.row.mean_system), fixed(c.row.mean_baseline), signed(c.row.diff),
-             f"[{signed(c.row.ci_low)}, {signed(c.row.ci_high)}]",
-             pval(c.row.p_permutation_holm)]
+            [
+                "❌" if c.failed else "✅",
+                c.condition.label(),
+                c.row.system,
+                c.row.baseline,
+                fixed(c.row.mean_system),
+                fixed(c.row.mean_baseline),
+                signed(c.row.diff),
+                f"[{signed(c.row.ci_low)}, {signed(c.row.ci_high)}]",
+                pval(c.row.p_permutation_holm),
+            ]
             for c in self.checks
-        ]  # fmt: skip
+        ]
         title = "✅ " + self.verdict() if self.passed else "❌ " + self.verdict()
         lines = [f"### heta-eval {markdown_text(title)}", "", Table(header, rows).markdown()]
         s = self.settings
-        lines.append(markdown_text(
-            f"Δ = candidate − baseline, paired over queries; {s['n_resamples']} resamples, "
-            f"seed {s['seed']}; Holm over the {s['holm_family']} comparisons of the table."
-        ))  # fmt: skip
+        lines.append(
+            markdown_text(
+                f"Δ = candidate − baseline, paired over queries; {s['n_resamples']} resamples, "
+                f"seed {s['seed']}; Holm over the {s['holm_family']} comparisons of the table."
+            )
+        )
         lines += [f"\nNote: {markdown_text(note)}" for note in self.notes]
         return "\n".join(lines) + "\n"
 
@@ -156,8 +191,9 @@ def gate(comparison: Comparison, conditions: Sequence[Condition]) -> GateResult:
                 f"({', '.join(comparison.metrics)})"
             )
         for row in rows:
-            checks.append(GateCheck(condition, row, condition.fails(row),
-                                    comparison.settings["confidence"]))  # fmt: skip
+            checks.append(
+                GateCheck(condition, row, condition.fails(row), comparison.settings["confidence"])
+            )
     settings = {**comparison.settings, "holm_family": len(comparison.rows)}
     return GateResult(checks, settings, list(comparison.notes))
 

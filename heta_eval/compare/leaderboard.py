@@ -97,8 +97,12 @@ class Leaderboard:
 
     def render(self, format: str) -> str:
         """The table as ``markdown``, ``latex``, ``csv`` or ``html``."""
-        renderers = {"markdown": self.to_markdown, "latex": self.to_latex, "csv": self.to_csv,
-                     "html": self.to_html}  # fmt: skip
+        renderers = {
+            "markdown": self.to_markdown,
+            "latex": self.to_latex,
+            "csv": self.to_csv,
+            "html": self.to_html,
+        }
         if format not in renderers:
             raise ValueError(f"unknown format {format!r}; choose from {', '.join(renderers)}")
         return renderers[format]()
@@ -143,12 +147,18 @@ class Leaderboard:
             for bar, y in zip(bars, ys, strict=True):
                 if y is not None:
                     axes.annotate(
-                        f"{y:.3f}", (bar.get_x() + bar.get_width() / 2, y),
-                        ha="center", va="bottom", fontsize=7, rotation=90,
-                        xytext=(0, 2), textcoords="offset points",
-                    )  # fmt: skip
-        axes.set_xticks(range(groups), [_plain(name) for name, _ in columns], rotation=30,
-                        ha="right")  # fmt: skip
+                        f"{y:.3f}",
+                        (bar.get_x() + bar.get_width() / 2, y),
+                        ha="center",
+                        va="bottom",
+                        fontsize=7,
+                        rotation=90,
+                        xytext=(0, 2),
+                        textcoords="offset points",
+                    )
+        axes.set_xticks(
+            range(groups), [_plain(name) for name, _ in columns], rotation=30, ha="right"
+        )
         axes.set_ylabel(_plain(self.metric))
         top = max([v for _, values in columns for v in values.values() if v is not None] or [1])
         axes.set_ylim(0, min(1.05, top * 1.2) if top <= 1 else top * 1.2)

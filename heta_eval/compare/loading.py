@@ -190,11 +190,13 @@ def load_group_folder(path: PathLike, modes: Iterable[str] | None = None) -> lis
         first = next(iter(chosen.values()))
         merged = SystemScores(
             name=folder.resolve().name if len(found[0]) == 1 else f"{folder.resolve().name}:{mode}",
-            per_query={}, aggregates=_mean_aggregates([s.aggregates for s in chosen.values()]),
-            dataset=(first.dataset or "").partition("/")[0] or None, mode=mode,
-            source=str(folder), unverified=next((s.unverified for s in chosen.values()
-                                                 if s.unverified), None),
-        )  # fmt: skip
+            per_query={},
+            aggregates=_mean_aggregates([s.aggregates for s in chosen.values()]),
+            dataset=(first.dataset or "").partition("/")[0] or None,
+            mode=mode,
+            source=str(folder),
+            unverified=next((s.unverified for s in chosen.values() if s.unverified), None),
+        )
         merged.slices["subset"] = {}
         for sub, system in chosen.items():
             for qid, values in system.per_query.items():

@@ -48,17 +48,39 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
-_FORUMS = ("android", "english", "gaming", "gis", "mathematica", "physics", "programmers",
-           "stats", "tex", "unix", "webmasters", "wordpress")  # fmt: skip
+_FORUMS = (
+    "android",
+    "english",
+    "gaming",
+    "gis",
+    "mathematica",
+    "physics",
+    "programmers",
+    "stats",
+    "tex",
+    "unix",
+    "webmasters",
+    "wordpress",
+)
 #: BEIR dataset (as heta-eval names it) -> MTEB task.
 TASKS: dict[str, str] = {
-    "arguana": "ArguAna", "climate-fever": "ClimateFEVER", "dbpedia-entity": "DBPedia",
-    "fever": "FEVER", "fiqa": "FiQA2018", "hotpotqa": "HotpotQA", "msmarco": "MSMARCO",
-    "nfcorpus": "NFCorpus", "nq": "NQ", "quora": "QuoraRetrieval", "scidocs": "SCIDOCS",
-    "scifact": "SciFact", "trec-covid": "TRECCOVID", "webis-touche2020": "Touche2020",
+    "arguana": "ArguAna",
+    "climate-fever": "ClimateFEVER",
+    "dbpedia-entity": "DBPedia",
+    "fever": "FEVER",
+    "fiqa": "FiQA2018",
+    "hotpotqa": "HotpotQA",
+    "msmarco": "MSMARCO",
+    "nfcorpus": "NFCorpus",
+    "nq": "NQ",
+    "quora": "QuoraRetrieval",
+    "scidocs": "SCIDOCS",
+    "scifact": "SciFact",
+    "trec-covid": "TRECCOVID",
+    "webis-touche2020": "Touche2020",
     "cqadupstack": "CQADupstackRetrieval",
     **{f"cqadupstack/{forum}": f"CQADupstack{forum.capitalize()}Retrieval" for forum in _FORUMS},
-}  # fmt: skip
+}
 _DATASETS = {task.lower(): dataset for dataset, task in TASKS.items()}
 #: The metric families MTEB's retrieval results name (``<family>_at_<k>``).
 MTEB_FAMILIES = ("ndcg", "map", "recall", "precision", "mrr")
@@ -115,8 +137,12 @@ def task_result(
             scores[key] = value
     if "ndcg_at_10" not in scores:
         raise MtebFormatError(f"{task}: no ndcg@10, MTEB's main score of a retrieval task")
-    entry = {"hf_subset": "default", "languages": ["eng-Latn"],
-             "main_score": scores["ndcg_at_10"], **dict(sorted(scores.items()))}  # fmt: skip
+    entry = {
+        "hf_subset": "default",
+        "languages": ["eng-Latn"],
+        "main_score": scores["ndcg_at_10"],
+        **dict(sorted(scores.items())),
+    }
     return {
         "dataset_revision": dataset_revision,
         "task_name": task,
@@ -213,10 +239,16 @@ def mteb_references(paths: Iterable[PathLike]) -> list[Reference]:
         for key, value in scores.items():
             metric = metric_of(key)
             if metric is not None:
-                references.append(Reference(
-                    system=model, dataset=dataset, metric=metric, value=float(value),
-                    aggregate="beir", source=f"MTEB results file {file} ({task})",
-                ))  # fmt: skip
+                references.append(
+                    Reference(
+                        system=model,
+                        dataset=dataset,
+                        metric=metric,
+                        value=float(value),
+                        aggregate="beir",
+                        source=f"MTEB results file {file} ({task})",
+                    )
+                )
     return references
 
 
@@ -274,11 +306,13 @@ def export_mteb(
             raise MtebFormatError(f"{member}: no mode {mode!r}; it has {list(summary['modes'])}")
         name = _task_of(summary, member, task if len(members) == 1 else None)
         split = (summary.get("data") or {}).get("split") or _SPLITS.get(
-            dataset_key(str(summary.get("benchmark", ""))), "test")  # fmt: skip
+            dataset_key(str(summary.get("benchmark", ""))), "test"
+        )
         seconds = summary["modes"][mode].get("timings", {}).get("wall_s")
         revision_of_data = f"heta-eval documents {summary.get('documents')}"
-        results.append((name, split, _mode_metrics(summary, mode, member), seconds,
-                        revision_of_data))  # fmt: skip
+        results.append(
+            (name, split, _mode_metrics(summary, mode, member), seconds, revision_of_data)
+        )
     if len(members) > 1:  # MTEB's CQADupstackRetrieval: the forums' mean of each metric
         shared = set.intersection(*(set(metrics) for _, _, metrics, _, _ in results))
         mean = {m: sum(r[2][m] for r in results) / len(results) for m in sorted(shared)}
@@ -286,8 +320,9 @@ def export_mteb(
     written = []
     for name, split, metrics, seconds, data_revision in results:
         path = target / f"{name}.json"
-        content = task_result(name, split, metrics, evaluation_time=seconds,
-                              dataset_revision=data_revision)  # fmt: skip
+        content = task_result(
+            name, split, metrics, evaluation_time=seconds, dataset_revision=data_revision
+        )
         target.mkdir(parents=True, exist_ok=True)
         write_whole(path, json.dumps(content, indent=2) + "\n")
         written.append(path)

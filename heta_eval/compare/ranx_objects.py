@@ -51,8 +51,7 @@ def ranx_runs(folder: PathLike, modes: Sequence[str] | None = None) -> dict[str,
     out = {}
     for system in load_result_folder(path, modes):
         run = read_run(path / "runs" / f"{system.mode}.trec", duplicates="last")
-        found = ranx.Run({qid: dict(docs) for qid, docs in run.items() if docs},
-                         name=system.name)  # fmt: skip
+        found = ranx.Run({qid: dict(docs) for qid, docs in run.items() if docs}, name=system.name)
         for qid, values in system.per_query.items():
             for metric, value in values.items():
                 found.scores[metric][qid] = value
@@ -109,13 +108,25 @@ def ranx_report(
             tests[row.metric] = {"p_value": p, "significant": bool(p <= max_p)}
             # ranx's W/T/L of (control, treatment): the control's wins.
             win_tie_loss.setdefault((a, b), {})[row.metric] = {
-                "W": row.losses, "T": row.ties, "L": row.wins}  # fmt: skip
+                "W": row.losses,
+                "T": row.ties,
+                "L": row.wins,
+            }
             win_tie_loss.setdefault((b, a), {})[row.metric] = {
-                "W": row.wins, "T": row.ties, "L": row.losses}  # fmt: skip
+                "W": row.wins,
+                "T": row.ties,
+                "L": row.losses,
+            }
         comparisons[{a, b}] = tests
-    return Report(model_names=names, results=results, comparisons=comparisons,
-                  metrics=list(metrics), max_p=max_p, win_tie_loss=win_tie_loss,
-                  stat_test="fisher")  # fmt: skip
+    return Report(
+        model_names=names,
+        results=results,
+        comparisons=comparisons,
+        metrics=list(metrics),
+        max_p=max_p,
+        win_tie_loss=win_tie_loss,
+        stat_test="fisher",
+    )
 
 
 def _means(per_query: Mapping[str, Mapping[str, float]], metrics: Sequence[str]) -> dict:

@@ -107,6 +107,9 @@ def _macro(comparisons: Sequence[Comparison]) -> list[MacroRow]:
     rows = []
     for (metric, system, baseline), pairs in means.items():
         base = sum(a for a, _ in pairs) / len(pairs)
-        rows.append(MacroRow(metric, system, baseline, len(pairs), base,
-                             sum(b for _, b in pairs) / len(pairs)))  # fmt: skip
+        rows.append(
+            MacroRow(
+                metric, system, baseline, len(pairs), base, sum(b for _, b in pairs) / len(pairs)
+            )
+        )
     return rows

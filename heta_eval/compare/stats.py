@@ -204,10 +204,11 @@ def _permutation_same_length(
     if n < 63 and 2**n <= n_resamples:
         signs = np.array(list(product((1.0, -1.0), repeat=n)))
         return [
-            PermutationResult(o, int(np.count_nonzero(np.abs(signs @ d / n) >= t)) / len(signs),
-                              len(signs), True)
+            PermutationResult(
+                o, int(np.count_nonzero(np.abs(signs @ d / n) >= t)) / len(signs), len(signs), True
+            )
             for o, t, d in zip(observed, thresholds, ds, strict=True)
-        ]  # fmt: skip
+        ]
     rng = _rng(seed)
     counts = [0] * len(ds)
     block = max(1, _BLOCK_ELEMENTS // n)

@@ -66,8 +66,15 @@ class CorpusStore(Sequence[Document]):
     kept for chunking).
     """
 
-    def __init__(self, table: Any, fingerprint: str, *, documents: Sequence[Document] | None = None,
-                 path: Path | None = None, keep_alive: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        table: Any,
+        fingerprint: str,
+        *,
+        documents: Sequence[Document] | None = None,
+        path: Path | None = None,
+        keep_alive: Any = None,
+    ) -> None:
         def column(name: str) -> StringColumn:
             return StringColumn(table.column(name), source=None if path is None else (path, name))
 
@@ -145,12 +152,14 @@ class CorpusStore(Sequence[Document]):
 
         docs = list(documents)
         fingerprint = corpus_fingerprint(docs)
-        table = pa.table({
-            "id": pa.array([d.id for d in docs], type=pa.large_string()),
-            "title": pa.array([d.title for d in docs], type=pa.large_string()),
-            "text": pa.array([d.text for d in docs], type=pa.large_string()),
-            "text_length": pa.array([len(d.text) for d in docs], type=pa.int64()),
-        })  # fmt: skip
+        table = pa.table(
+            {
+                "id": pa.array([d.id for d in docs], type=pa.large_string()),
+                "title": pa.array([d.title for d in docs], type=pa.large_string()),
+                "text": pa.array([d.text for d in docs], type=pa.large_string()),
+                "text_length": pa.array([len(d.text) for d in docs], type=pa.int64()),
+            }
+        )
         return cls(table, fingerprint, documents=docs)
 
     @classmethod
@@ -222,8 +231,9 @@ def _build(source: Path, size: int, target: Path, progress: bool) -> str:
     import pyarrow as pa
     from tqdm.auto import tqdm
 
-    schema = pa.schema([*((name, pa.large_string()) for name in _COLUMNS),
-                        ("text_length", pa.int64())])  # fmt: skip
+    schema = pa.schema(
+        [*((name, pa.large_string()) for name in _COLUMNS), ("text_length", pa.int64())]
+    )
     digest = hashlib.sha256()
     columns: tuple[list[str], list[str], list[str]] = ([], [], [])
 
@@ -239,9 +249,15 @@ def _build(source: Path, size: int, target: Path, progress: bool) -> str:
         open(source, "rb") as handle,
         pa.OSFile(str(target), "wb") as sink,
         pa.ipc.new_file(sink, schema) as writer,
-        tqdm(total=size, desc=f"reading {source.name}", unit="B", unit_scale=True,
-             disable=not progress, dynamic_ncols=True) as bar,
-    ):  # fmt: skip
+        tqdm(
+            total=size,
+            desc=f"reading {source.name}",
+            unit="B",
+            unit_scale=True,
+            disable=not progress,
+            dynamic_ncols=True,
+        ) as bar,
+    ):
         ids, titles, texts = columns
         for number, raw in enumerate(handle, start=1):
             doc_id, title, text = _fields(raw, source, number)

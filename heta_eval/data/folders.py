@@ -91,9 +91,15 @@ def folder_info(folder: Path, split: str | None = None) -> DatasetInfo:
     except RegistryError:
         pass
     return DatasetInfo(
-        name=folder.name, kind="beir", url=None, md5=None, archive="zip",
-        split=split or _default_split(folder), queries=None, corpus=None,
-    )  # fmt: skip
+        name=folder.name,
+        kind="beir",
+        url=None,
+        md5=None,
+        archive="zip",
+        split=split or _default_split(folder),
+        queries=None,
+        corpus=None,
+    )
 
 
 def registry_differences(

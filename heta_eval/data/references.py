@@ -49,12 +49,20 @@ _SLACK = 1e-12
 
 # Other spellings of BEIR dataset names: MTEB task names, Pyserini keys, ir_datasets ids.
 _ALIASES = {
-    "touche2020": "webis-touche2020", "touche": "webis-touche2020",
-    "webis-touche2020-v2": "webis-touche2020", "dbpedia": "dbpedia-entity",
-    "treccovid": "trec-covid", "trec_covid": "trec-covid", "fiqa2018": "fiqa",
-    "quoraretrieval": "quora", "climatefever": "climate-fever", "cqadupstackretrieval":
-    "cqadupstack", "msmarco-dev": "msmarco", "signal-1m": "signal1m", "trecnews": "trec-news",
-}  # fmt: skip
+    "touche2020": "webis-touche2020",
+    "touche": "webis-touche2020",
+    "webis-touche2020-v2": "webis-touche2020",
+    "dbpedia": "dbpedia-entity",
+    "treccovid": "trec-covid",
+    "trec_covid": "trec-covid",
+    "fiqa2018": "fiqa",
+    "quoraretrieval": "quora",
+    "climatefever": "climate-fever",
+    "cqadupstackretrieval": "cqadupstack",
+    "msmarco-dev": "msmarco",
+    "signal-1m": "signal1m",
+    "trecnews": "trec-news",
+}
 
 
 @dataclass(frozen=True)

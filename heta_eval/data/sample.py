@@ -174,17 +174,25 @@ def _write_sample(
             cells = raw.split(b"\t")
             if number == 0 or (len(cells) > 1 and _text(cells[0]) in chosen):
                 target.write(raw if raw.endswith(b"\n") else raw + b"\n")
-    if load_qrels(out / "qrels" / f"{split}.tsv") != {qid: qrels[qid] for qid in qrels
-                                                       if qid in chosen}:  # fmt: skip
+    if load_qrels(out / "qrels" / f"{split}.tsv") != {
+        qid: qrels[qid] for qid in qrels if qid in chosen
+    }:
         raise DatasetFormatError(f"the sample's qrels differ from the sampled queries' ({name})")
     return {
-        "of": name, "source": str(folder), "split": split, "seed": spec.seed,
-        "queries": spec.queries, "of_queries": len(qrels),
-        "documents": len(present) + len(distractors), "of_documents": total,
-        "judged_documents": len(present), "judged_missing_from_corpus": len(judged - present),
-        "distractors": len(distractors), "documents_asked": spec.documents,
+        "of": name,
+        "source": str(folder),
+        "split": split,
+        "seed": spec.seed,
+        "queries": spec.queries,
+        "of_queries": len(qrels),
+        "documents": len(present) + len(distractors),
+        "of_documents": total,
+        "judged_documents": len(present),
+        "judged_missing_from_corpus": len(judged - present),
+        "distractors": len(distractors),
+        "documents_asked": spec.documents,
         "rule": f"heta-eval sample v{_VERSION}: queries and distractors by BLAKE2b(seed:id)",
-    }  # fmt: skip
+    }
 
 
 def _draw(corpus: Path, judged: set[str], wanted: int, seed: int) -> tuple[set[str], set[int]]:

@@ -87,8 +87,9 @@ class StringColumn(Sequence[str]):
         for chunk in np.unique(chunk_of).tolist():
             at = np.flatnonzero(chunk_of == chunk)
             local = rows[at] - self._starts[chunk]
-            for slot, value in zip(at.tolist(), self._chunk(chunk).take(local).to_pylist(),
-                                   strict=True):  # fmt: skip
+            for slot, value in zip(
+                at.tolist(), self._chunk(chunk).take(local).to_pylist(), strict=True
+            ):
                 values[slot] = value
         return values
 

@@ -119,9 +119,12 @@ def _scan_jsonl(path: Path, report: ValidationReport, what: str) -> Iterator[tup
             obj, why = jsonl_line_problem(raw)
             if why is not None:
                 kind = (
-                    "encoding" if why.startswith("not UTF-8") or "surrogate" in why
-                    else "id" if why.startswith("_id") else "line"
-                )  # fmt: skip
+                    "encoding"
+                    if why.startswith("not UTF-8") or "surrogate" in why
+                    else "id"
+                    if why.startswith("_id")
+                    else "line"
+                )
                 code = f"bad_{what}_{kind}" if kind != "line" else f"malformed_{what}_line"
                 report.add("error", code, path, number, why)
                 continue

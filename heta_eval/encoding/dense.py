@@ -238,9 +238,12 @@ class DenseEncoder:
     def identity(self) -> dict[str, Any]:
         """:func:`embedding_identity` of this encoder (what a cache of its vectors keys on)."""
         identity = embedding_identity(
-            model=self.model_name, precision=self.precision, device=self.device, route=self.route,
+            model=self.model_name,
+            precision=self.precision,
+            device=self.device,
+            route=self.route,
             batch_size=self.batch_size,
-        )  # fmt: skip
+        )
         return {**identity, "shapes": self.shapes}
 
     def encode(
@@ -286,11 +289,14 @@ class DenseEncoder:
         with (
             self._lock,
             tqdm(
-                total=len(texts), desc=f"encoding ({self.route})", unit="passage",
+                total=len(texts),
+                desc=f"encoding ({self.route})",
+                unit="passage",
                 disable=not progress,
-                dynamic_ncols=True, smoothing=0.1,
+                dynamic_ncols=True,
+                smoothing=0.1,
             ) as bar,
-        ):  # fmt: skip
+        ):
             self.calls += 1
             pause = config.encode_batch_pause()
 

@@ -240,10 +240,15 @@ def _export(model: Any, folder: Path) -> None:
     with torch.inference_mode(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            _Wrapper.build(transformer, names), args, str(folder / "model.onnx"),
-            input_names=names, output_names=["hidden"], dynamic_axes=dynamic,
-            opset_version=17, dynamo=False,
-        )  # fmt: skip
+            _Wrapper.build(transformer, names),
+            args,
+            str(folder / "model.onnx"),
+            input_names=names,
+            output_names=["hidden"],
+            dynamic_axes=dynamic,
+            opset_version=17,
+            dynamo=False,
+        )
 
 
 def _export_and_quantize(model: Any, folder: Path) -> None:
@@ -263,6 +268,9 @@ def _export_and_quantize(model: Any, folder: Path) -> None:
     # The quantizer logs a pre-processing hint on the root logger.
     with quieted(logging.getLogger()):
         quantize_dynamic(
-            str(float_path), str(int8_path), per_channel=True, weight_type=QuantType.QInt8,
+            str(float_path),
+            str(int8_path),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
             nodes_to_exclude=keep_float,
-        )  # fmt: skip
+        )

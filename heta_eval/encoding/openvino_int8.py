@@ -118,9 +118,10 @@ def _quantize(model: Any, folder: Path) -> None:
     float_model = ov.Core().read_model(str(float_onnx(model)))
     batches = _calibration_batches(model)
     ffn_output = [
-        op.get_friendly_name() for op in float_model.get_ops()
+        op.get_friendly_name()
+        for op in float_model.get_ops()
         if op.get_type_name() == "MatMul" and is_ffn_output(op.get_friendly_name())
-    ]  # fmt: skip
+    ]
     with quieted(logging.getLogger("nncf")):  # NNCF logs its progress bars and hints at INFO
         quantized = nncf.quantize(
             float_model,
@@ -133,7 +134,8 @@ def _quantize(model: Any, folder: Path) -> None:
         # embeddings' lookups). Their weights become int8; OpenVINO quantizes their
         # activations per token when it runs them (DYNAMIC_QUANTIZATION_GROUP_SIZE).
         quantized = nncf.compress_weights(
-            quantized, mode=nncf.CompressWeightsMode.INT8_SYM,
+            quantized,
+            mode=nncf.CompressWeightsMode.INT8_SYM,
             ignored_scope=nncf.IgnoredScope(types=["Gather"]),
-        )  # fmt: skip
+        )
     ov.save_model(quantized, str(folder / "model_int8.xml"))

@@ -44,8 +44,14 @@ Precision = Literal[
 #: an int8 route (engine and precision, see :mod:`heta_eval.encoding.routes`); plain "int8" is
 #: ONNX Runtime's.
 PRECISIONS: tuple[str, ...] = (
-    "auto", "float32", "bfloat16", "float16", "int8", "onnxruntime-int8", "openvino-int8"
-)  # fmt: skip
+    "auto",
+    "float32",
+    "bfloat16",
+    "float16",
+    "int8",
+    "onnxruntime-int8",
+    "openvino-int8",
+)
 
 _AMD = "AuthenticAMD"
 _INT8_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx_vnni"})

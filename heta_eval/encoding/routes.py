@@ -125,8 +125,11 @@ def candidate_routes(flags: Collection[str], *, onnxruntime: bool, openvino: boo
     if have & _BF16:
         routes.append("torch-bfloat16")
     if have & _X86_SIMD:
-        routes += [name for name, ok in [("onnxruntime-int8", onnxruntime),
-                                         ("openvino-int8", openvino)] if ok]  # fmt: skip
+        routes += [
+            name
+            for name, ok in [("onnxruntime-int8", onnxruntime), ("openvino-int8", openvino)]
+            if ok
+        ]
     return routes
 
 
@@ -156,9 +159,10 @@ def choose_route(
         fastest = sorted(good, key=lambda name: (good[name].seconds, order.index(name)))
         return fastest[0] if fastest else default
     faster = [
-        name for name, m in good.items()
+        name
+        for name, m in good.items()
         if m.seconds <= base.seconds * (1 - margin) and m.spread[1] < base.spread[0]
-    ]  # fmt: skip
+    ]
     if not faster:
         return default
     return min(faster, key=lambda name: (good[name].seconds, order.index(name)))
@@ -245,13 +249,21 @@ def auto_route(
     if len(routes) == 1:
         return RouteChoice(routes[0], f"the only route on {cpu.kind} CPUs (nothing to measure)")
     identity = {
-        "cpu": cpu.model, "vendor": cpu.vendor, "flags": sorted(cpu.flags),
+        "cpu": cpu.model,
+        "vendor": cpu.vendor,
+        "flags": sorted(cpu.flags),
         "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
-        "cpus": cpu.threads, "threads": torch.get_num_threads(), "versions": _versions(),
+        "cpus": cpu.threads,
+        "threads": torch.get_num_threads(),
+        "versions": _versions(),
         "model": model,
-        "routes": routes, "bound": COSINE_BOUND, "schemes": _schemes(),
-        "default": default.route, "margin": MARGIN, "rounds": ROUNDS,
-    }  # fmt: skip
+        "routes": routes,
+        "bound": COSINE_BOUND,
+        "schemes": _schemes(),
+        "default": default.route,
+        "margin": MARGIN,
+        "rounds": ROUNDS,
+    }
     key = cache_key(identity, CALIBRATION_TEXTS, _REPEAT, _BATCH)
     path = config.cache_dir("kb") / f"routes-{key}.json"
     try:
@@ -261,18 +273,28 @@ def auto_route(
             return RouteChoice(str(stored["route"]), stored["reason"], evidence)
     except (OSError, ValueError):
         pass
-    log.warning("measuring the encoding routes on this CPU once (%s, HETA_EVAL_ENCODE_ROUTE="
-                "measure): %s", cpu.kind, ", ".join(routes))  # fmt: skip
+    log.warning(
+        "measuring the encoding routes on this CPU once (%s, HETA_EVAL_ENCODE_ROUTE=measure): %s",
+        cpu.kind,
+        ", ".join(routes),
+    )
     if encoder is None:
         raise ValueError("measuring the encoding routes needs the encoder class")
     measured = calibrate(model, device, routes, encoder)
     route = choose_route(measured, default.route)
-    verdict = (f"kept the default {route}: no route clearly faster" if route == default.route
-               else f"{route} displaced the default {default.route}")  # fmt: skip
+    verdict = (
+        f"kept the default {route}: no route clearly faster"
+        if route == default.route
+        else f"{route} displaced the default {default.route}"
+    )
     reason = f"measured on this machine (HETA_EVAL_ENCODE_ROUTE=measure): {verdict}"
     evidence = f"{cpu.kind} CPU, {ROUNDS} rounds: {_describe(measured)}"
-    record = {"route": route, "reason": reason, "evidence": evidence,
-              "measured": {k: asdict(v) for k, v in measured.items()}}  # fmt: skip
+    record = {
+        "route": route,
+        "reason": reason,
+        "evidence": evidence,
+        "measured": {k: asdict(v) for k, v in measured.items()},
+    }
     _store(path, {**record, "identity": identity})
     log.warning("encoding route: %s (%s)", reason, evidence)
     return RouteChoice(route, reason, evidence)

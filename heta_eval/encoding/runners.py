@@ -142,9 +142,11 @@ def cpu_workers(workers: int) -> ThreadPoolExecutor:
             before = torch.get_num_threads()
             started = threading.Barrier(workers)
             pool = ThreadPoolExecutor(
-                workers, thread_name_prefix="heta-encode",
-                initializer=torch.set_num_threads, initargs=(1,),
-            )  # fmt: skip
+                workers,
+                thread_name_prefix="heta-encode",
+                initializer=torch.set_num_threads,
+                initargs=(1,),
+            )
             # Start every worker now (each waits for the others), then give torch back its
             # default for the threads that start later: set_num_threads also sets that.
             for future in [pool.submit(started.wait) for _ in range(workers)]:

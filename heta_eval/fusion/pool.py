@@ -101,8 +101,9 @@ def _refuse_non_finite(run: RunDict, number: int) -> None:
     for qid, docs in run.items():
         for doc, score in docs.items():
             if not np.isfinite(score):
-                raise ValueError(f"run {number + 1}: query {qid!r}, doc {doc!r}: score {score!r} "
-                                 "is not finite")  # fmt: skip
+                raise ValueError(
+                    f"run {number + 1}: query {qid!r}, doc {doc!r}: score {score!r} is not finite"
+                )
 
 
 def ordered(query: np.ndarray, key: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:

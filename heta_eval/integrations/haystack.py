@@ -58,9 +58,13 @@ def haystack_documents(source: Any, *, id_key: str = ID_KEY) -> list[HaystackDoc
 
 
 def from_haystack(
-    system: Any, *, id_key: str = ID_KEY, output: str | None = None, mode: str = "default",
+    system: Any,
+    *,
+    id_key: str = ID_KEY,
+    output: str | None = None,
+    mode: str = "default",
     **options: Any,
-) -> CallableKnowledgeBase:  # fmt: skip
+) -> CallableKnowledgeBase:
     """A knowledge base answering with a Haystack ``Pipeline`` or a retriever component.
 
     A component is run as ``run(query=text, top_k=top_k)``. A pipeline gets the text on
@@ -107,9 +111,7 @@ def _pipeline_search(pipeline: Pipeline, output: str | None) -> tuple[Any, dict[
     depths = {(name, s) for name, ins in sockets.items() for s in ins if s == TOP_K_SOCKET}
     if not texts:
         raise TypeError(f"the pipeline has no open input named {' or '.join(QUERY_SOCKETS)}")
-    with_documents = [
-        name for name, outs in pipeline.outputs().items() if "documents" in outs
-    ]  # fmt: skip
+    with_documents = [name for name, outs in pipeline.outputs().items() if "documents" in outs]
     if output is None:
         if len(with_documents) != 1:
             raise TypeError(
@@ -127,12 +129,18 @@ def _pipeline_search(pipeline: Pipeline, output: str | None) -> tuple[Any, dict[
         return pipeline.run(data)[output]["documents"]
 
     components = {
-        name: {"class": class_name(pipeline.get_component(name)),
-               "init_parameters": _init_parameters(pipeline.get_component(name))}
+        name: {
+            "class": class_name(pipeline.get_component(name)),
+            "init_parameters": _init_parameters(pipeline.get_component(name)),
+        }
         for name in sorted(pipeline.graph.nodes)
-    }  # fmt: skip
-    settings = {"call": "Pipeline.run", "output": output, "components": components,
-                "query_inputs": sorted(map(".".join, texts))}  # fmt: skip
+    }
+    settings = {
+        "call": "Pipeline.run",
+        "output": output,
+        "components": components,
+        "query_inputs": sorted(map(".".join, texts)),
+    }
     return search, settings
 
 

@@ -59,9 +59,12 @@ def _hits(query: str, found: Sequence[tuple[LangChainDocument, Any]], id_key: st
 
 
 def from_langchain(
-    system: BaseRetriever | VectorStore, *, id_key: str = ID_KEY, mode: str = "default",
+    system: BaseRetriever | VectorStore,
+    *,
+    id_key: str = ID_KEY,
+    mode: str = "default",
     **options: Any,
-) -> CallableKnowledgeBase:  # fmt: skip
+) -> CallableKnowledgeBase:
     """A knowledge base answering with a LangChain ``VectorStore`` (its
     ``similarity_search_with_score``, asked for the run's ``top_k``: its scores are kept) or
     any ``BaseRetriever`` (its ``invoke``: it returns as many documents as it is set to,
@@ -74,8 +77,11 @@ def from_langchain(
         def search(query: str, top_k: int) -> Any:
             return _hits(query, store.similarity_search_with_score(query, k=top_k), id_key)
 
-        settings = {"call": "similarity_search_with_score", "k": "top_k of the run",
-                    "embeddings": class_name(store.embeddings)}  # fmt: skip
+        settings = {
+            "call": "similarity_search_with_score",
+            "k": "top_k of the run",
+            "embeddings": class_name(store.embeddings),
+        }
     elif isinstance(system, BaseRetriever):
         retriever = system
 
@@ -97,9 +103,11 @@ def _retriever_settings(retriever: BaseRetriever) -> dict[str, Any]:
     fields (strings, numbers)."""
     settings: dict[str, Any] = {"call": "invoke"}
     if isinstance(retriever, VectorStoreRetriever):
-        settings |= {"search_type": retriever.search_type,
-                     "search_kwargs": dict(retriever.search_kwargs),
-                     "vectorstore": class_name(retriever.vectorstore)}  # fmt: skip
+        settings |= {
+            "search_type": retriever.search_type,
+            "search_kwargs": dict(retriever.search_kwargs),
+            "vectorstore": class_name(retriever.vectorstore),
+        }
         return settings
     for name, value in vars(retriever).items():
         if not name.startswith("_") and isinstance(value, (str, int, float, bool)):

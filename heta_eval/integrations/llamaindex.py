@@ -63,9 +63,12 @@ def llamaindex_documents(source: Any, *, id_key: str = ID_KEY) -> list[LlamaDocu
 
 
 def from_llamaindex(
-    system: BaseRetriever | BaseIndex, *, id_key: str = ID_KEY, mode: str = "default",
+    system: BaseRetriever | BaseIndex,
+    *,
+    id_key: str = ID_KEY,
+    mode: str = "default",
     **options: Any,
-) -> CallableKnowledgeBase:  # fmt: skip
+) -> CallableKnowledgeBase:
     """A knowledge base answering with a LlamaIndex retriever (its ``retrieve``: as many
     nodes as it is set to, ``similarity_top_k``; set it to at least the run's ``top_k``) or
     an index (``index.as_retriever(similarity_top_k=top_k)``: the run's ``top_k``). Each

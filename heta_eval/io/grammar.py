@@ -160,9 +160,22 @@ def is_comment(line_fields: list[str]) -> bool:
 
 
 _HEADER_WORDS = {
-    "query-id", "query_id", "qid", "query", "topic", "corpus-id", "docid", "docno",
-    "score", "rel", "relevance", "label", "judgment", "judgement", "grade",
-}  # fmt: skip
+    "query-id",
+    "query_id",
+    "qid",
+    "query",
+    "topic",
+    "corpus-id",
+    "docid",
+    "docno",
+    "score",
+    "rel",
+    "relevance",
+    "label",
+    "judgment",
+    "judgement",
+    "grade",
+}
 
 
 def is_header(line_fields: list[str], beir_tsv: bool) -> bool:
@@ -243,9 +256,10 @@ def parse_score(
         value = atof(text)
         if _SCORE.fullmatch(text) is None and math.isfinite(value):
             reading.note(
-                "score", f"{path}:{line}: score {text!r} read as {value!r}, as trec_eval's "
+                "score",
+                f"{path}:{line}: score {text!r} read as {value!r}, as trec_eval's "
                 "atof reads it (the library refuses it)",
-            )  # fmt: skip
+            )
         if not math.isfinite(value):
             raise TrecFormatError(f"score {text!r} is not finite", path, line, field=column)
         return value
@@ -272,9 +286,10 @@ def parse_label(
         value = atol(text)
         if _LABEL.fullmatch(text) is None or value != int(text):
             reading.note(
-                "label", f"{path}:{line}: relevance label {text!r} read as {value}, as "
+                "label",
+                f"{path}:{line}: relevance label {text!r} read as {value}, as "
                 "trec_eval's atol reads it (the library refuses it)",
-            )  # fmt: skip
+            )
         if value > MAX_LABEL:  # trec_eval would ask for a counter per label value up to it
             raise TrecFormatError(
                 label_problem(value) or "", path, line, "non_integer_label", column

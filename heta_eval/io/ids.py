@@ -51,9 +51,15 @@ def id_problem(text: object) -> str | None:
     return f"holds {_CHAR_NAMES.get(char) or _kind(char)} ({char!r})"
 
 
-_CHAR_NAMES = {" ": "a space", "\t": "a tab", "\n": "a newline", "\r": "a carriage return",
-               "\x00": "a NUL character", "\u2028": "a line separator",
-               "\u2029": "a paragraph separator"}  # fmt: skip
+_CHAR_NAMES = {
+    " ": "a space",
+    "\t": "a tab",
+    "\n": "a newline",
+    "\r": "a carriage return",
+    "\x00": "a NUL character",
+    "\u2028": "a line separator",
+    "\u2029": "a paragraph separator",
+}
 
 
 def _kind(char: str) -> str:

@@ -42,9 +42,12 @@ Layout = Literal["auto", "beir", "trec"]
 
 
 def read_qrels(
-    source: Any, *, duplicates: Duplicates = "error", mode: Mode = "library",
+    source: Any,
+    *,
+    duplicates: Duplicates = "error",
+    mode: Mode = "library",
     reading: Reading | None = None,
-) -> Qrels:  # fmt: skip
+) -> Qrels:
     """Read qrels as ``{qid: {docid: int}}`` (see the module docstring).
 
     >>> read_qrels(b"# judged by hand\\nq1 0 d1 2\\nq1 0 d2 -2\\n")
@@ -120,8 +123,11 @@ def iter_qrels(
 
 def _note_bom(data: InputBytes, reading: Reading) -> None:
     if reading.trec_eval and data.start() > 0:
-        reading.note("bom", f"{data.name}: the byte-order mark is kept as part of the first "
-                     "query id, as trec_eval keeps it (the library drops it)")  # fmt: skip
+        reading.note(
+            "bom",
+            f"{data.name}: the byte-order mark is kept as part of the first "
+            "query id, as trec_eval keeps it (the library drops it)",
+        )
 
 
 def _skip_header(line: str, beir_tsv: bool, reading: Reading, name: str, number: int) -> bool:
@@ -130,8 +136,11 @@ def _skip_header(line: str, beir_tsv: bool, reading: Reading, name: str, number:
     if not is_header(_fields(line, beir_tsv, name, number), beir_tsv):
         return False
     if reading.trec_eval and not beir_tsv:
-        reading.note("header", f"{name}:{number}: the header line is read as a judgment, as "
-                     "trec_eval 9.0.8 reads it (the library skips it)")  # fmt: skip
+        reading.note(
+            "header",
+            f"{name}:{number}: the header line is read as a judgment, as "
+            "trec_eval 9.0.8 reads it (the library skips it)",
+        )
         return False
     return True
 
@@ -145,9 +154,10 @@ def _record(
         layout = "query-id corpus-id score" if beir_tsv else "qid 0 docid rel"
         code = "empty_qrels_line" if not parts else "malformed_qrels_line"
         message = (
-            "empty line" if not parts
+            "empty line"
+            if not parts
             else f"expected {width} columns '{layout}', got {len(parts)}: {shown(line.rstrip())}"
-        )  # fmt: skip
+        )
         raise TrecFormatError(message, name, number, code)
     qid, docid, label_text = parts[0], parts[width - 2], parts[width - 1]
     check_id(qid, "query id", name, number, 1)

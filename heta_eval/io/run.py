@@ -93,8 +93,11 @@ def _read(data: InputBytes, duplicates: Duplicates, reading: Reading) -> tuple[R
         return _read_json(data, duplicates), None
     start = data.start(drop_bom=not reading.trec_eval)
     if reading.trec_eval and start == 0 and data.start() > 0:
-        reading.note("bom", f"{data.name}: the byte-order mark is kept as part of the first "
-                     "query id, as trec_eval keeps it (the library drops it)")  # fmt: skip
+        reading.note(
+            "bom",
+            f"{data.name}: the byte-order mark is kept as part of the first "
+            "query id, as trec_eval keeps it (the library drops it)",
+        )
     if data.start() == start:  # the fast path never sees a BOM
         run, tag = _read_fast(data, start, duplicates, reading.trec_eval)
         if run is not None:

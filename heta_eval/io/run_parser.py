@@ -222,9 +222,19 @@ def _previous_query(data, start, file_start, delimiter):  # pragma: no cover - c
 
 @njit(cache=True, nogil=True)
 def _parse_lines(
-    data, start, end, row, file_start, delimiter, pow10,
-    doc_start, doc_len, scores, new_query, skip,
-):  # pragma: no cover - compiled  # fmt: skip
+    data,
+    start,
+    end,
+    row,
+    file_start,
+    delimiter,
+    pow10,
+    doc_start,
+    doc_len,
+    scores,
+    new_query,
+    skip,
+):  # pragma: no cover - compiled
     """Parse the lines of ``data[start:end]`` into rows ``row..``; 0 when every line is
     in the accepted shape, else 1 (the caller falls back to the line reader)."""
     prev_a, prev_b = _previous_query(data, start, file_start, delimiter)

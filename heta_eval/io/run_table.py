@@ -116,8 +116,16 @@ def _offsets(strings: Any) -> np.ndarray:
     )
 
 
-_NUMPY_TYPES = {"double": "float64", "float": "float32", "int64": "int64", "uint64": "uint64",
-                "int32": "int32", "uint32": "uint32", "uint8": "uint8", "int8": "int8"}  # fmt: skip
+_NUMPY_TYPES = {
+    "double": "float64",
+    "float": "float32",
+    "int64": "int64",
+    "uint64": "uint64",
+    "int32": "int32",
+    "uint32": "uint32",
+    "uint8": "uint8",
+    "int8": "int8",
+}
 
 
 def arrow_to_numpy(array: Any) -> np.ndarray:

@@ -55,8 +55,10 @@ __all__ = [
 
 # Characters that hide or reorder text, or cannot be encoded: the report's body rule
 # (heta_eval/report/text.py) for everything that is not a line break.
-_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f"
-                     "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")  # fmt: skip
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f"
+    "\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 # What str.splitlines splits on: each ends a line in some reader.
 _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 # Line breaks a CSV reader does not quote for: written as codes (CR and LF are quoted).
@@ -66,11 +68,23 @@ _FORMULA = re.compile("[=+\\-@\t\r]")
 
 #: LaTeX's special characters, and the project's own symbols, as LaTeX source.
 TEX_ESCAPES = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "<": "$<$", ">": "$>$", "|": r"\textbar{}",
-    "Δ": r"$\Delta$", "−": "-", "–": "--",
-}  # fmt: skip
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": "$<$",
+    ">": "$>$",
+    "|": r"\textbar{}",
+    "Δ": r"$\Delta$",
+    "−": "-",
+    "–": "--",
+}
 _TEX = re.compile("|".join(map(re.escape, TEX_ESCAPES)))
 
 
@@ -185,8 +199,10 @@ class Table:
             shown = [f"**{s}**" if _bold(c) and s else s for c, s in zip(cells, shown, strict=True)]
             return "| " + " | ".join(shown) + " |"
 
-        lines = [line(self.header), "|" + "".join(rule[self._align(i)] + "|"
-                                                  for i in range(len(self.header)))]  # fmt: skip
+        lines = [
+            line(self.header),
+            "|" + "".join(rule[self._align(i)] + "|" for i in range(len(self.header))),
+        ]
         lines += [line(row) for row in self.rows]
         return "\n".join(lines) + "\n"
 
@@ -206,8 +222,14 @@ class Table:
             return ("{}" + text if text[:1] in ("[", "*") else text) + r" \\"
 
         spec = spec or "".join(self._align(i) for i in range(len(self.header)))
-        lines = [r"\begin{table}[t]", r"\centering", f"\\begin{{tabular}}{{{spec}}}",
-                 r"\toprule", line(self.header), r"\midrule"]  # fmt: skip
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            f"\\begin{{tabular}}{{{spec}}}",
+            r"\toprule",
+            line(self.header),
+            r"\midrule",
+        ]
         lines += [line(row) for row in self.rows]
         lines += [r"\bottomrule", r"\end{tabular}"]
         if caption is not None:
@@ -258,8 +280,12 @@ class Table:
 
     def render(self, format: str, **options: str | None) -> str:
         """The table in ``format``: ``markdown``, ``latex``, ``csv`` or ``html``."""
-        renderers = {"markdown": self.markdown, "latex": self.latex, "csv": self.csv,
-                     "html": self.html}  # fmt: skip
+        renderers = {
+            "markdown": self.markdown,
+            "latex": self.latex,
+            "csv": self.csv,
+            "html": self.html,
+        }
         if format not in renderers:
             raise ValueError(f"unknown table format {format!r}; choose from {', '.join(renderers)}")
         return renderers[format](**options)  # type: ignore[operator]

@@ -220,9 +220,11 @@ class _Worker:
         env = {**os.environ, "PYTHONPATH": path, "OPENBLAS_NUM_THREADS": "1"}
         self.process = subprocess.Popen(
             [sys.executable, "-c", _WORKER, str(here)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
             start_new_session=True,  # the terminal's Ctrl-C goes to the main process alone
-        )  # fmt: skip
+        )
 
     def send(self, task: tuple) -> None:
         assert self.process.stdin is not None
@@ -235,8 +237,10 @@ class _Worker:
             kind, value = pickle.load(self.process.stdout)
         except EOFError:
             status = self.process.wait()
-            raise RuntimeError(f"a BM25 indexing worker ended unexpectedly (exit status "
-                               f"{status}); see its message above") from None  # fmt: skip
+            raise RuntimeError(
+                f"a BM25 indexing worker ended unexpectedly (exit status "
+                f"{status}); see its message above"
+            ) from None
         if kind == "error":  # the worker's exception, as analyzing here would have raised it
             raise value
         return value

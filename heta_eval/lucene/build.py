@@ -84,9 +84,16 @@ def build_index(
         workers = 1 if blocks <= 1 else min(blocks, workers or usable_cpus())
         with (
             BlockAnalyzers(workers) as analyzers,
-            tqdm(total=n, desc="indexing BM25", unit="doc", file=sys.stderr, disable=not progress,
-                 dynamic_ncols=True, smoothing=0.1) as bar,
-        ):  # fmt: skip
+            tqdm(
+                total=n,
+                desc="indexing BM25",
+                unit="doc",
+                file=sys.stderr,
+                disable=not progress,
+                dynamic_ncols=True,
+                smoothing=0.1,
+            ) as bar,
+        ):
             contents = names.index("contents") if "contents" in names else None
             for number, (start, texts) in enumerate(_lockstep(fields, names, n, block_size)):
                 done = analyzers.take() if analyzers.busy else None
@@ -117,8 +124,9 @@ def _lockstep(
         texts = [list(islice(column, min(size, n - start))) for column in columns]
         for name, got in zip(names, texts, strict=True):
             if len(got) != min(size, n - start):
-                raise ValueError(f"field {name!r} ended after {start + len(got):,} texts; its "
-                                 f"len() said {n:,}")  # fmt: skip
+                raise ValueError(
+                    f"field {name!r} ended after {start + len(got):,} texts; its len() said {n:,}"
+                )
         yield start, texts
     for name, column in zip(names, columns, strict=True):
         if next(column, None) is not None:
@@ -146,8 +154,9 @@ class _Blocks:
             zip(block.terms, block.counts, block.lengths, strict=True)
         ):
             vocab = self.vocab[f]
-            ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in terms), np.int64,
-                              len(terms))  # fmt: skip
+            ids = np.fromiter(
+                (vocab.setdefault(t, len(vocab)) for t in terms), np.int64, len(terms)
+            )
             if len(vocab) > len(self.df[f]):
                 grown = np.zeros(max(len(vocab), 2 * len(self.df[f])), dtype=np.int64)
                 grown[: len(self.df[f])] = self.df[f]
@@ -186,8 +195,12 @@ class _Blocks:
         np.save(self.directory / "indptr.npy", indptr, allow_pickle=False)
         del df
         self._scatter(finals, indptr)
-        return {"num_docs": self.n, "skipped": self.skipped, "sums": self.sums,
-                "doc_counts": self.doc_counts}  # fmt: skip
+        return {
+            "num_docs": self.n,
+            "skipped": self.skipped,
+            "sums": self.sums,
+            "doc_counts": self.doc_counts,
+        }
 
     def _scatter(self, finals: list[np.ndarray], indptr: np.ndarray) -> None:
         """Each block's postings, term by term, after the earlier blocks' (so every term's

@@ -40,8 +40,13 @@ __all__ = ["LUCENE_INDEX_VERSION", "LuceneBM25Index"]
 LUCENE_INDEX_VERSION = "lucene-bm25-3"
 
 _ARRAYS = ("indptr", "docs", "freqs", "norms", "tie_ranks")
-_FILES = (*(f"{name}.npy" for name in _ARRAYS), "terms.npy", "term_offsets.npy",
-          "term_fields.json", META)  # fmt: skip
+_FILES = (
+    *(f"{name}.npy" for name in _ARRAYS),
+    "terms.npy",
+    "term_offsets.npy",
+    "term_fields.json",
+    META,
+)
 
 
 class LuceneBM25Index:
@@ -81,10 +86,12 @@ class LuceneBM25Index:
         self.num_docs = int(meta["num_docs"])
         # Per field: avgdl as Lucene computes it (float64 division, stored as float32), and the
         # per-norm-byte factor 1 / (k1 * (1 - b + b * length / avgdl)).
-        self.factors = np.stack([
-            norm_factors(self.k1, self.b, np.float32(s / c if c else 0.0))
-            for s, c in zip(self.sums.tolist(), self.doc_counts.tolist(), strict=True)
-        ])  # fmt: skip
+        self.factors = np.stack(
+            [
+                norm_factors(self.k1, self.b, np.float32(s / c if c else 0.0))
+                for s, c in zip(self.sums.tolist(), self.doc_counts.tolist(), strict=True)
+            ]
+        )
         self._cleanup = (
             weakref.finalize(self, shutil.rmtree, str(self.directory), True) if temporary else None
         )
@@ -117,9 +124,18 @@ class LuceneBM25Index:
         temporary = directory is None
         folder = Path(tempfile.mkdtemp(prefix="heta-bm25-")) if temporary else Path(directory)
         try:
-            meta = build_index(fields, folder, k1=k1, b=b, tie_keys=tie_keys,
-                               tie_ranks=tie_ranks, block_size=block_size, workers=workers,
-                               progress=progress, version=LUCENE_INDEX_VERSION)  # fmt: skip
+            meta = build_index(
+                fields,
+                folder,
+                k1=k1,
+                b=b,
+                tie_keys=tie_keys,
+                tie_ranks=tie_ranks,
+                block_size=block_size,
+                workers=workers,
+                progress=progress,
+                version=LUCENE_INDEX_VERSION,
+            )
         except BaseException:
             if temporary:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -169,8 +185,9 @@ class LuceneBM25Index:
         term_ids, weights = self.clauses(query)
         total = np.zeros(self.num_docs, dtype=np.float64)
         one = np.float32(1)
-        for t, f, w in zip(term_ids.tolist(), self.term_fields(term_ids).tolist(), weights,
-                           strict=True):  # fmt: skip
+        for t, f, w in zip(
+            term_ids.tolist(), self.term_fields(term_ids).tolist(), weights, strict=True
+        ):
             start, end = self.indptr[t], self.indptr[t + 1]
             docs = self.docs[start:end]
             inverse = self.factors[f][self.norms[f][docs]]

@@ -79,8 +79,24 @@ def _accumulate(indptr, docs, freqs, norms, factors, t, f, w, table, total, touc
     return count
 
 
-def _one_thread(indptr, docs, freqs, norms, factors, tie_ranks, terms, fields, weights,  # type: ignore[no-untyped-def]
-                pointers, total, touched, thread, threads, out_idx, out_scores):  # fmt: skip
+def _one_thread(
+    indptr,
+    docs,
+    freqs,
+    norms,
+    factors,
+    tie_ranks,
+    terms,
+    fields,
+    weights,  # type: ignore[no-untyped-def]
+    pointers,
+    total,
+    touched,
+    thread,
+    threads,
+    out_idx,
+    out_scores,
+):
     """Queries ``thread``, ``thread + threads``, ...: ``total`` is all zeros on entry, and
     again on exit."""
     k = out_idx.shape[1]
@@ -94,8 +110,20 @@ def _one_thread(indptr, docs, freqs, norms, factors, tie_ranks, terms, fields, w
     for q in range(thread, len(pointers) - 1, threads):
         count = 0
         for c in range(pointers[q], pointers[q + 1]):
-            count = _accumulate(indptr, docs, freqs, norms, factors, terms[c], fields[c],
-                                weights[c], table, total, touched, count)  # fmt: skip
+            count = _accumulate(
+                indptr,
+                docs,
+                freqs,
+                norms,
+                factors,
+                terms[c],
+                fields[c],
+                weights[c],
+                table,
+                total,
+                touched,
+                count,
+            )
         size = 0
         for i in range(count):
             d = touched[i]
@@ -117,13 +145,42 @@ def _one_thread(indptr, docs, freqs, norms, factors, tie_ranks, terms, fields, w
             out_scores[q, r] = hit_scores[order[r]]
 
 
-def _kernel(indptr, docs, freqs, norms, factors, tie_ranks, terms, fields, weights,  # type: ignore[no-untyped-def]
-            pointers, totals, touched, out_idx, out_scores):  # fmt: skip
+def _kernel(
+    indptr,
+    docs,
+    freqs,
+    norms,
+    factors,
+    tie_ranks,
+    terms,
+    fields,
+    weights,  # type: ignore[no-untyped-def]
+    pointers,
+    totals,
+    touched,
+    out_idx,
+    out_scores,
+):
     threads = totals.shape[0]
     for thread in prange(threads):
-        _one_thread(indptr, docs, freqs, norms, factors, tie_ranks, terms, fields, weights,
-                    pointers, totals[thread], touched[thread], thread, threads, out_idx,
-                    out_scores)  # fmt: skip
+        _one_thread(
+            indptr,
+            docs,
+            freqs,
+            norms,
+            factors,
+            tie_ranks,
+            terms,
+            fields,
+            weights,
+            pointers,
+            totals[thread],
+            touched[thread],
+            thread,
+            threads,
+            out_idx,
+            out_scores,
+        )
 
 
 @lru_cache(maxsize=1)
@@ -149,15 +206,32 @@ class Workspace:
         self.touched = np.empty((threads, num_docs + 1), dtype=doc_type)
 
 
-def run_kernel(kernel: Any, index: Any, terms: np.ndarray, fields: np.ndarray,
-               weights: np.ndarray, pointers: np.ndarray, out_idx: np.ndarray,
-               out_scores: np.ndarray) -> None:  # fmt: skip
+def run_kernel(
+    kernel: Any,
+    index: Any,
+    terms: np.ndarray,
+    fields: np.ndarray,
+    weights: np.ndarray,
+    pointers: np.ndarray,
+    out_idx: np.ndarray,
+    out_scores: np.ndarray,
+) -> None:
     """Fill ``out_idx``/``out_scores`` (rows of -1 / 0) with the compiled ``kernel``: the
     clauses of query ``q`` are ``terms``/``fields``/``weights[pointers[q]:pointers[q + 1]]``.
     A single query runs in this thread (threads would only wait, and spin, for it)."""
     threads = import_numba().get_num_threads()
-    arrays = (index.indptr, index.docs, index.freqs, index.norms, index.factors,
-              index.tie_ranks, terms, fields, weights, pointers)  # fmt: skip
+    arrays = (
+        index.indptr,
+        index.docs,
+        index.freqs,
+        index.norms,
+        index.factors,
+        index.tie_ranks,
+        terms,
+        fields,
+        weights,
+        pointers,
+    )
     with _LOCK:
         work = index._workspace
         if work is None or work.threads != threads:

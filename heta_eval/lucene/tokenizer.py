@@ -44,8 +44,17 @@ def _grammar() -> tuple:
     """Lucene's StandardTokenizer rules (emoji, words and numbers, South-East-Asian runs, Han
     and Hiragana characters) as one expression over class ids."""
     c = _C
-    extend_names = ("extend", "complex_extend", "zwj", "keycap", "text_selector",
-                    "emoji_selector", "emoji_modifier", "tag_spec", "tag_term")  # fmt: skip
+    extend_names = (
+        "extend",
+        "complex_extend",
+        "zwj",
+        "keycap",
+        "text_selector",
+        "emoji_selector",
+        "emoji_modifier",
+        "tag_spec",
+        "tag_term",
+    )
     extend = {c[n] for n in extend_names}
     # UAX#29 WB4: Extend, Format and ZWJ attach to what precedes them; the emoji rules leave
     # out the presentation selectors, which they place themselves.

@@ -61,12 +61,16 @@ CUSTOM_FAMILIES: tuple[str, ...] = ("mrr", "r_cap", "hole", "accuracy")
 #: BEIR's ``evaluate_custom`` names of each family (lower-cased; it lower-cases its argument),
 #: beside the ``metric@k`` spellings: ``recall_cap``, ``acc``, ``top_k_accuracy``...
 CUSTOM_ALIASES: dict[str, str] = {
-    "mrr": "mrr", "mrr_cut": "mrr",
-    "r_cap": "r_cap", "recall_cap": "r_cap",
+    "mrr": "mrr",
+    "mrr_cut": "mrr",
+    "r_cap": "r_cap",
+    "recall_cap": "r_cap",
     "hole": "hole",
-    "accuracy": "accuracy", "acc": "accuracy", "top_k_acc": "accuracy",
+    "accuracy": "accuracy",
+    "acc": "accuracy",
+    "top_k_acc": "accuracy",
     "top_k_accuracy": "accuracy",
-}  # fmt: skip
+}
 
 
 def beir_ranking(docs: Mapping[str, float]) -> list[str]:

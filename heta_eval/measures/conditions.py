@@ -95,9 +95,12 @@ class Condition:
             margin /= 100
         alpha = _number(text, found["alpha"]) if found["alpha"] else None
         return cls(
-            canonical_metric(found["metric"]), margin, "relative" if relative else "absolute",
-            alpha, text.strip(),
-        )  # fmt: skip
+            canonical_metric(found["metric"]),
+            margin,
+            "relative" if relative else "absolute",
+            alpha,
+            text.strip(),
+        )
 
     def allowed_drop(self, baseline_mean: float) -> float | None:
         """The largest drop that passes (None: no margin)."""
@@ -118,9 +121,11 @@ class Condition:
         """What fails, in words: ``a drop of more than 0.005``, ``... and significant``."""
         parts = []
         if self.margin is not None:
-            amount = f"{self.margin * 100:g}% of the baseline" if self.kind == "relative" else (
-                f"{self.margin:g}"
-            )  # fmt: skip
+            amount = (
+                f"{self.margin * 100:g}% of the baseline"
+                if self.kind == "relative"
+                else (f"{self.margin:g}")
+            )
             parts.append(f"a drop of more than {amount}")
         if self.alpha is not None:
             parts.append(f"a significant drop (Holm p (perm) < {self.alpha:g})")

@@ -88,12 +88,17 @@ _LEGACY_FAMILY = {metric: family for metric, _, family in BEIR_TABLE}
 # BEIR's evaluate_custom names of R_cap, Hole, Accuracy, any case (R_cap@10, recall_cap@10).
 _CUSTOM_AT = {name: f for name, f in CUSTOM_ALIASES.items() if f != "mrr"}
 _LEGACY_ALIASES = {
-    "ndcg": "ndcg", "ndcg_cut": "ndcg",
-    "map": "map", "map_cut": "map", "ap": "map",
-    "recall": "recall", "r": "recall",
-    "precision": "precision", "p": "precision",
+    "ndcg": "ndcg",
+    "ndcg_cut": "ndcg",
+    "map": "map",
+    "map_cut": "map",
+    "ap": "map",
+    "recall": "recall",
+    "r": "recall",
+    "precision": "precision",
+    "p": "precision",
     **CUSTOM_ALIASES,  # not rr / recip_rank: ir_measures's RR@k is not BEIR's mrr
-}  # fmt: skip
+}
 _LEGACY_PATTERN = re.compile(r"^\s*([A-Za-z_]+)\s*[@_.]\s*(\d+)\s*$")
 _AT = re.compile(r"^([A-Za-z_]+)@(\S+)$")
 _NEXT = re.compile(r" |,(?=[A-Za-z])")

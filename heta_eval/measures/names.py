@@ -20,11 +20,19 @@ Summary = Literal["mean", "sum", "geometric"]
 # trec_eval summarises them over queries. Kinds: "cutoffs" (integer ranks, key family_k),
 # "levels" (float levels, key family_0.10), "floats" (a list of numbers, one key), "gains"
 # (LEVEL=GAIN pairs, one key), None. gm_* are geometric means (pytrec_eval gives the logs).
-_KIND = {"none": None, "cutoffs": "cutoffs", "float_cutoffs": "levels", "floats": "floats",
-         "gains": "gains"}  # fmt: skip
+_KIND = {
+    "none": None,
+    "cutoffs": "cutoffs",
+    "float_cutoffs": "levels",
+    "floats": "floats",
+    "gains": "gains",
+}
 _SUMMARY: dict[str, Summary] = {
-    "mean": "mean", "geometric_mean": "geometric", "sum": "sum", "num_q": "sum",
-}  # fmt: skip
+    "mean": "mean",
+    "geometric_mean": "geometric",
+    "sum": "sum",
+    "num_q": "sum",
+}
 TREC_FAMILIES: dict[str, tuple[str | None, Summary]] = {
     f.name: (_KIND[f.params], _SUMMARY[f.summary]) for f in FAMILIES if f.summary in _SUMMARY
 }

@@ -21,9 +21,16 @@ import re
 from heta_eval.io.grammar import NUMBER
 
 __all__ = [
-    "GAIN_PAIR", "MAX_CUTOFF", "NUMBER", "check_cutoff", "cutoff", "floats", "gains", "level",
+    "GAIN_PAIR",
+    "MAX_CUTOFF",
+    "NUMBER",
+    "check_cutoff",
+    "cutoff",
+    "floats",
+    "gains",
+    "level",
     "number_text",
-]  # fmt: skip
+]
 
 #: The largest cutoff: int64's (numpy, numba and trec_eval's ``long`` hold every cutoff).
 MAX_CUTOFF = 2**63 - 1

@@ -135,9 +135,17 @@ class EvaluationReport(BaseModel):
         rows = []
         for s in self.metrics.values():
             value = value_cell(s.value) if s.kind != "categorical" else counts_cell(s.counts)
-            rows.append([
-                f"{s.name}{' (partial)' if s.partial else ''}", value, value_cell(s.beir),
-                value_cell(s.strict), s.scored, s.skipped, s.failed, s.missing,
-            ])  # fmt: skip
+            rows.append(
+                [
+                    f"{s.name}{' (partial)' if s.partial else ''}",
+                    value,
+                    value_cell(s.beir),
+                    value_cell(s.strict),
+                    s.scored,
+                    s.skipped,
+                    s.failed,
+                    s.missing,
+                ]
+            )
         header = ["evaluator", "value", "BEIR", "strict", "scored", "skipped", "failed", "missing"]
         return Table(header, rows, align="lrrrrrrr").markdown().rstrip("\n")

@@ -148,9 +148,12 @@ def _summaries(
         failed = failed_per_evaluator[name]
         if isinstance(evaluator, BeirRetrievalMetric):
             summaries[name] = retrieval_summary(
-                evaluator, judged, retrieval_values(name),
-                skipped=len(cases) - judged, failed=failed,
-            )  # fmt: skip
+                evaluator,
+                judged,
+                retrieval_values(name),
+                skipped=len(cases) - judged,
+                failed=failed,
+            )
             continue
         case_scores = [scores[case.id][name] for case in cases if name in scores.get(case.id, {})]
         summaries[name] = _summarize(name, case_scores, failed=failed, missing=missing)

@@ -53,8 +53,11 @@ def resolve_citations(response: QueryResponse) -> Citations:
             )
         source, items = "field", raw
     else:
-        found = [int(n) for group in _MARKER.findall(response.answer or "")
-                 for n in re.split(r"[,;]", group)]  # fmt: skip
+        found = [
+            int(n)
+            for group in _MARKER.findall(response.answer or "")
+            for n in re.split(r"[,;]", group)
+        ]
         source, items = ("markers" if found else "none"), found
     by_reference = {}
     for index, result in enumerate(response.results):

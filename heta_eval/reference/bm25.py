@@ -161,8 +161,16 @@ class BM25Index:
         out_scores = np.empty((n, k), dtype=np.float32)
         # numba's default (workqueue) threading layer aborts on concurrent parallel launches.
         with _KERNEL_LOCK:
-            kernel(self._data, self._indices, self._indptr, self.num_docs, flat, pointers,
-                   out_idx, out_scores)  # fmt: skip
+            kernel(
+                self._data,
+                self._indices,
+                self._indptr,
+                self.num_docs,
+                flat,
+                pointers,
+                out_idx,
+                out_scores,
+            )
         return out_idx, out_scores
 
     def save(self, directory: Path) -> None:

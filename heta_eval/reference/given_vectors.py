@@ -79,17 +79,26 @@ class VectorsFile(BaseModel):
         size = source.stat().st_size
         with (
             open(source, "rb") as handle,
-            tqdm(total=size, desc=f"hashing {source.name}", unit="B", unit_scale=True,
-                 disable=not progress or size < 1 << 30, dynamic_ncols=True) as bar,
-        ):  # fmt: skip
+            tqdm(
+                total=size,
+                desc=f"hashing {source.name}",
+                unit="B",
+                unit_scale=True,
+                disable=not progress or size < 1 << 30,
+                dynamic_ncols=True,
+            ) as bar,
+        ):
             for block in iter(lambda: handle.read(1 << 24), b""):
                 digest.update(block)
                 bar.update(len(block))
         return cls(
-            path=str(source.resolve()), bytes=source.stat().st_size, sha256=digest.hexdigest(),
-            rows=int(matrix.shape[0]), dimension=int(matrix.shape[1]),
+            path=str(source.resolve()),
+            bytes=source.stat().st_size,
+            sha256=digest.hexdigest(),
+            rows=int(matrix.shape[0]),
+            dimension=int(matrix.shape[1]),
             dtype="float16" if matrix.dtype.itemsize == 2 else "float32",
-        )  # fmt: skip
+        )
 
     def open(self) -> np.ndarray:
         """The vectors, memory-mapped, after checking the file is still the one described
@@ -113,13 +122,16 @@ def _mapped(source: Path) -> np.ndarray:
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise VectorsError(f"{source}: not a .npy array file ({first})") from None
     if matrix.ndim != 2:
-        raise VectorsError(f"{source}: expected a 2-D array (one row per vector), got shape "
-                           f"{matrix.shape}")  # fmt: skip
+        raise VectorsError(
+            f"{source}: expected a 2-D array (one row per vector), got shape {matrix.shape}"
+        )
     if matrix.dtype.kind != "f" or matrix.dtype.itemsize not in (2, 4):
         raise VectorsError(f"{source}: expected float16 or float32 vectors, got {matrix.dtype}")
     if not matrix.flags.c_contiguous:
-        raise VectorsError(f"{source}: the array is in column (Fortran) order; save it with "
-                           "numpy.ascontiguousarray")  # fmt: skip
+        raise VectorsError(
+            f"{source}: the array is in column (Fortran) order; save it with "
+            "numpy.ascontiguousarray"
+        )
     if matrix.shape[1] == 0:
         raise VectorsError(f"{source}: the vectors have no dimensions")
     return matrix
@@ -155,8 +167,10 @@ def check_vectors(
             f"(one vector per line of {source}, in its order)"
         )
     if dimension is not None and matrix.shape[1] != dimension:
-        raise VectorsError(f"{name}: {matrix.shape[1]}-dimensional vectors, but the other side "
-                           f"has {dimension} dimensions")  # fmt: skip
+        raise VectorsError(
+            f"{name}: {matrix.shape[1]}-dimensional vectors, but the other side "
+            f"has {dimension} dimensions"
+        )
     lengths = np.empty(len(matrix), dtype=np.float32)
     for start in range(0, len(matrix), _BLOCK_ROWS):
         block = np.asarray(matrix[start : start + _BLOCK_ROWS], dtype=np.float32)
@@ -164,21 +178,27 @@ def check_vectors(
         if not finite.all():
             row = start + int(np.flatnonzero(~finite)[0])
             bad = int((~finite).sum())
-            raise VectorsError(f"{name}: row {row} (line {row + 1} of {source}) holds NaN or "
-                               f"infinity ({bad} such rows in this block)")  # fmt: skip
+            raise VectorsError(
+                f"{name}: row {row} (line {row + 1} of {source}) holds NaN or "
+                f"infinity ({bad} such rows in this block)"
+            )
         lengths[start : start + len(block)] = np.linalg.norm(block, axis=1)
     if not cosine:
         return CheckedVectors()
     zero = np.flatnonzero(lengths == 0)
     if len(zero):
-        raise VectorsError(f"{name}: row {int(zero[0])} (line {int(zero[0]) + 1} of {source}) is "
-                           f"a zero vector, which has no cosine ({len(zero)} such rows); use "
-                           "--score-function dot")  # fmt: skip
+        raise VectorsError(
+            f"{name}: row {int(zero[0])} (line {int(zero[0]) + 1} of {source}) is "
+            f"a zero vector, which has no cosine ({len(zero)} such rows); use "
+            "--score-function dot"
+        )
     off = np.abs(lengths - 1) > UNIT_TOLERANCE
     warnings = []
     if off.any():
         low, high = float(lengths.min()), float(lengths.max())
-        warnings.append(f"{name}: {int(off.sum()):,} of {len(lengths):,} vectors are not of unit "
-                        f"length (lengths {low:.3g} to {high:.3g}); scored by their cosine, "
-                        "as asked")  # fmt: skip
+        warnings.append(
+            f"{name}: {int(off.sum()):,} of {len(lengths):,} vectors are not of unit "
+            f"length (lengths {low:.3g} to {high:.3g}); scored by their cosine, "
+            "as asked"
+        )
     return CheckedVectors((1 / lengths).astype(np.float32), warnings)

@@ -55,8 +55,10 @@ class QueryVectors:
         """The float32 vectors of ``query_ids``; an id without a row is a ``KeyError``."""
         missing = [q for q in query_ids if q not in self.rows]
         if missing:
-            raise KeyError(f"no query vector for query id {missing[0]!r} (the query vectors "
-                           "hold one row per line of queries.jsonl)")  # fmt: skip
+            raise KeyError(
+                f"no query vector for query id {missing[0]!r} (the query vectors "
+                "hold one row per line of queries.jsonl)"
+            )
         vectors = np.asarray(self.matrix[[self.rows[q] for q in query_ids]], dtype=np.float32)
         if self.cosine:
             vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -270,8 +272,9 @@ class ReferenceKnowledgeBase:
         assert self.embeddings is not None
         if self.ann_index is not None:
             return self.ann_index.search(vectors, depth)
-        return exact_search(self.embeddings, vectors, depth, row_scale=self.row_scale,
-                            on_block=_interruptible)  # fmt: skip
+        return exact_search(
+            self.embeddings, vectors, depth, row_scale=self.row_scale, on_block=_interruptible
+        )
 
     def _hybrid_ranker(self, queries: list[str], vectors: np.ndarray) -> Ranker:
         keyword, dense = self._keyword_ranker(queries), self._dense_ranker(vectors)
@@ -280,12 +283,17 @@ class ReferenceKnowledgeBase:
             # Each list is fused at depth max(n, rrf_depth) so shallow top_k still fuse fairly.
             deep = max(depth, self.recipe.rrf_depth)
             fused = []
-            for (kw, _), (dn, _) in zip(keyword(positions, deep), dense(positions, deep),
-                                        strict=True):  # fmt: skip
+            for (kw, _), (dn, _) in zip(
+                keyword(positions, deep), dense(positions, deep), strict=True
+            ):
                 pairs = reciprocal_rank_fusion([kw.tolist(), dn.tolist()], k=self.recipe.rrf_k)
                 pairs = pairs[:depth]
-                fused.append((np.array([i for i, _ in pairs], dtype=np.int64),
-                              np.array([s for _, s in pairs], dtype=np.float64)))  # fmt: skip
+                fused.append(
+                    (
+                        np.array([i for i, _ in pairs], dtype=np.int64),
+                        np.array([s for _, s in pairs], dtype=np.float64),
+                    )
+                )
             return fused
 
         return rank

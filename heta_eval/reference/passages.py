@@ -55,16 +55,20 @@ def passages(
     (``size=None``), else their chunks."""
     if size is None and not store.has_spans:
         table = ChunkTable(
-            store.ids, texts=store.texts, reference_ids=_ChunkIds(store.ids),
+            store.ids,
+            texts=store.texts,
+            reference_ids=_ChunkIds(store.ids),
             sources=_WholeSources(store),
-        )  # fmt: skip
+        )
         joined = _Joined(store.titles, store.texts)
         return Passages(table, joined, store.titles, store.texts, _WholeChunks(store))
     chunks = chunk_documents(list(store.documents()), size=size, overlap=overlap, unit=unit)
     table = ChunkTable(
-        [c.document_id for c in chunks], texts=[c.text for c in chunks],
-        reference_ids=[c.chunk_id for c in chunks], sources=_ChunkSources(chunks),
-    )  # fmt: skip
+        [c.document_id for c in chunks],
+        texts=[c.text for c in chunks],
+        reference_ids=[c.chunk_id for c in chunks],
+        sources=_ChunkSources(chunks),
+    )
     texts = [f"{c.title} {c.text}".strip() for c in chunks]
     return Passages(table, texts, [c.title for c in chunks], [c.text for c in chunks], chunks)
 
@@ -143,8 +147,12 @@ class _WholeSources:
 
     def __call__(self, row: int) -> dict[str, Any]:
         doc_id = self.store.ids[row]
-        return {"document_id": doc_id, "chunk_id": f"{doc_id}#0", "start": 0,
-                "end": self.store.text_length(row)}  # fmt: skip
+        return {
+            "document_id": doc_id,
+            "chunk_id": f"{doc_id}#0",
+            "start": 0,
+            "end": self.store.text_length(row),
+        }
 
 
 class _ChunkSources:

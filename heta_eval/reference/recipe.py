@@ -123,8 +123,10 @@ class DenseSpec(_Spec):
             raise ValueError("dense.query_vectors needs dense.corpus_vectors")
         pair = (self.corpus_vectors, self.query_vectors)
         if pair[1] is not None and pair[0] is not None and pair[0].dimension != pair[1].dimension:
-            raise ValueError(f"dense.query_vectors are {pair[1].dimension}-dimensional, "
-                             f"dense.corpus_vectors {pair[0].dimension}-dimensional")  # fmt: skip
+            raise ValueError(
+                f"dense.query_vectors are {pair[1].dimension}-dimensional, "
+                f"dense.corpus_vectors {pair[0].dimension}-dimensional"
+            )
         return self
 
 
@@ -186,8 +188,10 @@ class Recipe(_Spec):
         if self.chunking.size is not None and self.chunking.overlap >= self.chunking.size:
             raise ValueError("chunking.overlap must be smaller than chunking.size")
         if self.dense.corpus_vectors is not None and self.chunking.size is not None:
-            raise ValueError("dense.corpus_vectors hold one vector per document: set "
-                             "chunking.size to null (whole documents)")  # fmt: skip
+            raise ValueError(
+                "dense.corpus_vectors hold one vector per document: set "
+                "chunking.size to null (whole documents)"
+            )
         return self
 
     @classmethod
@@ -223,9 +227,10 @@ class Recipe(_Spec):
         :class:`~heta_eval.rerank.stage.RerankingKnowledgeBase` over the reference.
         """
         store = (
-            documents if isinstance(documents, CorpusStore)
+            documents
+            if isinstance(documents, CorpusStore)
             else CorpusStore.from_documents(documents)
-        )  # fmt: skip
+        )
         if not len(store):
             raise ValueError(f"cannot build knowledge base {name!r} from an empty corpus")
         started = time.perf_counter()
@@ -244,9 +249,14 @@ class Recipe(_Spec):
         dense = DenseParts(None, None)
         if "vector_search" in self.modes or "hybrid_search" in self.modes:
             dense = dense_parts(
-                self.dense, found.texts, cache=cache, info=info, progress=progress,
-                executor=executor, query_rows=query_rows,
-            )  # fmt: skip
+                self.dense,
+                found.texts,
+                cache=cache,
+                info=info,
+                progress=progress,
+                executor=executor,
+                query_rows=query_rows,
+            )
 
         ann_index = None
         if self.dense.ann is not None and dense.embeddings is not None:
@@ -271,9 +281,13 @@ class Recipe(_Spec):
             return kb
         spec = self.rerank
         return RerankingKnowledgeBase(
-            kb, spec.reranker(cache_dir), depth=spec.depth, level=spec.level, progress=progress,
+            kb,
+            spec.reranker(cache_dir),
+            depth=spec.depth,
+            level=spec.level,
+            progress=progress,
             identity=spec.identity(),
-        )  # fmt: skip
+        )
 
     def _bm25(
         self,
@@ -302,13 +316,21 @@ class Recipe(_Spec):
                     ids = found.table.document_ids
                     ties = getattr(ids, "arrow", ids)
                     return LuceneBM25Index.build(
-                        fields, k1=b.k1, b=b.b, tie_keys=ties, directory=directory,
+                        fields,
+                        k1=b.k1,
+                        b=b.b,
+                        tie_keys=ties,
+                        directory=directory,
                         progress=progress,
-                    )  # fmt: skip
+                    )
                 bm25s = BM25Index.build(
-                    list(texts), k1=b.k1, b=b.b, method=b.method, language=b.language,
+                    list(texts),
+                    k1=b.k1,
+                    b=b.b,
+                    method=b.method,
+                    language=b.language,
                     progress=progress,
-                )  # fmt: skip
+                )
                 if directory is not None:
                     bm25s.save(directory)
                 return bm25s
@@ -338,8 +360,9 @@ def _ann_index(spec: AnnSpec, dense: DenseParts, info: dict, progress: bool, exe
     """``spec``'s index over the passages' vectors as the exact search scores them; ``info``
     records what was built (library, version, index class, settings, seconds)."""
     if executor is not None:
-        raise AnnError(f"dense.ann ({spec.label}) searches in this process: run it without "
-                         "an executor (--ray)")  # fmt: skip
+        raise AnnError(
+            f"dense.ann ({spec.label}) searches in this process: run it without an executor (--ray)"
+        )
     _say(progress, f"building the {spec.label} index over {len(dense.embeddings):,} vectors")
     with interrupts.phase(f"building the {spec.kind} index"):
         index = build_index(spec, scored_rows(dense.embeddings, dense.row_scale))

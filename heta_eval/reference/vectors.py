@@ -78,8 +78,9 @@ def dense_parts(
 
 
 def _encoder(spec: Any) -> DenseEncoder:
-    return DenseEncoder(spec.model, precision=spec.precision, batch_size=spec.batch_size,
-                        device=spec.device)  # fmt: skip
+    return DenseEncoder(
+        spec.model, precision=spec.precision, batch_size=spec.batch_size, device=spec.device
+    )
 
 
 def _encoded(
@@ -123,25 +124,37 @@ def _given(
     """The given corpus vectors (and query vectors, or the encoder of the queries), checked."""
     cosine = spec.score_function == "cos_sim"
     given = spec.corpus_vectors
-    _say(progress, f"checking the given vectors {given.name} ({given.rows:,} x {given.dimension}, "
-                   f"{given.dtype})")  # fmt: skip
+    _say(
+        progress,
+        f"checking the given vectors {given.name} ({given.rows:,} x {given.dimension}, "
+        f"{given.dtype})",
+    )
     with interrupts.phase(f"checking {given.name}"):
         matrix = given.open()
         dimension = spec.query_vectors.dimension if spec.query_vectors is not None else None
-        checked = check_vectors(matrix, given, expected_rows=passages, dimension=dimension,
-                                cosine=cosine)  # fmt: skip
+        checked = check_vectors(
+            matrix, given, expected_rows=passages, dimension=dimension, cosine=cosine
+        )
     warnings = list(checked.warnings)
     info["embeddings"] = "given"
     info["corpus_vectors"] = given.name
     query_vectors = encoder = None
     if spec.query_vectors is not None:
         if query_rows is None:
-            raise VectorsError(f"{spec.query_vectors.name}: query vectors need the benchmark's "
-                               "query order (a BEIR dataset's queries.jsonl)")  # fmt: skip
+            raise VectorsError(
+                f"{spec.query_vectors.name}: query vectors need the benchmark's "
+                "query order (a BEIR dataset's queries.jsonl)"
+            )
         queries = spec.query_vectors.open()
-        found = check_vectors(queries, spec.query_vectors, expected_rows=query_rows.total,
-                              what="queries", source=query_rows.source,
-                              dimension=given.dimension, cosine=cosine)  # fmt: skip
+        found = check_vectors(
+            queries,
+            spec.query_vectors,
+            expected_rows=query_rows.total,
+            what="queries",
+            source=query_rows.source,
+            dimension=given.dimension,
+            cosine=cosine,
+        )
         warnings += found.warnings
         query_vectors = QueryVectors(queries, query_rows.rows, cosine=cosine)
         info["query_vectors"] = spec.query_vectors.name
@@ -172,7 +185,9 @@ def _load_model(encoder: Any, progress: bool) -> None:
     """Load the encoder's model now, saying so: loading takes seconds, silent otherwise."""
     if encoder.loaded:
         return
-    _say(progress, f"loading the embedding model {encoder.model_name} "
-                   f"({encoder.precision}, {encoder.device})")  # fmt: skip
+    _say(
+        progress,
+        f"loading the embedding model {encoder.model_name} ({encoder.precision}, {encoder.device})",
+    )
     with interrupts.phase("loading the embedding model"):
         encoder.runner  # noqa: B018 (loads and caches it)

@@ -155,10 +155,16 @@ def _pairing_notes(systems: Sequence[Any], pairs: Sequence[dict[str, Any]]) -> l
         if checked.same_data(a.folder, b.folder):
             continue
         for row in pair["rows"]:
-            notes.append(pairing_note(
-                row["metric"], own(a, row["metric"]), own(b, row["metric"]), paired=row["n"],
-                unpaired=row["unpaired"], missing=pair["settings"]["missing"],
-            ))  # fmt: skip
+            notes.append(
+                pairing_note(
+                    row["metric"],
+                    own(a, row["metric"]),
+                    own(b, row["metric"]),
+                    paired=row["n"],
+                    unpaired=row["unpaired"],
+                    missing=pair["settings"]["missing"],
+                )
+            )
     return notes
 
 

@@ -67,11 +67,13 @@ def distributions(systems: Sequence[System], metrics: Sequence[str]) -> list[dic
         if not series:
             continue
         notes = [_left_out(s, len(_values(s, metric))) for s in systems if _values(s, metric)]
-        charts.append({
-            "metric": metric,
-            "svg": svg.histogram(series, f"{metric} per query", metric=metric),
-            "notes": notes,
-        })  # fmt: skip
+        charts.append(
+            {
+                "metric": metric,
+                "svg": svg.histogram(series, f"{metric} per query", metric=metric),
+                "notes": notes,
+            }
+        )
     return charts
 
 
@@ -125,11 +127,22 @@ def pair_comparisons(systems: Sequence[System], metrics: Sequence[str]) -> list[
             va, vb = _values(by_label[first], row.metric), _values(by_label[second], row.metric)
             deltas = [(q, vb[q] - va[q]) for q in va if q in vb]
             title = f"{row.metric}: {second} − {first}"
-            plot = svg.differences(deltas, title, extent=extent.get(row.metric) or None,
-                                   pair=(first, second, row.metric))  # fmt: skip
+            plot = svg.differences(
+                deltas,
+                title,
+                extent=extent.get(row.metric) or None,
+                pair=(first, second, row.metric),
+            )
             rows.append(_row(row, plot, result.settings))
-        out.append({"baseline": first, "system": second, "rows": rows,
-                    "settings": result.settings, "caption": result.caption()})  # fmt: skip
+        out.append(
+            {
+                "baseline": first,
+                "system": second,
+                "rows": rows,
+                "settings": result.settings,
+                "caption": result.caption(),
+            }
+        )
     return out
 
 
@@ -166,8 +179,10 @@ def significance(pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for pair in pairs:
         for row in pair["rows"]:
             diff, p, significant = row["raw"]["diff"], row["raw"]["p"], row["significant"]
-            for base, other, sign in ((pair["baseline"], pair["system"], 1),
-                                      (pair["system"], pair["baseline"], -1)):  # fmt: skip
+            for base, other, sign in (
+                (pair["baseline"], pair["system"], 1),
+                (pair["system"], pair["baseline"], -1),
+            ):
                 entry = marks.setdefault(base, {}).setdefault(other, {})
                 entry[row["metric"]] = [sign * diff, p, significant]
     legend = ""
@@ -187,10 +202,14 @@ def slice_charts(systems: Sequence[System], metrics: Sequence[str]) -> list[dict
     fields = list(dict.fromkeys(f for s in systems for f in s.summary.get("slices") or {}))
     charts = []
     for name in fields:
-        found = [(s, s.summary["slices"][name]) for s in systems if name in (s.summary.get(
-            "slices") or {})]  # fmt: skip
-        metric = next((m for m in metrics if any(m in f["modes"].get(s.mode, {})
-                                                 for s, f in found)), None)  # fmt: skip
+        found = [
+            (s, s.summary["slices"][name])
+            for s in systems
+            if name in (s.summary.get("slices") or {})
+        ]
+        metric = next(
+            (m for m in metrics if any(m in f["modes"].get(s.mode, {}) for s, f in found)), None
+        )
         if metric is None:
             continue
         values = list(dict.fromkeys(v for _, f in found for v in f["values"]))
@@ -204,11 +223,16 @@ def slice_charts(systems: Sequence[System], metrics: Sequence[str]) -> list[dict
             groups.append((value, cases, bars))
             rows.append([value, cases, *(_four(mean) for _, mean in bars)])
         macro = [_four(f["modes"].get(s.mode, {}).get(metric, {}).get("macro")) for s, f in found]
-        charts.append({
-            "field": name, "metric": metric, "systems": [s.label for s, _ in found],
-            "rows": rows, "macro": macro,
-            "svg": svg.slice_bars(groups, f"{metric} by {name}"),
-        })  # fmt: skip
+        charts.append(
+            {
+                "field": name,
+                "metric": metric,
+                "systems": [s.label for s, _ in found],
+                "rows": rows,
+                "macro": macro,
+                "svg": svg.slice_bars(groups, f"{metric} by {name}"),
+            }
+        )
     return charts
 
 
@@ -227,10 +251,12 @@ def evidence_by_chunking(systems: Sequence[System]) -> list[dict[str, Any]]:
             continue
         chunking = (system.summary.get("recipe") or {}).get("chunking") or {}
         size = chunking.get("size")
-        rows.append({
-            "system": system.label,
-            "mode": system.mode,
-            "chunking": "whole documents" if not size else f"{size} {chunking.get('unit', '')}",
-            "values": [(name, number(metrics[name].get("value"))) for name in names],
-        })  # fmt: skip
+        rows.append(
+            {
+                "system": system.label,
+                "mode": system.mode,
+                "chunking": "whole documents" if not size else f"{size} {chunking.get('unit', '')}",
+                "values": [(name, number(metrics[name].get("value"))) for name in names],
+            }
+        )
     return rows

@@ -158,21 +158,25 @@ def headline_rows(systems: Sequence[System], metrics: Sequence[str]) -> list[dic
         cells = [_cell(name, summary.get("metrics", {}).get(name) or {}) for name in metrics]
         cases, answered = summary.get("cases", 0), summary.get("answered", 0)
         failed = summary.get("failed_queries", 0)
-        rows.append({
-            "label": system.label,
-            "mode": system.mode,
-            "folder": str(system.folder),
-            "cases": cases,
-            "answered": answered,
-            "failed": failed,
-            "not_run": max(cases - answered - failed, 0),
-            "evaluator_failures": summary.get("evaluator_failures", 0),
-            "failure_reasons": [(shown(reason, TEXT_LIMIT), count) for reason, count
-                                in list((summary.get("failure_reasons") or {}).items())[:5]],
-            "partial": bool(summary.get("partial")),
-            "cells": cells,
-            "checks": _checks(system),
-        })  # fmt: skip
+        rows.append(
+            {
+                "label": system.label,
+                "mode": system.mode,
+                "folder": str(system.folder),
+                "cases": cases,
+                "answered": answered,
+                "failed": failed,
+                "not_run": max(cases - answered - failed, 0),
+                "evaluator_failures": summary.get("evaluator_failures", 0),
+                "failure_reasons": [
+                    (shown(reason, TEXT_LIMIT), count)
+                    for reason, count in list((summary.get("failure_reasons") or {}).items())[:5]
+                ],
+                "partial": bool(summary.get("partial")),
+                "cells": cells,
+                "checks": _checks(system),
+            }
+        )
     for column in range(len(metrics)):
         _mark_best([r["cells"][column] for r in rows], "raw", "best")
         _mark_best([r["cells"][column] for r in rows], "strict_raw", "best_strict")
@@ -219,18 +223,20 @@ def all_metric_rows(system: System) -> list[dict[str, Any]]:
     rows = []
     for name, metric in system.mode_summary.get("metrics", {}).items():
         counts = metric.get("counts") or {}
-        rows.append({
-            "name": name,
-            "kind": metric.get("kind", ""),
-            "value": number(metric.get("value")),
-            "beir": number(metric.get("beir")),
-            "strict": number(metric.get("strict")),
-            "counts": ", ".join(f"{k}: {v}" for k, v in counts.items()),
-            "scored": metric.get("scored", 0),
-            "skipped": metric.get("skipped", 0),
-            "failed": metric.get("failed", 0),
-            "missing": metric.get("missing", 0),
-        })  # fmt: skip
+        rows.append(
+            {
+                "name": name,
+                "kind": metric.get("kind", ""),
+                "value": number(metric.get("value")),
+                "beir": number(metric.get("beir")),
+                "strict": number(metric.get("strict")),
+                "counts": ", ".join(f"{k}: {v}" for k, v in counts.items()),
+                "scored": metric.get("scored", 0),
+                "skipped": metric.get("skipped", 0),
+                "failed": metric.get("failed", 0),
+                "missing": metric.get("missing", 0),
+            }
+        )
     return rows
 
 
@@ -264,9 +270,15 @@ def _what_ran(
             ("device", build.get("device") or "–"),
             ("route", build.get("route") or "–"),
         ]
-        rows += [(label, build[key]) for label, key in (
-            ("route chosen", "route_reason"), ("route evidence", "route_evidence"), ("CPU", "cpu")
-        ) if build.get(key)]  # fmt: skip
+        rows += [
+            (label, build[key])
+            for label, key in (
+                ("route chosen", "route_reason"),
+                ("route evidence", "route_evidence"),
+                ("CPU", "cpu"),
+            )
+            if build.get(key)
+        ]
     return rows
 
 
@@ -300,16 +312,24 @@ def provenance(system: System) -> dict[str, Any]:
         ("dataset", summary.get("benchmark", "")),
         ("corpus fingerprint", summary.get("documents") or "–"),
         ("cases fingerprint", run.get("cases") or "–"),
-        ("system", summary.get("system", {}).get("kind", "")
-         + (f" {summary['system']['url']}" if summary.get("system", {}).get("url") else "")),
+        (
+            "system",
+            summary.get("system", {}).get("kind", "")
+            + (f" {summary['system']['url']}" if summary.get("system", {}).get("url") else ""),
+        ),
         *_what_ran(summary, bm25, dense),
-        ("chunking", "whole documents" if not chunking.get("size") else
-         f"{chunking['size']} {chunking.get('unit', '')}, overlap {chunking.get('overlap', 0)}"),
+        (
+            "chunking",
+            "whole documents"
+            if not chunking.get("size")
+            else f"{chunking['size']} {chunking.get('unit', '')}, "
+            f"overlap {chunking.get('overlap', 0)}",
+        ),
         ("executor", ", ".join(f"{k} {v}" for k, v in (summary.get("executor") or {}).items())),
         ("heta-eval", summary.get("heta_eval_version") or "–"),
         ("created", summary.get("created_at") or "–"),
         ("top_k", f"{summary.get('top_k')} (asked {summary.get('top_k_requested')})"),
-    ]  # fmt: skip
+    ]
     timings = [(name, number(value)) for name, value in (summary.get("timings") or {}).items()]
     modes = [
         (mode, [(k, number(v)) for k, v in (values.get("timings") or {}).items()])

@@ -30,8 +30,12 @@ logger = logging.getLogger(__name__)
 def report_after_run(folder: Path, *, benchmark: Any = None, results: Any = None) -> Path | None:
     """Write ``report.html`` into a run's results folder and log its path; ``benchmark``
     and ``results`` are the run's own, so nothing is read twice."""
-    return _write([folder], folder / "report.html", benchmark=benchmark,
-                  results=None if results is None else [results])  # fmt: skip
+    return _write(
+        [folder],
+        folder / "report.html",
+        benchmark=benchmark,
+        results=None if results is None else [results],
+    )
 
 
 def report_after_sweep(output: Path, manifest: dict[str, Any]) -> list[Path]:
@@ -89,8 +93,12 @@ def _write(folders: Sequence[Path], output: Path, **options: Any) -> Path | None
             return output
         path = write_report(folders, output, key=key, **options)
     except Exception as error:  # the run's results are safe; only the report is missing
-        logger.warning("warning: no report written (%s: %s); write it with: heta-eval report %s",
-                       type(error).__name__, error, " ".join(map(str, folders)))  # fmt: skip
+        logger.warning(
+            "warning: no report written (%s: %s); write it with: heta-eval report %s",
+            type(error).__name__,
+            error,
+            " ".join(map(str, folders)),
+        )
         return None
     logger.info("report: %s", path)
     return path

@@ -47,8 +47,10 @@ def numeric_metrics(systems: Sequence[System]) -> list[str]:
 
 def _answers_scored(system: System) -> bool:
     metrics = system.mode_summary.get("metrics", {}).values()
-    return any(m.get("kind") != "retrieval" and not m.get("name", "").startswith("evidence")
-               for m in metrics)  # fmt: skip
+    return any(
+        m.get("kind") != "retrieval" and not m.get("name", "").startswith("evidence")
+        for m in metrics
+    )
 
 
 def _query_order(systems: Sequence[System]) -> tuple[list[str], list[str]]:

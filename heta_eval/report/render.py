@@ -23,8 +23,13 @@ from typing import Any
 
 __all__ = ["asset_text", "csp_hash", "embed_json", "render_page"]
 
-_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-            ("\u2029", "\\u2029"))  # fmt: skip
+_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
 
 
 def embed_json(data: Any) -> str:

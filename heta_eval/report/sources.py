@@ -103,10 +103,11 @@ def label_systems(pairs: Sequence[tuple[str | Path, str]]) -> list[str]:
         if count:
             names[folder] = f"{names[folder]}#{count + 1}"
     return [
-        names[str(folder)] if Path(names[str(folder)]).name == mode
+        names[str(folder)]
+        if Path(names[str(folder)]).name == mode
         else f"{names[str(folder)]}:{mode}"
         for folder, mode in pairs
-    ]  # fmt: skip
+    ]
 
 
 def load_systems(

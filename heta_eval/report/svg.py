@@ -123,8 +123,9 @@ def differences(
     extent = extent or max(abs(ordered[0][1]), abs(ordered[-1][1])) or 1.0
     plot_w, plot_h = width - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
     zero = PAD_TOP + plot_h / 2
-    body = _axes(width, HEIGHT, "queries, sorted by difference", "", f"+{extent:.3g}",
-                 f"-{extent:.3g}")  # fmt: skip
+    body = _axes(
+        width, HEIGHT, "queries, sorted by difference", "", f"+{extent:.3g}", f"-{extent:.3g}"
+    )
     body.append(
         f'<line x1="{PAD_LEFT}" y1="{zero:.1f}" x2="{width - PAD_RIGHT}" y2="{zero:.1f}" '
         f'stroke="#999" stroke-dasharray="3 3"/>'

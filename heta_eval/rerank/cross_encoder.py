@@ -137,9 +137,11 @@ def rerank_route(precision: str, device: str, model: str) -> RouteChoice:
     'torch-float32'
     """
     if precision != "auto" and "int8" in precision:
-        raise CrossEncoderError(f"precision {precision!r}: the int8 routes encode with a "
-                                "bi-encoder only; a cross-encoder runs float32, bfloat16 or "
-                                "float16")  # fmt: skip
+        raise CrossEncoderError(
+            f"precision {precision!r}: the int8 routes encode with a "
+            "bi-encoder only; a cross-encoder runs float32, bfloat16 or "
+            "float16"
+        )
     choice = route_choice(precision, device, model)
     if choice.route in _TORCH_ROUTES:
         return choice
@@ -166,16 +168,24 @@ class PairModel:
         self.left_padding = getattr(self.tokenizer, "padding_side", "right") == "left"
 
     def tokenize(self, pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
-        return dict(self.tokenizer(
-            [query for query, _ in pairs], [text for _, text in pairs], padding=True,
-            truncation="longest_first", max_length=self.max_length, return_tensors="np",
-        ))  # fmt: skip
+        return dict(
+            self.tokenizer(
+                [query for query, _ in pairs],
+                [text for _, text in pairs],
+                padding=True,
+                truncation="longest_first",
+                max_length=self.max_length,
+                return_tensors="np",
+            )
+        )
 
     def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
         import torch
 
-        inputs = {key: torch.from_numpy(np.asarray(value)).to(self.device)
-                  for key, value in features.items()}  # fmt: skip
+        inputs = {
+            key: torch.from_numpy(np.asarray(value)).to(self.device)
+            for key, value in features.items()
+        }
         with torch.inference_mode():
             scores = self.model(inputs)["scores"].float()  # as predict: widened, then activated
             scores = self.model.activation_fn(scores)
@@ -206,13 +216,16 @@ def load_pair_model(model: str, precision: str, device: str, column: int | None)
         raise CrossEncoderError(f"{model}: loaded, but not as a sequence-classification model")
     outputs = int(loaded.num_labels)
     if outputs > 1 and column is None:
-        raise CrossEncoderError(f"{model}: has {outputs} outputs and no label was given to "
-                                "score by; name one (--rerank-label)")  # fmt: skip
+        raise CrossEncoderError(
+            f"{model}: has {outputs} outputs and no label was given to "
+            "score by; name one (--rerank-label)"
+        )
     if dtype != torch.float32:  # the head in float32: scores keep their digits
         heads = [
-            name for name, module in loaded.named_modules()
+            name
+            for name, module in loaded.named_modules()
             if isinstance(module, torch.nn.Linear) and module.out_features == outputs
-        ]  # fmt: skip
+        ]
         loaded.set_keep_in_fp32_modules(heads[-1:])
     loaded.eval()
     return PairModel(loaded, device, column)

@@ -139,9 +139,13 @@ class CrossEncoderReranker:
         if self._fingerprint is None:
             self._fingerprint = model_fingerprint(self.model_name)
         return {
-            "model": self._fingerprint, "label": self.column, "route": self.route,
-            "device": device_kind(self.device), "shapes": self.shapes, "rerank": RERANK_VERSION,
-        }  # fmt: skip
+            "model": self._fingerprint,
+            "label": self.column,
+            "route": self.route,
+            "device": device_kind(self.device),
+            "shapes": self.shapes,
+            "rerank": RERANK_VERSION,
+        }
 
     def describe(self) -> dict[str, Any]:
         """The model and route as a results folder records them."""
@@ -168,9 +172,13 @@ class CrossEncoderReranker:
             size = self.batch_size
             units = [np.array(order[i : i + size]) for i in range(0, len(order), size)]
             bar = tqdm(
-                total=len(todo), desc=f"reranking ({self.route})", unit="pair",
-                disable=not progress or not todo, dynamic_ncols=True, smoothing=0.1,
-            )  # fmt: skip
+                total=len(todo),
+                desc=f"reranking ({self.route})",
+                unit="pair",
+                disable=not progress or not todo,
+                dynamic_ncols=True,
+                smoothing=0.1,
+            )
 
             def finish(rows: np.ndarray, scores: np.ndarray) -> None:
                 out[rows] = scores
@@ -220,8 +228,12 @@ class CrossEncoderReranker:
             interrupts.keep("rerank", lambda: _kept_note(cache))
         return self._cache
 
-    def _score_alone(self, pairs: list[tuple[str, str]], units: list[np.ndarray],
-                     finish: Callable[[np.ndarray, np.ndarray], None]) -> None:  # fmt: skip
+    def _score_alone(
+        self,
+        pairs: list[tuple[str, str]],
+        units: list[np.ndarray],
+        finish: Callable[[np.ndarray, np.ndarray], None],
+    ) -> None:
         """The CPU: each pair alone on one single-threaded worker; the next unit is queued
         while the current one runs; units finish in order."""
         model = self.model
@@ -231,8 +243,12 @@ class CrossEncoderReranker:
 
         run_alone(units, split, model, cpu_workers(self.workers), finish)
 
-    def _score_fixed(self, pairs: list[tuple[str, str]], units: list[np.ndarray],
-                     finish: Callable[[np.ndarray, np.ndarray], None]) -> None:  # fmt: skip
+    def _score_fixed(
+        self,
+        pairs: list[tuple[str, str]],
+        units: list[np.ndarray],
+        finish: Callable[[np.ndarray, np.ndarray], None],
+    ) -> None:
         """A GPU: batches of one fixed shape per length bucket."""
         model = self.model
         shaper = FixedShapes(self.batch_size, model.max_length, model.pad_id, model.left_padding)

@@ -52,9 +52,12 @@ class RerankSpec(BaseModel):
     def reranker(self, cache_dir: Any = None) -> CrossEncoderReranker:
         """The :class:`CrossEncoderReranker` of this spec (the model checked, not loaded)."""
         return CrossEncoderReranker(
-            self.model, precision=self.precision, device=self.device, label=self.label,
+            self.model,
+            precision=self.precision,
+            device=self.device,
+            label=self.label,
             cache_dir=cache_dir,
-        )  # fmt: skip
+        )
 
     def identity(self) -> dict[str, Any]:
         """What a results folder records of it (the model a folder by its files' SHA-256)."""
@@ -111,10 +114,15 @@ class RerankingKnowledgeBase:
         self.batch_size = int(getattr(first_stage, "batch_size", None) or 64)
         #: What a results folder records of the second stage (``run.json``'s ``rerank``).
         self.rerank_identity = identity or {
-            "model": reranker.model_name, "depth": depth, "level": level,
-        }  # fmt: skip
-        rerank = {**self.rerank_identity, "route": reranker.route,
-                  "route_reason": reranker.route_choice.reason}  # fmt: skip
+            "model": reranker.model_name,
+            "depth": depth,
+            "level": level,
+        }
+        rerank = {
+            **self.rerank_identity,
+            "route": reranker.route,
+            "route_reason": reranker.route_choice.reason,
+        }
         self.build_info = {**(getattr(first_stage, "build_info", None) or {}), "rerank": rerank}
 
     def __getattr__(self, name: str) -> Any:
@@ -160,8 +168,9 @@ class RerankingKnowledgeBase:
                     return await stage.query(text, mode=mode, top_k=top_k, **by_id)
 
             raws = await asyncio.gather(*(one(t, q) for t, q in zip(texts, ids, strict=True)))
-        return [r if isinstance(r, QueryResponse) else QueryResponse.model_validate(r)
-                for r in raws]  # fmt: skip
+        return [
+            r if isinstance(r, QueryResponse) else QueryResponse.model_validate(r) for r in raws
+        ]
 
     def _rerank(
         self,
@@ -172,8 +181,11 @@ class RerankingKnowledgeBase:
     ) -> list[QueryResponse]:
         """Every reply's pairs scored in one call (sorted by length across the batch)."""
         chosen = [self._candidates(reply) for reply in replies]
-        pairs = [(text, pair_text) for text, found in zip(texts, chosen, strict=True)
-                 for _, pair_text in found]  # fmt: skip
+        pairs = [
+            (text, pair_text)
+            for text, found in zip(texts, chosen, strict=True)
+            for _, pair_text in found
+        ]
         scores = iter(self.reranker.score(pairs, progress=self.progress).tolist())
         out = []
         for text, found in zip(texts, chosen, strict=True):
@@ -191,10 +203,12 @@ class RerankingKnowledgeBase:
             ranking = collapse_to_documents(reply, ignore_identical_ids=False)
             chosen = top_documents(ranking.scores, self.depth)
             return [
-                (QueryResult(score=ranking.scores[doc], source={"document_id": doc}),
-                 self._document_text(doc))
+                (
+                    QueryResult(score=ranking.scores[doc], source={"document_id": doc}),
+                    self._document_text(doc),
+                )
                 for doc in chosen
-            ]  # fmt: skip
+            ]
         results = list(reply.results)
         if all(result.score is not None for result in results):  # BEIR's cut, over the hits
             positions = top_documents({str(i): r.score for i, r in enumerate(results)}, self.depth)
@@ -204,8 +218,10 @@ class RerankingKnowledgeBase:
         for position in map(int, positions):
             result = results[position]
             if not result.text.strip():
-                raise ValueError(f"rerank at chunk level: hit {position + 1} of the first "
-                                 "stage has no text to pair with the query")  # fmt: skip
+                raise ValueError(
+                    f"rerank at chunk level: hit {position + 1} of the first "
+                    "stage has no text to pair with the query"
+                )
             found.append((result, result.text))
         return found
 
@@ -216,12 +232,15 @@ class RerankingKnowledgeBase:
         if isinstance(documents, Mapping):
             found = documents.get(doc)
             if found is None:
-                raise ValueError(f"rerank: the first stage names document {doc!r}, which the "
-                                 "benchmark does not hold")  # fmt: skip
+                raise ValueError(
+                    f"rerank: the first stage names document {doc!r}, which the "
+                    "benchmark does not hold"
+                )
             return document_text(found)
         rows = documents.id_index.rows(doc)
         if not rows:
-            raise ValueError(f"rerank: the first stage names document {doc!r}, which the "
-                             "benchmark does not hold")  # fmt: skip
+            raise ValueError(
+                f"rerank: the first stage names document {doc!r}, which the benchmark does not hold"
+            )
         document = documents.document(rows[-1])  # as BEIR's corpus dict: the last line wins
         return document_text({"title": document.title, "text": document.text})

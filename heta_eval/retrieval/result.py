@@ -111,9 +111,13 @@ def assemble(
         divisor = beir_denominator(measure, len(evaluated), len(qrels))
         strict_values = [per_query[qid][name] for qid in ranked]
         aggregates[name] = summarise(
-            name, measure, beir_values, divisor, strict_values,
+            name,
+            measure,
+            beir_values,
+            divisor,
+            strict_values,
             missing_values(measure, qrels, missing),
-        )  # fmt: skip
+        )
     counts = {
         "judged_queries": len(judged),
         "evaluated_queries": len(trec_evaluated),

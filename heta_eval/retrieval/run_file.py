@@ -49,18 +49,27 @@ def evaluate_run_file(
         ):
             try:
                 return evaluate_columnar_run(
-                    qrels, columnar, k_values, metrics=metrics, measures=measures,
+                    qrels,
+                    columnar,
+                    k_values,
+                    metrics=metrics,
+                    measures=measures,
                     reject_duplicates=True,
-                )  # fmt: skip
+                )
             except DuplicateRowsError:
                 pass  # read_run names the line (or keeps the last value)
     run = read_run(path, duplicates=duplicates)  # type: ignore[arg-type]
     # A small file's dict may still hold ENGINE_MIN_ROWS results; loading numba for it
     # would cost a one-shot command more than pytrec_eval takes: the file's size decides.
     return evaluate_run(
-        qrels, run, k_values, metrics=metrics, measures=measures,
-        ignore_identical_ids=ignore_identical_ids, engine=engine if large else provider.name,
-    )  # fmt: skip
+        qrels,
+        run,
+        k_values,
+        metrics=metrics,
+        measures=measures,
+        ignore_identical_ids=ignore_identical_ids,
+        engine=engine if large else provider.name,
+    )
 
 
 def _read_while_kernel_loads(path: Any, ignore_identical_ids: bool) -> Any:

@@ -184,8 +184,11 @@ def _acquire(folder: Path, wait: bool) -> int:
         if _same_file(descriptor, path):
             if waited_since is not None:
                 took = time.monotonic() - waited_since
-                logger.info("%s is free after %.0f s of waiting; reading what the other run "
-                            "left", folder, took)  # fmt: skip
+                logger.info(
+                    "%s is free after %.0f s of waiting; reading what the other run left",
+                    folder,
+                    took,
+                )
             return descriptor
         os.close(descriptor)  # its holder removed that file as it let go: lock the new one
 

@@ -127,9 +127,18 @@ def plan_run(
     _check_size(asked, len(chosen) * len(cases))
     system = system_identity(recipe, knowledge_base, knowledge_base_name)
     return RunPlan(
-        benchmark, recipe, knowledge_base_name, system, modes, cases, chosen, retrieval, asked,
-        top_k, knowledge_base,
-    )  # fmt: skip
+        benchmark,
+        recipe,
+        knowledge_base_name,
+        system,
+        modes,
+        cases,
+        chosen,
+        retrieval,
+        asked,
+        top_k,
+        knowledge_base,
+    )
 
 
 def rerank_identity(recipe: Any, knowledge_base: Any) -> dict[str, Any] | None:
@@ -267,8 +276,11 @@ def _change(key: str, before: Any, after: Any) -> str:
         return f"documents (content fingerprint {before} -> {after})"
     if key == "system" and isinstance(before, dict) and isinstance(after, dict):
         keys = sorted(set(before) | set(after))
-        parts = [f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in keys
-                 if before.get(k) != after.get(k)]  # fmt: skip
+        parts = [
+            f"{k} {before.get(k)!r} -> {after.get(k)!r}"
+            for k in keys
+            if before.get(k) != after.get(k)
+        ]
         return "system (" + ", ".join(parts) + ")"
     if isinstance(before, (str, int, float)) and isinstance(after, (str, int, float)):
         return f"{key} ({before!r} -> {after!r})"

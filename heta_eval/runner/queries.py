@@ -61,9 +61,13 @@ class QueryLoop:
         if not pending:
             return []
         bar = tqdm(
-            total=len(cases), initial=len(cases) - len(pending), desc=mode, unit="case",
-            disable=not self.progress, dynamic_ncols=True,
-        )  # fmt: skip
+            total=len(cases),
+            initial=len(cases) - len(pending),
+            desc=mode,
+            unit="case",
+            disable=not self.progress,
+            dynamic_ncols=True,
+        )
         finished: list[QueryRecord] = []
         # Replies kept until scored: never every reply of a deep run at once (SCORE_EVERY).
         unscored: list[QueryRecord] = []
@@ -228,11 +232,13 @@ class _Ask:
         try:
             raws = await asyncio.wait_for(
                 self.kb.query_batch(
-                    [case.query for case in cases], mode=self.mode, top_k=self.top_k,
+                    [case.query for case in cases],
+                    mode=self.mode,
+                    top_k=self.top_k,
                     query_ids=[case.id for case in cases],
                 ),
                 timeout,
-            )  # fmt: skip
+            )
             if len(raws) != len(cases):
                 raise ValueError(f"{len(raws)} replies to {len(cases)} queries")
         except Exception:  # each case asked alone: a failure is charged to its own case
@@ -244,9 +250,14 @@ class _Ask:
         self, case: BenchmarkCase, raw: Any, latency_ms: float
     ) -> tuple[QueryRecord, QueryResponse | None]:
         return await self.loop.score_reply(
-            case, self.mode, raw, round(latency_ms, 3), self.evaluators, self.retrieval,
+            case,
+            self.mode,
+            raw,
+            round(latency_ms, 3),
+            self.evaluators,
+            self.retrieval,
             self.document_ids,
-        )  # fmt: skip
+        )
 
 
 def _since(started: float) -> float:

@@ -161,8 +161,10 @@ def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float | None]:
     25.0
     """
     if not latencies_ms:
-        return {key: None for key in ("latency_mean_ms", "latency_p50_ms", "latency_p90_ms",
-                                      "latency_p99_ms")}  # fmt: skip
+        return {
+            key: None
+            for key in ("latency_mean_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms")
+        }
     values = sorted(latencies_ms)
     if len(values) == 1:
         p50 = p90 = p99 = values[0]
@@ -354,13 +356,21 @@ class BenchmarkResults:
         rows = []
         for record in self.records:
             for name, score in record.scores.items():
-                rows.append({
-                    "case_id": record.case_id, "mode": record.mode, "evaluator": name,
-                    "value": score.value, "passed": score.passed, "skipped": score.skipped,
-                    "latency_ms": record.latency_ms,
-                })  # fmt: skip
-        return pd.DataFrame(rows, columns=["case_id", "mode", "evaluator", "value", "passed",
-                                           "skipped", "latency_ms"])  # fmt: skip
+                rows.append(
+                    {
+                        "case_id": record.case_id,
+                        "mode": record.mode,
+                        "evaluator": name,
+                        "value": score.value,
+                        "passed": score.passed,
+                        "skipped": score.skipped,
+                        "latency_ms": record.latency_ms,
+                    }
+                )
+        return pd.DataFrame(
+            rows,
+            columns=["case_id", "mode", "evaluator", "value", "passed", "skipped", "latency_ms"],
+        )
 
     def write(self, folder: Path) -> None:
         """Write ``summary.json``, ``runs/<mode>.trec`` and ``table.md`` (the journal is

@@ -139,9 +139,14 @@ class BenchmarkRunner:
     ) -> BenchmarkResults:
         """The async variant of :meth:`run`."""
         plan = plan_run(
-            benchmark, recipe, knowledge_base, knowledge_base_name, query_modes, evaluators,
+            benchmark,
+            recipe,
+            knowledge_base,
+            knowledge_base_name,
+            query_modes,
+            evaluators,
             self.top_k,
-        )  # fmt: skip
+        )
         slices = case_values(benchmark, plan.cases, slice_by)  # a bad field stops it here
         # One pass over the documents: their content fingerprint (a rerun resumes only on
         # the same documents) and their ids (judgments and replies naming none are reported).
@@ -184,12 +189,18 @@ class BenchmarkRunner:
             journal = Journal(folder / "per_query.jsonl")
             kept = journal.read()
             claim = claim_folder(
-                folder, plan.folder_identity(scan.fingerprint), plan.modes,
+                folder,
+                plan.folder_identity(scan.fingerprint),
+                plan.modes,
                 answered=any(record.ok for record in kept.values()),
-            )  # fmt: skip
+            )
             if claim.replaces:
-                logger.warning("note: %s holds only failed queries of another run (changed: %s); "
-                               "this run replaces them", folder, claim.replaces)  # fmt: skip
+                logger.warning(
+                    "note: %s holds only failed queries of another run (changed: %s); "
+                    "this run replaces them",
+                    folder,
+                    claim.replaces,
+                )
                 kept = {}
             # run.json is written with the first result: a run that stops before one (a
             # service that does not answer) leaves no claim on the folder.
@@ -297,9 +308,16 @@ class BenchmarkRunner:
                     journal.on_append = _progress(mode, len(plan.cases), len(pending[mode]))
                 with interrupts.phase(f"running the {mode} queries"):
                     finished = await loop.run_mode(
-                        kb, mode, plan.cases, pending[mode], plan.evaluators, plan.retrieval,
-                        plan.top_k, journal, document_ids,
-                    )  # fmt: skip
+                        kb,
+                        mode,
+                        plan.cases,
+                        pending[mode],
+                        plan.evaluators,
+                        plan.retrieval,
+                        plan.top_k,
+                        journal,
+                        document_ids,
+                    )
                 for record in finished:
                     records[(record.case_id, mode)] = record
                 elapsed = time.perf_counter() - started if pending[mode] else 0.0

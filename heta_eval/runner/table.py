@@ -81,9 +81,11 @@ def _about(summary: RunSummary) -> str:
         asked = dense.get("precision")
         chosen = f" (precision {asked})" if asked and asked != build["precision"] else ""
         lines.append(
-            _md(f"- dense encoder: {dense.get('model', '?')}, {build['precision']} on "
-                f"{build.get('device', '?')}{chosen}")
-        )  # fmt: skip
+            _md(
+                f"- dense encoder: {dense.get('model', '?')}, {build['precision']} on "
+                f"{build.get('device', '?')}{chosen}"
+            )
+        )
     if build.get("route"):
         why = f": {build['route_reason']}" if build.get("route_reason") else ""
         lines.append(_md(f"- encoding route: {build['route']}{why}"))
@@ -125,10 +127,17 @@ def _metric_blocks(summary: RunSummary) -> list[str]:
         blocks.append(_grid(summary, grid, modes))
     if others:
         rows = [
-            [name, *(_cell(summary.modes[m].metrics.get(name),
-                           answered=summary.modes[m].answered_only) for m in modes)]
+            [
+                name,
+                *(
+                    _cell(
+                        summary.modes[m].metrics.get(name), answered=summary.modes[m].answered_only
+                    )
+                    for m in modes
+                ),
+            ]
             for name in others
-        ]  # fmt: skip
+        ]
         table = Table(["evaluator", *modes], rows, align="l" + "r" * len(modes))
         blocks.append(table.markdown().rstrip("\n"))
     return blocks
@@ -215,11 +224,19 @@ def _references(summary: RunSummary) -> str:
     labels = reference_systems()
     table = Table(
         ["mode", "metric", "ours", "reference", "Δ", "status"],
-        [[mode, r.metric, f"{r.observed:.4f} ({r.aggregate})",
-          f"{r.expected:.4f} {labels.get(r.system, r.system)}",
-          f"{round(r.delta, 4) + 0.0:+.4f}", r.status] for mode, r in rows],
+        [
+            [
+                mode,
+                r.metric,
+                f"{r.observed:.4f} ({r.aggregate})",
+                f"{r.expected:.4f} {labels.get(r.system, r.system)}",
+                f"{round(r.delta, 4) + 0.0:+.4f}",
+                r.status,
+            ]
+            for mode, r in rows
+        ],
         align="llrrrl",
-    )  # fmt: skip
+    )
     lines = ["Published reference numbers beside ours (`heta-eval check`):", "", table.markdown()]
     sources = dict.fromkeys((labels.get(r.system, r.system), r.source) for _, r in rows)
     lines += [_md(f"- {label}: {source}") for label, source in sources]

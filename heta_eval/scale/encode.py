@@ -34,8 +34,12 @@ class ShardEncoder:
     def __init__(self, model: str, route: str, batch_size: int, device: str) -> None:
         import ray
 
-        self.encoder = DenseEncoder(model, precision=route, batch_size=batch_size,  # type: ignore[arg-type]
-                                    device=device)  # fmt: skip
+        self.encoder = DenseEncoder(
+            model,
+            precision=route,
+            batch_size=batch_size,  # type: ignore[arg-type]
+            device=device,
+        )
         # Load the model now: a model this node cannot load fails the pool's start, once,
         # rather than every batch sent to it.
         _ = self.encoder.runner
@@ -81,9 +85,16 @@ def encode_shards(
     pool = max(1, min(workers, len(pending))) if pending else 0
     collector = _ShardCollector(plan, store)
     if pending:
-        dataset = _encoding_dataset(encoder, texts, plan, pending, shard_size=shard_size,
-                                    pool=pool, gpus_per_worker=gpus_per_worker,
-                                    progress=progress)  # fmt: skip
+        dataset = _encoding_dataset(
+            encoder,
+            texts,
+            plan,
+            pending,
+            shard_size=shard_size,
+            pool=pool,
+            gpus_per_worker=gpus_per_worker,
+            progress=progress,
+        )
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
             collector.take(batch)
     record = {
@@ -184,8 +195,9 @@ class _ShardCollector:
                 rows = np.flatnonzero(shards == shard)
                 self._fill(shard, batch["pos"][rows], rows, vectors, batch["node"])
 
-    def _fill(self, shard: int, pos: np.ndarray, rows: np.ndarray, vectors: np.ndarray,
-              nodes: np.ndarray) -> None:  # fmt: skip
+    def _fill(
+        self, shard: int, pos: np.ndarray, rows: np.ndarray, vectors: np.ndarray, nodes: np.ndarray
+    ) -> None:
         size = len(self.plan[shard])
         if shard not in self._buffers:
             self._buffers[shard] = np.empty((size, vectors.shape[1]), np.float32)

@@ -238,8 +238,7 @@ class ClusterWatch:
 
     def start(self) -> ClusterWatch:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._watch, name="heta-ray-watch",
-                                            daemon=True)  # fmt: skip
+            self._thread = threading.Thread(target=self._watch, name="heta-ray-watch", daemon=True)
             self._thread.start()
         return self
 

@@ -91,9 +91,11 @@ class RayExecutor:
                 self._ray = connect(self.address)
             if parse_address(self.address) is not None:  # a cluster that can die without us
                 self.watch = ClusterWatch(
-                    self._ray.get_runtime_context().gcs_address, message=self._lost,
-                    program=self.program, grace=lost_after(),
-                ).start()  # fmt: skip
+                    self._ray.get_runtime_context().gcs_address,
+                    message=self._lost,
+                    program=self.program,
+                    grace=lost_after(),
+                ).start()
         return self
 
     def _kept(self) -> str:
@@ -150,9 +152,14 @@ class RayExecutor:
                 gpus = int(resources["gpus"])
                 workers = self.workers or (gpus or max(1, int(resources["cpus"])))
                 matrix, record = encode_shards(
-                    encoder, texts, store, shard_size=self.shard_size, workers=workers,
-                    gpus_per_worker=1.0 if gpus else 0.0, progress=progress,
-                )  # fmt: skip
+                    encoder,
+                    texts,
+                    store,
+                    shard_size=self.shard_size,
+                    workers=workers,
+                    gpus_per_worker=1.0 if gpus else 0.0,
+                    progress=progress,
+                )
         except RayRunError:
             if cache_root is None:  # a temporary folder: no rerun could find it
                 store.remove()
@@ -177,8 +184,9 @@ class RayExecutor:
         with self.phase("placing the dense index on the cluster"):
             self.start()
             shards = self.search_shards or cluster_resources()["nodes"]
-            self.index = RayShardedIndex(kb.embeddings, shards, address=self.address,
-                                         row_scale=kb.row_scale)  # fmt: skip
+            self.index = RayShardedIndex(
+                kb.embeddings, shards, address=self.address, row_scale=kb.row_scale
+            )
         return ShardedSearchKnowledgeBase(kb, self.index)
 
     def describe(self) -> dict[str, Any]:
@@ -238,8 +246,9 @@ class _DenseShard:
 
     def top_k(self, queries: np.ndarray, k: int) -> Hits:
         if len(self.matrix) != self.rows:
-            raise RuntimeError(f"shard at row {self.offset} holds {len(self.matrix)} of "
-                               f"its {self.rows} rows")  # fmt: skip
+            raise RuntimeError(
+                f"shard at row {self.offset} holds {len(self.matrix)} of its {self.rows} rows"
+            )
         return shard_top_k(self.matrix, self.offset, queries, k, self.row_scale)
 
 

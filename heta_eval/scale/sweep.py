@@ -75,9 +75,12 @@ def run_cell(
         raise SweepError(f"{dataset} has sub-benchmarks; run it with heta-eval run")
     recipe = Recipe.model_validate_json(recipe_json)
     results = BenchmarkRunner(top_k=top_k, progress=False).run(
-        benchmark=benchmark, recipe=recipe, query_modes=(mode,), output_dir=folder,
+        benchmark=benchmark,
+        recipe=recipe,
+        query_modes=(mode,),
+        output_dir=folder,
         cache_dir=cache_dir if cache_dir is not None else None,
-    )  # fmt: skip
+    )
     summary = results.summary.modes[mode]
     metrics = {
         name: m.value for name, m in summary.metrics.items() if isinstance(m.value, int | float)
@@ -179,15 +182,19 @@ class Sweep:
         manifest = self.load_manifest()
         cells = manifest["cells"]
         pending = [c for c in self.cells if cells.get(c.id, {}).get("status") != "done"]
-        log(f"{len(self.cells) - len(pending)} of {len(self.cells)} cells done before; "
-            f"{len(pending)} to run")  # fmt: skip
+        log(
+            f"{len(self.cells) - len(pending)} of {len(self.cells)} cells done before; "
+            f"{len(pending)} to run"
+        )
         self.save_manifest(manifest)
 
         def finished(cell: Cell, state: dict[str, Any]) -> None:
             cells[cell.id] = {"folder": str(self.folder(cell).relative_to(self.output)), **state}
             self.save_manifest(manifest)
-            log(f"{cell.id}: {state['status']}" + (f" ({state['error']})"
-                                                   if state.get("error") else ""))  # fmt: skip
+            log(
+                f"{cell.id}: {state['status']}"
+                + (f" ({state['error']})" if state.get("error") else "")
+            )
 
         def done() -> str | None:  # what Ctrl-C keeps
             count = sum(1 for state in cells.values() if state.get("status") == "done")
@@ -233,20 +240,30 @@ class Sweep:
             documents = None
             for name in dict.fromkeys(c.recipe for c in pending if c.dataset == dataset):
                 recipe = self.recipes[name]
-                if not any(c.mode in ("vector_search", "hybrid_search") for c in pending
-                           if c.dataset == dataset and c.recipe == name):  # fmt: skip
+                if not any(
+                    c.mode in ("vector_search", "hybrid_search")
+                    for c in pending
+                    if c.dataset == dataset and c.recipe == name
+                ):
                     continue
                 if documents is None:  # the corpus store: the runner's own, not Documents
                     benchmark = load_benchmark(dataset, data_dir=self.data_dir)
                     documents = corpus_of(benchmark)
                 log(f"encoding {dataset} for recipe {name} on the cluster")
                 dense_only = recipe.model_copy(update={"modes": ["vector_search"]})
-                dense_only.build(dataset, documents, cache_dir=self.cache_dir,
-                                 progress=False, executor=_EncodeOnly(executor))  # fmt: skip
+                dense_only.build(
+                    dataset,
+                    documents,
+                    cache_dir=self.cache_dir,
+                    progress=False,
+                    executor=_EncodeOnly(executor),
+                )
 
         def kept() -> str:
-            return (f"the cells done are kept in {self.output / MANIFEST}; rerunning the "
-                    "same command runs the others")  # fmt: skip
+            return (
+                f"the cells done are kept in {self.output / MANIFEST}; rerunning the "
+                "same command runs the others"
+            )
 
         with executor.phase("running the sweep's cells", kept):
             task = ray.remote(num_cpus=1, max_retries=1)(run_cell)

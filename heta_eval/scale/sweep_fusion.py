@@ -60,8 +60,9 @@ def fused_scores(
             out.mkdir(parents=True, exist_ok=True)
             for method in methods:
                 if method == "wsum":
-                    tuned = cross_validate(runs, "wsum", "min-max", qrels, measure, folds=folds,
-                                           seed=seed)  # fmt: skip
+                    tuned = cross_validate(
+                        runs, "wsum", "min-max", qrels, measure, folds=folds, seed=seed
+                    )
                     run, value = tuned.run, tuned.score
                 else:
                     run = fuse(runs, method=method)

@@ -206,9 +206,12 @@ class BatchCallableKnowledgeBase(CallableKnowledgeBase):
     """
 
     def __init__(
-        self, functions: Mapping[str, Callable[..., Any]], *, batch_size: int = DEFAULT_BATCH,
+        self,
+        functions: Mapping[str, Callable[..., Any]],
+        *,
+        batch_size: int = DEFAULT_BATCH,
         **options: Any,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         super().__init__(functions, **options)
@@ -287,8 +290,10 @@ def from_callable(
     """
     functions = dict(fn) if isinstance(fn, Mapping) else {mode: fn}
     options: dict[str, Any] = {
-        "max_concurrency": max_concurrency, "identity": identity, "build_info": build_info
-    }  # fmt: skip
+        "max_concurrency": max_concurrency,
+        "identity": identity,
+        "build_info": build_info,
+    }
     if batch:
         return BatchCallableKnowledgeBase(functions, batch_size=batch_size, **options)
     return CallableKnowledgeBase(functions, **options)

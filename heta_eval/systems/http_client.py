@@ -145,9 +145,15 @@ class HttpKnowledgeBase:
     async def _post(self, client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
         try:
             data = await post_json(
-                client, self.url, payload, policy=self.policy, headers=self.headers or None,
-                error=HttpKnowledgeBaseError, rate=self.rate, secrets=self.secrets,
-            )  # fmt: skip
+                client,
+                self.url,
+                payload,
+                policy=self.policy,
+                headers=self.headers or None,
+                error=HttpKnowledgeBaseError,
+                rate=self.rate,
+                secrets=self.secrets,
+            )
         except HttpKnowledgeBaseError as error:
             if "last error: connection failed" in str(error):
                 self._connection_failures += 1

@@ -86,8 +86,17 @@ def per_query_values(
     if merged is not None:
         return merged
     if relevance_level < 1:  # formed from level-1 values (see heta_eval.trec_eval.levels)
-        return below_one(per_query_values, qrels, run, specs, relevance_level, judged_only,
-                         MAX_LABEL, ids_checked=ids_checked, visit=visit)  # fmt: skip
+        return below_one(
+            per_query_values,
+            qrels,
+            run,
+            specs,
+            relevance_level,
+            judged_only,
+            MAX_LABEL,
+            ids_checked=ids_checked,
+            visit=visit,
+        )
     safe_qrels = {qid: _safe_labels(qid, docs) for qid, docs in qrels.items() if docs}
     if not ids_checked:
         for qid, docs in run.items():

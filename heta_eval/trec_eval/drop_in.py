@@ -104,8 +104,9 @@ def _evaluate(
 ) -> TrecEvalResult:
     relstring = next((m for m in options.measures if m.family.name == "relstring"), None)
     utility = next((m for m in options.measures if m.family.name == "utility"), None)
-    specs = [m.pytrec_eval_spec() for m in options.measures
-             if m.family.name not in _NOT_FROM_PYTREC_EVAL]  # fmt: skip
+    specs = [
+        m.pytrec_eval_spec() for m in options.measures if m.family.name not in _NOT_FROM_PYTREC_EVAL
+    ]
     counts = [] if utility is None or not options.num_docs else missing_counts(specs)
     result = evaluate(
         qrels,
@@ -117,7 +118,7 @@ def _evaluate(
         judged_only=options.judged_only,
         relstring_length=c_long(relstring.values[0]) if relstring else None,
         ids_checked=ids_checked,
-    )  # fmt: skip
+    )
     if utility is not None and options.num_docs:
         with_num_docs(result, utility.values, options.num_docs, counts)
     return result

@@ -67,16 +67,20 @@ def read_qrels_jg(source: Any, warn: Warn | None = log_note) -> QrelsJg:
                 f"expected 4 fields 'qid group docno rel', got {what}", data.name, number
             )
         qid, group, doc, text = parts
-        for column, (value, what) in enumerate(((qid, "query id"), (group, "judgment group"),
-                                                (doc, "doc id")), start=1):  # fmt: skip
+        for column, (value, what) in enumerate(
+            ((qid, "query id"), (group, "judgment group"), (doc, "doc id")), start=1
+        ):
             check_id(value, what, data.name, number, column)
         label = parse_label(text, data.name, number, reading)  # up to MAX_LABEL
         earlier = first.setdefault((qid, group, doc), number)
         if earlier != number:
             raise TrecFormatError(
                 f"document {doc!r} judged twice in group {group!r} of query {qid!r} (first on "
-                f"line {earlier}); trec_eval 9.0.8 refuses it", data.name, number, field=3,
-            )  # fmt: skip
+                f"line {earlier}); trec_eval 9.0.8 refuses it",
+                data.name,
+                number,
+                field=3,
+            )
         found.setdefault(qid, {}).setdefault(group, {})[doc] = label
     if not found:
         raise TrecFormatError("empty file: no judgments (trec_eval cannot read it)", data.name)
@@ -159,9 +163,12 @@ def average_precision(
 
 
 def _precisions(
-    groups: list[dict[str, int]], ranking: list[str], judged_only: bool, level: int,
+    groups: list[dict[str, int]],
+    ranking: list[str],
+    judged_only: bool,
+    level: int,
     cutoffs: Sequence[float],
-) -> list[float]:  # fmt: skip
+) -> list[float]:
     """m_P_avgjg.c, its loop as written (cutoffs in trec_eval's order)."""
     cuts = [int(c) for c in cutoffs]
     totals = [0.0] * len(cuts)
@@ -182,9 +189,12 @@ def _precisions(
 
 
 def _r_precisions(
-    groups: list[dict[str, int]], ranking: list[str], judged_only: bool, level: int,
+    groups: list[dict[str, int]],
+    ranking: list[str],
+    judged_only: bool,
+    level: int,
     multiples: Sequence[float],
-) -> list[float]:  # fmt: skip
+) -> list[float]:
     """m_Rprec_mult_avgjg.c, its loops as written (from the last retrieved document up)."""
     totals = [0.0] * len(multiples)
     for judged in groups:

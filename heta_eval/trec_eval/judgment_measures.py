@@ -22,12 +22,19 @@ __all__ = ["JG_FAMILIES", "PREFS_FAMILIES", "PREFS_NICKNAMES", "QRELS_JG_MEASURE
 # after every all_trec measure). They are not in the library's catalogue: no qrels has groups.
 JG_FAMILIES: tuple[TrecFamily, ...] = (
     TrecFamily("map_avgjg", "mean average precision, averaged over judgment groups"),
-    TrecFamily("P_avgjg", "precision at rank cutoffs, averaged over judgment groups",
-               params="cutoffs", defaults=(5, 10, 15, 20, 30, 100, 200, 500, 1000)),
-    TrecFamily("Rprec_mult_avgjg", "precision after R * x documents, averaged over judgment "
-               "groups", params="float_cutoffs",
-               defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-)  # fmt: skip
+    TrecFamily(
+        "P_avgjg",
+        "precision at rank cutoffs, averaged over judgment groups",
+        params="cutoffs",
+        defaults=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    ),
+    TrecFamily(
+        "Rprec_mult_avgjg",
+        "precision after R * x documents, averaged over judgment groups",
+        params="float_cutoffs",
+        defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+    ),
+)
 
 
 def _count(name: str, text: str) -> TrecFamily:
@@ -71,8 +78,10 @@ _NEED_PREFS = frozenset((*_PREFS_NAMES, *PREFS_NICKNAMES))
 def refusal(name: str, rel_format: str) -> str | None:
     """Why ``-m name`` cannot be computed with ``-R rel_format`` (None: it can)."""
     if name in _NEED_PREFS and rel_format not in _PREFS_FORMATS:
-        return ("needs preference judgments (-R prefs or qrels_prefs); trec_eval 9.0.8 stops "
-                "on it otherwise")  # fmt: skip
+        return (
+            "needs preference judgments (-R prefs or qrels_prefs); trec_eval 9.0.8 stops "
+            "on it otherwise"
+        )
     if name in _JG_NAMES and rel_format != "qrels_jg":
         return "needs judgment groups (-R qrels_jg); trec_eval 9.0.8 stops on it otherwise"
     if rel_format == "qrels_jg" and name in _NOT_FROM_GROUPS:

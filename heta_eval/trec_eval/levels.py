@@ -47,10 +47,23 @@ __all__ = ["LEVEL_FREE", "LOOPS", "below_one", "loop_values"]
 #: Families whose values never read the relevance level (their C code has no such test).
 LEVEL_FREE = frozenset({"ndcg", "ndcg_rel", "G", "ndcg_cut", "num_ret", "relstring", "runid"})
 #: Families whose loops test ``rel >= level`` on the rank list's markers too (see above).
-LOOPS = frozenset({
-    "map", "gm_map", "Rprec", "recip_rank", "iprec_at_recall", "P", "recall", "Rprec_mult",
-    "11pt_avg", "binG", "map_cut", "relative_P", "success",
-})  # fmt: skip
+LOOPS = frozenset(
+    {
+        "map",
+        "gm_map",
+        "Rprec",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+        "recall",
+        "Rprec_mult",
+        "11pt_avg",
+        "binG",
+        "map_cut",
+        "relative_P",
+        "success",
+    }
+)
 
 # trec_eval's markers in a query's rank list (RELVALUE_NONPOOL, RELVALUE_UNJUDGED).
 _NONPOOL, _UNJUDGED = -1, -2
@@ -78,10 +91,13 @@ def below_one(
         visit = None
     if cut:
         _check_labels(qrels, max_label)
-        raised = {qid: {doc: lab + 1 if lab >= 0 else lab for doc, lab in docs.items()}
-                  for qid, docs in qrels.items()}  # fmt: skip
-        specs_raised = {_raised_gains(spec, qrels) if _name(spec) == "Rndcg" else spec
-                        for spec in cut}  # fmt: skip
+        raised = {
+            qid: {doc: lab + 1 if lab >= 0 else lab for doc, lab in docs.items()}
+            for qid, docs in qrels.items()
+        }
+        specs_raised = {
+            _raised_gains(spec, qrels) if _name(spec) == "Rndcg" else spec for spec in cut
+        }
         got = per_query(raised, run, specs_raised, 1, judged_only, visit=visit, **options)
         for qid, row in got.items():
             values.setdefault(qid, {}).update(row)
@@ -334,8 +350,17 @@ def _inverse_log2(k: int) -> np.ndarray:
 
 
 _LOOP: dict[str, Loop] = {
-    "P": _p, "recall": _recall, "map_cut": _map_cut, "relative_P": _relative_p,
-    "success": _success, "map": _map, "gm_map": _gm_map, "Rprec": _rprec,
-    "recip_rank": _recip_rank, "iprec_at_recall": _iprec, "11pt_avg": _11pt,
-    "Rprec_mult": _rprec_mult, "binG": _bin_g,
-}  # fmt: skip
+    "P": _p,
+    "recall": _recall,
+    "map_cut": _map_cut,
+    "relative_P": _relative_p,
+    "success": _success,
+    "map": _map,
+    "gm_map": _gm_map,
+    "Rprec": _rprec,
+    "recip_rank": _recip_rank,
+    "iprec_at_recall": _iprec,
+    "11pt_avg": _11pt,
+    "Rprec_mult": _rprec_mult,
+    "binG": _bin_g,
+}

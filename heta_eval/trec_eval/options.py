@@ -126,8 +126,16 @@ _LONG_TO_SHORT = {long: short for short, long, _ in _OPTIONS}
 _LONG_VALUE = {"o"}
 # Measures whose trec_eval code prints debugging lines on standard output at -D levels
 # above the number given (m_ndcg.c and the others): their traces are not reproduced.
-_DEBUG_PRINTS = {"ndcg": 0, "ndcg_cut": 0, "ndcg_rel": 0, "Rndcg": 0, "G": 0, "binG": 0,
-                 "gm_bpref": 1, **{f.name: 2 for f in PREFS_FAMILIES}}  # fmt: skip
+_DEBUG_PRINTS = {
+    "ndcg": 0,
+    "ndcg_cut": 0,
+    "ndcg_rel": 0,
+    "Rndcg": 0,
+    "G": 0,
+    "binG": 0,
+    "gm_bpref": 1,
+    **{f.name: 2 for f in PREFS_FAMILIES},
+}
 # trec_eval's -R formats.
 _REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 
@@ -263,8 +271,11 @@ def _check_rel_format(rel_format: str) -> None:
         )
 
 
-_WHAT = {"l": "-l (relevance level)", "N": "-N (documents in the collection)",
-         "D": "-D (debug level)"}  # fmt: skip
+_WHAT = {
+    "l": "-l (relevance level)",
+    "N": "-N (documents in the collection)",
+    "D": "-D (debug level)",
+}
 
 
 def _check_debug_level(level: int, measures: Sequence[RequestedMeasure]) -> None:

@@ -26,9 +26,16 @@ from heta_eval.io.grammar import INT64_MAX, INT64_MIN, NUMBER, atol
 from heta_eval.measures.trec_catalogue import float_cutoff_name
 
 __all__ = [
-    "LONG_MAX", "alike_rounds", "atol", "c_long", "float_cutoff_keys", "float_cutoff_name",
-    "in_rounds", "is_number", "trec_eval_cutoff_order",
-]  # fmt: skip
+    "LONG_MAX",
+    "alike_rounds",
+    "atol",
+    "c_long",
+    "float_cutoff_keys",
+    "float_cutoff_name",
+    "in_rounds",
+    "is_number",
+    "trec_eval_cutoff_order",
+]
 
 LONG_MAX = INT64_MAX
 _LONG_MIN = INT64_MIN

@@ -56,24 +56,30 @@ def read_prefs(source: Any, *, subgroups: bool) -> Prefs:
         if b"\x00" in raw:
             raise TrecFormatError(
                 "contains a NUL byte (trec_eval 9.0.8 reads past it into the next lines)",
-                data.name, number,
-            )  # fmt: skip
+                data.name,
+                number,
+            )
         parts = fields(decode_line(raw, data.name, number))
         if len(parts) != len(names) + 1:
             what = "an empty line" if not parts else f"{len(parts)} fields"
             layout = "qid jg jsg docno rel" if subgroups else "qid jg docno rel"
             raise TrecFormatError(
                 f"expected {len(names) + 1} fields '{layout}', got {what} (trec_eval 9.0.8: "
-                "Malformed line)", data.name, number,
-            )  # fmt: skip
+                "Malformed line)",
+                data.name,
+                number,
+            )
         for column, (value, what) in enumerate(zip(parts, names, strict=False), start=1):
             check_id(value, what, data.name, number, column)
         level = _c_float(atof(parts[-1]))
         if math.isnan(level):
             raise TrecFormatError(
                 f"rel_level {parts[-1]!r} is not a number (trec_eval 9.0.8's sort is undefined "
-                "with it)", data.name, number, field=len(parts),
-            )  # fmt: skip
+                "with it)",
+                data.name,
+                number,
+                field=len(parts),
+            )
         jsg = parts[2] if subgroups else "0"
         found.setdefault(parts[0], []).append(PrefLine(parts[1], jsg, parts[-2], level))
     if not found:

@@ -92,8 +92,9 @@ def _rnonrel(q: QueryPrefs, retrieved: bool) -> float:
     """m_prefs_avgjg_Rnonrel.c and its ``_ret`` twin."""
     total = 0.0
     for jg in q.jgs:
-        rel, nonrel = (jg.num_rel_ret, jg.num_nonrel_ret) if retrieved else (
-            jg.num_rel, jg.num_nonrel)  # fmt: skip
+        rel, nonrel = (
+            (jg.num_rel_ret, jg.num_nonrel_ret) if retrieved else (jg.num_rel, jg.num_nonrel)
+        )
         if rel >= nonrel:
             ful = jg.ful_ret + (0 if retrieved else jg.ful_imp) + jg.num_rel_ret * (rel - nonrel)
             poss = jg.poss_ret + (0 if retrieved else jg.poss_imp + jg.notoccur)

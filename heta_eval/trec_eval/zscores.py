@@ -73,8 +73,14 @@ class ZscoreTable:
                     f"{name}: line {number}: malformed, expected 'qid measure mean stddev' "
                     "(trec_eval 9.0.8: Malformed line)"
                 )
-            rows.append((parts[0], parts[1], atof(parts[2].decode("latin-1")),
-                         atof(parts[3].decode("latin-1"))))  # fmt: skip
+            rows.append(
+                (
+                    parts[0],
+                    parts[1],
+                    atof(parts[2].decode("latin-1")),
+                    atof(parts[3].decode("latin-1")),
+                )
+            )
         if not rows:
             raise ValueError(f"{name}: no zscore lines (trec_eval 9.0.8 crashes)")
         rows.sort(key=lambda row: (row[0], row[1]))  # stable, as glibc's merge sort

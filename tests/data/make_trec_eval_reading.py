@@ -50,8 +50,22 @@ CASES: dict[str, tuple[str, str]] = {
     ),
     "a qrels header line": ("qid iter docno rel\nq1 0 d1 1\n", "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n"),
 }
-ARGS = ["-q", "-c", "-m", "num_q", "-m", "num_rel", "-m", "num_ret", "-m", "P.1,2",
-        "-m", "map", "-m", "runid"]  # fmt: skip
+ARGS = [
+    "-q",
+    "-c",
+    "-m",
+    "num_q",
+    "-m",
+    "num_rel",
+    "-m",
+    "num_ret",
+    "-m",
+    "P.1,2",
+    "-m",
+    "map",
+    "-m",
+    "runid",
+]
 
 
 def main(binary: str) -> None:
@@ -62,8 +76,12 @@ def main(binary: str) -> None:
             qrels.write_bytes(qrels_text.encode())
             run.write_bytes(run_text.encode())
             done = subprocess.run([binary, *ARGS, qrels, run], capture_output=True, check=True)
-            out[name] = {"qrels": qrels_text, "run": run_text, "args": ARGS,
-                         "stdout": done.stdout.decode("utf-8")}  # fmt: skip
+            out[name] = {
+                "qrels": qrels_text,
+                "run": run_text,
+                "args": ARGS,
+                "stdout": done.stdout.decode("utf-8"),
+            }
     target = Path(__file__).with_name("trec_eval_reading.json")
     target.write_text(json.dumps(out, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
 

@@ -15,16 +15,57 @@ from pathlib import Path
 
 # One trec_eval call per spec (trec_eval keeps the first parameter set of a family).
 SPECS = [
-    "utility.1,-1,0,0", "utility.2,-1,-0.5,0", "utility", "set_F.0.5", "set_F.2", "set_F",
-    "set_F.0.25,3", "Rprec_mult.0.5,1.5", "Rprec_mult", "Rprec_mult.0.333",
-    "iprec_at_recall.0.15,0.5,0.95", "iprec_at_recall.0.1", "iprec_at_recall.0.101",
-    "ndcg.1=0,2=3", "ndcg.0=0,1=1,2=5", "ndcg.1=2.5", "ndcg", "G.1=2", "G", "ndcg_rel.2=4",
-    "ndcg_rel", "Rndcg.1=3", "Rndcg", "success.1,3,10", "success", "P.3,7", "P",
-    "recall.4,20", "ndcg_cut.10,20,23.4", "map_cut.5,1000", "relative_P.5", "11pt_avg",
-    "11pt_avg.0.2,0.8", "map", "gm_map", "Rprec", "bpref", "gm_bpref", "recip_rank", "infAP",
-    "set_P", "set_recall", "set_map", "set_relative_P", "num_ret", "num_rel", "num_rel_ret",
-    "num_nonrel_judged_ret", "binG", "num_q",
-]  # fmt: skip
+    "utility.1,-1,0,0",
+    "utility.2,-1,-0.5,0",
+    "utility",
+    "set_F.0.5",
+    "set_F.2",
+    "set_F",
+    "set_F.0.25,3",
+    "Rprec_mult.0.5,1.5",
+    "Rprec_mult",
+    "Rprec_mult.0.333",
+    "iprec_at_recall.0.15,0.5,0.95",
+    "iprec_at_recall.0.1",
+    "iprec_at_recall.0.101",
+    "ndcg.1=0,2=3",
+    "ndcg.0=0,1=1,2=5",
+    "ndcg.1=2.5",
+    "ndcg",
+    "G.1=2",
+    "G",
+    "ndcg_rel.2=4",
+    "ndcg_rel",
+    "Rndcg.1=3",
+    "Rndcg",
+    "success.1,3,10",
+    "success",
+    "P.3,7",
+    "P",
+    "recall.4,20",
+    "ndcg_cut.10,20,23.4",
+    "map_cut.5,1000",
+    "relative_P.5",
+    "11pt_avg",
+    "11pt_avg.0.2,0.8",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "gm_bpref",
+    "recip_rank",
+    "infAP",
+    "set_P",
+    "set_recall",
+    "set_map",
+    "set_relative_P",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "num_nonrel_judged_ret",
+    "binG",
+    "num_q",
+]
 
 
 def random_case(seed: int) -> tuple[dict, dict]:
@@ -71,10 +112,12 @@ def main(binary: str) -> None:
     for seed in (1, 2, 3):
         qrels, run = random_case(seed)
         outputs = {
-            spec: {"plain": trec_eval(binary, qrels, run, spec, False),
-                   "complete": trec_eval(binary, qrels, run, spec, True)}
+            spec: {
+                "plain": trec_eval(binary, qrels, run, spec, False),
+                "complete": trec_eval(binary, qrels, run, spec, True),
+            }
             for spec in SPECS
-        }  # fmt: skip
+        }
         cases.append({"seed": seed, "qrels": qrels, "run": run, "trec_eval": outputs})
     path = Path(__file__).with_name("trec_measure_oracle.json")
     path.write_text(json.dumps({"specs": SPECS, "cases": cases}, sort_keys=True) + "\n")

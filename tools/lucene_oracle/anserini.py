@@ -88,10 +88,24 @@ def fatjar() -> Path:
     if not wheels:
         done = subprocess.run(
             # Bounded: without a reachable registry this must fail fast, not retry for minutes.
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--timeout", "30",
-             "--retries", "1", f"pyserini=={ANSERINI_VERSION}", "-d", str(folder)],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "--timeout",
+                "30",
+                "--retries",
+                "1",
+                f"pyserini=={ANSERINI_VERSION}",
+                "-d",
+                str(folder),
+            ],
+            capture_output=True,
+            text=True,
+        )
         wheels = sorted(folder.glob(f"pyserini-{ANSERINI_VERSION}-*.whl"))
         if not wheels:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -180,14 +194,25 @@ def _java_output(program: str, source: str, payload: bytes, suffix: str, *, fres
         if not (classes / f"{program}.class").exists():
             classes.mkdir(parents=True, exist_ok=True)
             (classes / f"{program}.java").write_text(source, encoding="utf-8")
-            _run([_java("javac"), "-cp", str(jar), "-d", str(classes),
-                  str(classes / f"{program}.java")], folder / "javac.log")  # fmt: skip
+            _run(
+                [
+                    _java("javac"),
+                    "-cp",
+                    str(jar),
+                    "-d",
+                    str(classes),
+                    str(classes / f"{program}.java"),
+                ],
+                folder / "javac.log",
+            )
         # Per-process names: two test runs may ask for the same texts at once.
         given = folder / f"input-{os.getpid()}.bin"
         given.write_bytes(payload)
         partial = out.with_suffix(f".{os.getpid()}.part")
-        _run([_java(), "-cp", f"{jar}{os.pathsep}{classes}", program, str(given),
-              str(partial)], folder / "java.log")  # fmt: skip
+        _run(
+            [_java(), "-cp", f"{jar}{os.pathsep}{classes}", program, str(given), str(partial)],
+            folder / "java.log",
+        )
         partial.replace(out)
         given.unlink()
     return out
@@ -242,11 +267,25 @@ def bm25_run(
         collection = "BeirMultifieldCollection" if multifield else "BeirFlatCollection"
         extra = ["-fields", "title"] if multifield else []
         index_seconds = _run(
-            [_java(), "-cp", jar, "io.anserini.index.IndexCollection", "-collection", collection,
-             "-input", str(source), "-index", str(index), "-generator",
-             "DefaultLuceneDocumentGenerator", "-threads", str(threads), *extra],
+            [
+                _java(),
+                "-cp",
+                jar,
+                "io.anserini.index.IndexCollection",
+                "-collection",
+                collection,
+                "-input",
+                str(source),
+                "-index",
+                str(index),
+                "-generator",
+                "DefaultLuceneDocumentGenerator",
+                "-threads",
+                str(threads),
+                *extra,
+            ],
             root / "index.log",
-        )  # fmt: skip
+        )
         (index / "done").write_text("")
     topic_lines = "".join(f"{q}\t{_one_line(t)}\n" for q, t in topics.items())
     run = root / f"run-{_digest(topic_lines, k1, b, hits)}.trec"
@@ -256,12 +295,33 @@ def bm25_run(
         extra = ["-fields", "contents=1.0", "title=1.0"] if multifield else []
         partial = run.with_suffix(f".{os.getpid()}.part")
         search_seconds = _run(
-            [_java(), "-cp", jar, "io.anserini.search.SearchCollection", "-index", str(index),
-             "-topics", str(topic_file), "-topicreader", "TsvString", "-output", str(partial),
-             "-bm25", "-bm25.k1", str(k1), "-bm25.b", str(b), "-hits", str(hits),
-             "-removeQuery", "-threads", str(threads), *extra],
+            [
+                _java(),
+                "-cp",
+                jar,
+                "io.anserini.search.SearchCollection",
+                "-index",
+                str(index),
+                "-topics",
+                str(topic_file),
+                "-topicreader",
+                "TsvString",
+                "-output",
+                str(partial),
+                "-bm25",
+                "-bm25.k1",
+                str(k1),
+                "-bm25.b",
+                str(b),
+                "-hits",
+                str(hits),
+                "-removeQuery",
+                "-threads",
+                str(threads),
+                *extra,
+            ],
             root / "search.log",
-        )  # fmt: skip
+        )
         partial.replace(run)
     parsed: dict[str, list[tuple[str, float]]] = {q: [] for q in topics}
     with run.open(encoding="utf-8") as lines:

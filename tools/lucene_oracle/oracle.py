@@ -170,8 +170,15 @@ def diff_tokens(texts: Sequence[tuple[str, str]], *, show: int = 5) -> int:
 
 
 # Contexts for the every-code-point check (a subset of the probes, to keep the payload small).
-CHECK_CONTEXTS = ("\ue000", "a\ue000a", "1\ue0001", "\ue000a", "a\ue000", "\U0001f600\u200d\ue000",
-                  "\ue000\u0301\ue000")  # fmt: skip
+CHECK_CONTEXTS = (
+    "\ue000",
+    "a\ue000a",
+    "1\ue0001",
+    "\ue000a",
+    "a\ue000",
+    "\U0001f600\u200d\ue000",
+    "\ue000\u0301\ue000",
+)
 
 
 def code_point_texts() -> list[str]:
@@ -198,8 +205,25 @@ def long_texts(count: int, seed: int = 0) -> list[str]:
     """Random texts of 200 to 900 code points built from runs (letters, underscores, joiners,
     supplementary letters, extends, emoji chains): tokens that reach Lucene's 255-unit window."""
     rng = random.Random(seed)
-    pieces = ["a", "_", "1", ".", ",", "'", "\u0301", "\u200d", "\U0001d400", "\U0001f600",
-              "\u05d0", "\u30a2", "\u0e01", "\ufe0f", "\U0001f3fb", " ", "\u4e00"]  # fmt: skip
+    pieces = [
+        "a",
+        "_",
+        "1",
+        ".",
+        ",",
+        "'",
+        "\u0301",
+        "\u200d",
+        "\U0001d400",
+        "\U0001f600",
+        "\u05d0",
+        "\u30a2",
+        "\u0e01",
+        "\ufe0f",
+        "\U0001f3fb",
+        " ",
+        "\u4e00",
+    ]
     texts = []
     for _ in range(count):
         parts = []
@@ -232,8 +256,10 @@ def compare_bm25(beir_dir: Path, *, split: str = "test") -> int:
         if flavor == "flat":
             fields = {"contents": [f"{d.get('title', '')} {d['text']}".strip() for d in docs]}
         else:
-            fields = {"contents": [d["text"] for d in docs],
-                      "title": [d.get("title", "") for d in docs]}  # fmt: skip
+            fields = {
+                "contents": [d["text"] for d in docs],
+                "title": [d.get("title", "") for d in docs],
+            }
         index = LuceneBM25Index.build(fields, tie_keys=ids)
         idx, scores = index.search(list(topics.values()), k=1001)
         ours = {}
