@@ -9,6 +9,7 @@ the reason), or by a command-line module (``LAZY_IMPORTERS``).
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -180,3 +181,57 @@ def test_imports_inside_functions_are_only_of_heavy_modules():
 def test_the_cycle_finder_finds_cycles():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _room(module: str, known: dict[str, tuple[Path, bool]]) -> str:
+    """A module's room as the map names it: ``io/`` (a package of heta_eval), ``config.py`` (a
+    module at the top), ``__init__.py`` (heta_eval itself)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__.py"
+    if len(parts) == 2 and not known[module][1]:
+        return f"{parts[1]}.py"
+    return f"{parts[1]}/"
+
+
+def the_map() -> dict[str, set[str] | None]:
+    """docs/development.md's map: room -> the rooms it may import (None: every room)."""
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    section = text.split("## The map: rooms by job", 1)[1].split("\n## ", 1)[0]
+    rooms: dict[str, set[str] | None] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        path = cells[0].strip("`").removeprefix("heta_eval/")
+        may = cells[2]
+        rooms[path] = None if may == "every room" else set(re.findall(r"`([^`]+)`", may))
+    return rooms
+
+
+def room_imports() -> dict[str, set[str]]:
+    """Room -> the other rooms its modules import (inside functions too)."""
+    known = _modules()
+    found: dict[str, set[str]] = {_room(module, known): set() for module in known}
+    for module, edges in import_graph().items():
+        here = _room(module, known)
+        found[here] |= {_room(target, known) for target, _, _ in edges} - {here}
+    return found
+
+
+def test_every_room_imports_exactly_what_the_map_says():
+    declared, actual = the_map(), room_imports()
+    assert sorted(actual) == sorted(declared), "a room without a row in the map, or a row too many"
+    wrong = {
+        room: {"not in the map": sorted(uses - may), "in the map, unused": sorted(may - uses)}
+        for room, uses in actual.items()
+        if (may := declared[room]) is not None and uses != may
+    }
+    assert wrong == {}, "docs/development.md's map and the imports differ"
+
+
+def test_the_map_reader_reads_rows_and_every_room():
+    rooms = the_map()
+    assert rooms["io/"] == {"_runtime.py", "interrupts.py"}
+    assert rooms["cli/"] is None and rooms["config.py"] == set()
+    assert {"systems/", "reference/", "encoding/", "lucene/", "adapters/"} <= set(rooms)

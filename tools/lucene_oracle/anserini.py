@@ -7,6 +7,13 @@ outside the repository (``$HETA_EVAL_ANSERINI_CACHE``, default ``~/.cache/heta-e
 and outputs (token streams, indexes, runs) are kept there keyed by their inputs, so a rerun
 costs nothing. Nothing outside tests and benchmarks needs Java.
 
+The small programs it compiles against the jar are Java files in ``java/``:
+``AnalyzeTexts`` runs Anserini's default analyzer (``DefaultEnglishAnalyzer``, what its BM25
+indexes use) over NUL-separated texts, one line of space-separated terms per text;
+``TokenizeTexts`` runs Lucene's ``StandardTokenizer`` (the analyzer's first step), one line of
+tab-separated tokens per text; ``ProbeCodePoints`` tokenizes every code point in each probe
+context and writes, run-length encoded, which behaviour each code point shows.
+
 >>> reason = unavailable()  # doctest: +SKIP
 >>> reason or "java and the jar are here"  # doctest: +SKIP
 'java and the jar are here'
@@ -28,9 +35,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from heta_eval import config
-from tools.lucene_oracle.java_programs import ANALYZE_JAVA as _ANALYZE_JAVA
-from tools.lucene_oracle.java_programs import PROBE_JAVA as _PROBE_JAVA
-from tools.lucene_oracle.java_programs import TOKENIZE_JAVA as _TOKENIZE_JAVA
 
 __all__ = [
     "ANSERINI_VERSION",
@@ -142,12 +146,12 @@ def _run(args: Sequence[str], log: Path) -> float:
 
 def analyze_texts(texts: Sequence[str], *, fresh: bool = False) -> list[list[str]]:
     """Lucene's terms for each text, from Anserini's default English analyzer (cached)."""
-    return _per_text("AnalyzeTexts", _ANALYZE_JAVA, texts, " ", fresh=fresh)
+    return _per_text("AnalyzeTexts", texts, " ", fresh=fresh)
 
 
 def tokenize_texts(texts: Sequence[str], *, fresh: bool = False) -> list[list[str]]:
     """The tokens of Lucene's ``StandardTokenizer`` for each text, case kept (cached)."""
-    return _per_text("TokenizeTexts", _TOKENIZE_JAVA, texts, "\t", fresh=fresh)
+    return _per_text("TokenizeTexts", texts, "\t", fresh=fresh)
 
 
 def probe_code_points(contexts: Sequence[Sequence[int]]) -> tuple[list[int], list[str]]:
@@ -157,7 +161,7 @@ def probe_code_points(contexts: Sequence[Sequence[int]]) -> tuple[list[int], lis
     if not all(0xE000 in context for context in contexts):
         raise ValueError("every context needs the placeholder 0xE000")
     lines = "".join(" ".join(f"{c:x}" for c in context) + "\n" for context in contexts)
-    out = _java_output("ProbeCodePoints", _PROBE_JAVA, lines.encode(), ".txt", fresh=False)
+    out = _java_output("ProbeCodePoints", lines.encode(), ".txt", fresh=False)
     text = out.read_text(encoding="utf-8").split("\n")
     split = text.index("#")
     ids = [-1] * 0x110000
@@ -172,20 +176,19 @@ def probe_code_points(contexts: Sequence[Sequence[int]]) -> tuple[list[int], lis
     return ids, behaviours
 
 
-def _per_text(
-    program: str, source: str, texts: Sequence[str], sep: str, *, fresh: bool
-) -> list[list[str]]:
+def _per_text(program: str, texts: Sequence[str], sep: str, *, fresh: bool) -> list[list[str]]:
     if any("\0" in t for t in texts):
         raise ValueError("texts must not contain NUL (it separates them for the Java side)")
     payload = "\0".join(texts).encode("utf-8")
-    out = _java_output(program, source, payload, ".txt", fresh=fresh)
+    out = _java_output(program, payload, ".txt", fresh=fresh)
     lines = out.read_bytes().decode("utf-8").split("\n")[: len(texts)]
     return [line.split(sep) if line else [] for line in lines]
 
 
-def _java_output(program: str, source: str, payload: bytes, suffix: str, *, fresh: bool) -> Path:
-    """Run ``program`` (compiled from ``source`` against the jar) on ``payload``; its output
-    file, cached by program, source and payload."""
+def _java_output(program: str, payload: bytes, suffix: str, *, fresh: bool) -> Path:
+    """Run ``program`` (compiled from ``java/<program>.java`` against the jar) on ``payload``;
+    its output file, cached by program, source and payload."""
+    source = (Path(__file__).with_name("java") / f"{program}.java").read_text(encoding="utf-8")
     jar = fatjar()
     folder = cache_dir() / "analyze"
     out = folder / f"{program}-{_digest(ANSERINI_VERSION, source, payload)}{suffix}"
