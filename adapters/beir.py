@@ -34,7 +34,7 @@ from heta_eval.data.locate import DatasetNotFoundError, find_dataset
 from heta_eval.data.registry import DatasetInfo, get_dataset
 from heta_eval.data.sample import SAMPLE_FILE, SampleSpec, sample_dataset, sample_name
 from heta_eval.models.records import BenchmarkCase, Document, ExpectedOutput
-from heta_eval.retrieval.evaluate import beir_default_metrics
+from heta_eval.retrieval.metric import beir_default_metrics
 
 __all__ = ["BEIR_ADAPTER_K_VALUES", "BeirBenchmark"]
 

@@ -52,7 +52,7 @@ from heta_eval.models.records import (
 from heta_eval.rag.answers import AnswerExactMatch
 from heta_eval.rag.evidence import EvidenceRecallAtK
 from heta_eval.rag.normalize import normalize_answer
-from heta_eval.retrieval.evaluate import beir_default_metrics
+from heta_eval.retrieval.metric import beir_default_metrics
 
 __all__ = [
     "EVIDENCE_K_VALUES",

@@ -57,11 +57,32 @@ function that returns hits, wrapped by :func:`from_callable` (the framework adap
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from heta_eval import _moved
 from heta_eval._lazy import attach
 
 #: The one place the version is written (pyproject.toml reads it from here).
 __version__ = "0.2.0"
+
+if TYPE_CHECKING:  # what editors and type checkers read; _LAZY is what runs
+    from heta_eval.io.qrels import read_qrels
+    from heta_eval.io.run import read_run
+    from heta_eval.measures.measure import Measure
+    from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+    from heta_eval.models.query_result import QueryResult
+    from heta_eval.models.records import BenchmarkCase, Document, EvaluationScore, QueryResponse
+    from heta_eval.rag.aggregate import evaluate_responses
+    from heta_eval.rag.answers import AnswerContains, AnswerExactMatch
+    from heta_eval.rag.evidence import EvidenceRecallAtK
+    from heta_eval.reference.recipe import Recipe
+    from heta_eval.retrieval.metric import BeirRetrievalMetric, beir_default_metrics
+    from heta_eval.retrieval.result import RunEvaluation
+    from heta_eval.retrieval.run import evaluate_run
+    from heta_eval.retrieval.run_file import evaluate_run_file
+    from heta_eval.runner.runner import BenchmarkRunner
+    from heta_eval.systems.callables import from_callable
+
 
 #: Public name -> the module that defines it.
 _LAZY = {
@@ -88,7 +109,30 @@ _LAZY = {
     "read_run": "heta_eval.io.run",
 }
 
-__all__ = sorted([*_LAZY, "__version__"])
+__all__ = [
+    "AnswerContains",
+    "AnswerExactMatch",
+    "BeirRetrievalMetric",
+    "BenchmarkCase",
+    "BenchmarkEvaluatorProtocol",
+    "BenchmarkRunner",
+    "Document",
+    "EvaluationScore",
+    "EvidenceRecallAtK",
+    "Measure",
+    "QueryResponse",
+    "QueryResult",
+    "Recipe",
+    "RunEvaluation",
+    "__version__",
+    "beir_default_metrics",
+    "evaluate_responses",
+    "evaluate_run",
+    "evaluate_run_file",
+    "from_callable",
+    "read_qrels",
+    "read_run",
+]
 _getattr, __dir__ = attach(__name__, _LAZY)
 #: Names this package listed before 0.2.0 still resolve, with a DeprecationWarning (_moved).
 __getattr__ = _moved.moved_getattr(__name__, _getattr)

@@ -84,6 +84,17 @@ def _module(new: str, names: str, **elsewhere: str) -> tuple[str, dict[str, str]
     return new, {name: elsewhere.get(name, new) for name in names.split()}
 
 
+#: Where the names ``heta_eval.retrieval.evaluate`` gathered (0.2.0) live, each in one place:
+#: the evaluation page's, and the rest in the module that does the job.
+_RETRIEVAL_HOMES = {
+    **_names(
+        (_COLLAPSE, "CollapsedBatch DocumentRanking DocumentResolver collapse_batch"),
+        (_COLLAPSE, "collapse_to_documents default_document_resolver"),
+        ("heta_eval.retrieval.columnar_run", "DuplicateRowsError evaluate_columnar_run"),
+    ),
+    "Measure": _EVALUATION,
+}
+
 #: Old module -> (the module that replaced it, {each of its 0.1.0 names: module now}).
 OLD_MODULES: dict[str, tuple[str, dict[str, str]]] = {
     "heta_eval.trec": _module(
@@ -169,16 +180,15 @@ OLD_MODULES: dict[str, tuple[str, dict[str, str]]] = {
         _REPORT, "EvaluationFailure EvaluationReport MetricSummary ScoreTable"
     ),
     "heta_eval.evaluation.retrieval": _module(
-        "heta_eval.retrieval.evaluate",
+        _EVALUATION,
         "AggregateValue BEIR_K_VALUES BeirRetrievalMetric CollapsedBatch DocumentRanking "
         "DocumentResolver DuplicateRowsError InputError METRICS Measure RunEvaluation "
         "beir_default_metrics collapse_batch collapse_to_documents default_document_resolver "
         "evaluate_columnar_run evaluate_run evaluate_run_file measure_key parse_measure",
         AggregateValue=_AVERAGING,
         InputError="heta_eval.io.validate",
-        **dict.fromkeys(
-            ["BEIR_K_VALUES", "METRICS", "Measure", "measure_key", "parse_measure"], _MEASURE
-        ),
+        **dict.fromkeys(["BEIR_K_VALUES", "METRICS", "measure_key", "parse_measure"], _MEASURE),
+        **_RETRIEVAL_HOMES,
     ),
     "heta_eval.evaluation.retrieval_batch": _module(
         "heta_eval.retrieval.batch", "retrieval_summary score_retrieval_batch"
@@ -204,6 +214,14 @@ _SYSTEMS_NAMES = (
 #: job (``systems``, ``reference``, ``encoding``, ``rerank``, ``ann``, ``lucene``, ``cache``);
 #: the Lucene oracle left the package for the checkout's ``tools/`` (developer tooling).
 _ROOMS: dict[str, tuple[str, dict[str, str]]] = {
+    # A second door to names that have their one documented place (heta_eval.evaluation).
+    "heta_eval.retrieval.evaluate": _module(
+        _EVALUATION,
+        "BeirRetrievalMetric CollapsedBatch DocumentRanking DocumentResolver DuplicateRowsError "
+        "RunEvaluation beir_default_metrics collapse_batch collapse_to_documents "
+        "default_document_resolver evaluate_columnar_run evaluate_run evaluate_run_file",
+        **{name: home for name, home in _RETRIEVAL_HOMES.items() if name != "Measure"},
+    ),
     "heta_eval.kb": _module(
         "heta_eval.reference",
         "Answerer AnswererSpec BM25Spec ChatAnswerer Chunk ChunkingSpec DenseSpec "
@@ -473,10 +491,12 @@ class _OldModuleFinder:
         new, names = OLD_MODULES[module.__name__]
         version = moved_in(module.__name__)
         # An old package whose names went to several rooms (heta_eval.kb) says each.
-        elsewhere = sorted(set(names.values()) - {new})
-        also = f" and {', '.join(elsewhere)}" if elsewhere and version != DEPRECATED_IN else ""
+        homes = [new]
+        if version != DEPRECATED_IN:
+            homes += sorted(set(names.values()) - {new})
+        where = " and ".join([", ".join(homes[:-1]), homes[-1]] if len(homes) > 1 else homes)
         _warn(
-            f"{module.__name__} moved in heta-eval {version}: import from {new}{also} "
+            f"{module.__name__} moved in heta-eval {version}: import from {where} "
             f"(the old path is removed in {removed_in(version)})",
             once_per_from_import=False,
         )

@@ -24,8 +24,8 @@ from heta_eval.evaluation import BenchmarkCase, QueryResponse, evaluate_response
 from heta_eval.io.trec import read_qrels, read_run, write_qrels, write_run
 from heta_eval.providers import backends
 from heta_eval.rag.aggregate import score_retrieval_batch
-from heta_eval.retrieval.evaluate import evaluate_run_file
 from heta_eval.retrieval.metric import BeirRetrievalMetric, beir_default_metrics
+from heta_eval.retrieval.run_file import evaluate_run_file
 
 CUSTOM = ("mrr", "r_cap", "hole", "accuracy")
 # Negative and zero labels: not relevant for R_cap and Accuracy, judged for Hole.

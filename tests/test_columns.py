@@ -27,8 +27,7 @@ from heta_eval.evaluation import (
 )
 from heta_eval.models.columns import ChunkTable, ResultColumns
 from heta_eval.rag.aggregate import score_retrieval_batch
-from heta_eval.retrieval.collapse import collapse_to_documents
-from heta_eval.retrieval.evaluate import collapse_batch
+from heta_eval.retrieval.collapse import collapse_batch, collapse_to_documents
 from heta_eval.runner.hits import chunk_hits
 
 DOC_IDS = [d for d in MANY_DOCS if d] + QIDS  # query ids too: self-hits

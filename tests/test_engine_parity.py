@@ -22,7 +22,8 @@ from test_retrieval_parity import DOCS, K_VALUES, QIDS, SCORES, qrels_strategy, 
 from heta_eval.evaluation import BenchmarkCase, beir_default_metrics, evaluate_run
 from heta_eval.io.trec import TrecFormatError, read_qrels, read_run, read_run_columnar, write_run
 from heta_eval.rag.aggregate import score_retrieval_batch
-from heta_eval.retrieval.evaluate import evaluate_columnar_run, evaluate_run_file
+from heta_eval.retrieval.columnar_run import evaluate_columnar_run
+from heta_eval.retrieval.run_file import evaluate_run_file
 
 # Longer lists than the core strategies, so k cuts inside them and ties are frequent.
 MANY_DOCS = [*DOCS, "ü", "Ü", "a b", "d10", "d1 ", "ß", "😀", ""]

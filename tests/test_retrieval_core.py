@@ -24,7 +24,7 @@ from heta_eval.measures.measure import (
 )
 from heta_eval.providers import backends
 from heta_eval.providers.engine import columnar_run_from_dict
-from heta_eval.retrieval.evaluate import evaluate_columnar_run
+from heta_eval.retrieval.columnar_run import evaluate_columnar_run
 
 # Every numeric trec_eval 9.0.8 family (bare cutoff families expand to trec_eval's default
 # cutoffs), some parameters, and the three rules computed beside pytrec_eval.

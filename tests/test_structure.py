@@ -9,6 +9,7 @@ the reason), or by a command-line module (``LAZY_IMPORTERS``).
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -235,3 +236,40 @@ def test_the_map_reader_reads_rows_and_every_room():
     assert rooms["io/"] == {"_runtime.py", "interrupts.py"}
     assert rooms["cli/"] is None and rooms["config.py"] == set()
     assert {"systems/", "reference/", "encoding/", "lucene/", "adapters/"} <= set(rooms)
+
+
+def _lazy_packages() -> list[str]:
+    """The packages whose names load on first use (``_lazy.attach``)."""
+    return sorted(
+        name
+        for name, (path, is_package) in _modules().items()
+        if is_package and "attach(__name__, _LAZY)" in path.read_text(encoding="utf-8")
+    )
+
+
+def _type_checking_names(path: Path) -> dict[str, str]:
+    """name -> module of the ``from M import name`` lines under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for line in node.body:
+                if isinstance(line, ast.ImportFrom):
+                    names.update({alias.name: line.module or "" for alias in line.names})
+    return names
+
+
+def test_a_lazy_package_shows_editors_every_name_it_loads_on_first_use():
+    """A name loaded on first use is also imported under ``if TYPE_CHECKING:`` from the very
+    module its table names, so editors and type checkers see it; ``__all__`` lists each."""
+    packages = _lazy_packages()
+    assert {"heta_eval", "heta_eval.evaluation", "heta_eval.reference"} <= set(packages)
+    known = _modules()
+    for package in packages:
+        module = importlib.import_module(package)
+        table = {
+            name: where if where.startswith("heta_eval.") else f"{package}.{where}"
+            for name, where in module._LAZY.items()
+        }
+        assert _type_checking_names(known[package][0]) == table, package
+        assert set(table) <= set(module.__all__), package

@@ -9,7 +9,39 @@ Names load on first use (PEP 562): reading the registry does not import the down
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from heta_eval._lazy import attach
+
+if TYPE_CHECKING:  # what editors and type checkers read; _LAZY is what runs
+    from heta_eval.data.beir_loader import (
+        BeirDataset,
+        iter_corpus,
+        load_beir,
+        load_qrels,
+        load_queries,
+    )
+    from heta_eval.data.download import (
+        ChecksumMismatchError,
+        DownloadError,
+        UnsafeArchiveError,
+        download_dataset,
+    )
+    from heta_eval.data.locate import (
+        DatasetNotFoundError,
+        default_cache_dir,
+        find_dataset,
+        resolve_data_root,
+    )
+    from heta_eval.data.registry import (
+        DatasetInfo,
+        RegistryError,
+        get_dataset,
+        list_datasets,
+        load_registry,
+    )
+    from heta_eval.data.validate import Issue, ValidationReport, validate_dataset
+
 
 #: Public name -> the submodule that defines it.
 _LAZY = {
@@ -36,5 +68,27 @@ _LAZY = {
     "validate_dataset": "validate",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "BeirDataset",
+    "ChecksumMismatchError",
+    "DatasetInfo",
+    "DatasetNotFoundError",
+    "DownloadError",
+    "Issue",
+    "RegistryError",
+    "UnsafeArchiveError",
+    "ValidationReport",
+    "default_cache_dir",
+    "download_dataset",
+    "find_dataset",
+    "get_dataset",
+    "iter_corpus",
+    "list_datasets",
+    "load_beir",
+    "load_qrels",
+    "load_queries",
+    "load_registry",
+    "resolve_data_root",
+    "validate_dataset",
+]
 __getattr__, __dir__ = attach(__name__, _LAZY)

@@ -31,9 +31,37 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from heta_eval import _LAZY as _PUBLIC
 from heta_eval import _moved
 from heta_eval._lazy import attach
+
+if TYPE_CHECKING:  # what editors and type checkers read; _LAZY is what runs
+    from heta_eval.io.qrels import read_qrels
+    from heta_eval.io.run import read_run
+    from heta_eval.measures.measure import Measure
+    from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
+    from heta_eval.models.query_result import QueryResult
+    from heta_eval.models.records import (
+        BenchmarkCase,
+        Document,
+        EvaluationScore,
+        ExpectedOutput,
+        GoldEvidence,
+        QueryResponse,
+    )
+    from heta_eval.rag.aggregate import evaluate_responses
+    from heta_eval.rag.answers import AnswerContains, AnswerExactMatch, AnswerF1
+    from heta_eval.rag.citations import CitationPrecision, CitationRecall
+    from heta_eval.rag.context import ContextPrecisionAtK
+    from heta_eval.rag.evidence import EvidenceRecallAtK
+    from heta_eval.rag.judge.judge import LLMJudge
+    from heta_eval.retrieval.metric import BeirRetrievalMetric, beir_default_metrics
+    from heta_eval.retrieval.result import RunEvaluation
+    from heta_eval.retrieval.run import evaluate_run
+    from heta_eval.retrieval.run_file import evaluate_run_file
+
 
 _NOT_EVALUATION = ("heta_eval.runner", "heta_eval.reference", "heta_eval.systems")
 
@@ -50,6 +78,32 @@ _LAZY = {
     "LLMJudge": "heta_eval.rag.judge.judge",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "AnswerContains",
+    "AnswerExactMatch",
+    "AnswerF1",
+    "BeirRetrievalMetric",
+    "BenchmarkCase",
+    "BenchmarkEvaluatorProtocol",
+    "CitationPrecision",
+    "CitationRecall",
+    "ContextPrecisionAtK",
+    "Document",
+    "EvaluationScore",
+    "EvidenceRecallAtK",
+    "ExpectedOutput",
+    "GoldEvidence",
+    "LLMJudge",
+    "Measure",
+    "QueryResponse",
+    "QueryResult",
+    "RunEvaluation",
+    "beir_default_metrics",
+    "evaluate_responses",
+    "evaluate_run",
+    "evaluate_run_file",
+    "read_qrels",
+    "read_run",
+]
 _getattr, __dir__ = attach(__name__, _LAZY)
 __getattr__ = _moved.moved_getattr(__name__, _getattr)

@@ -14,7 +14,29 @@ the extra, one line says which to install.
 ['EncoderDocumentEmbedder', 'EncoderEmbedding', 'EncoderEmbeddings']
 """
 
+from typing import TYPE_CHECKING
+
 from heta_eval._lazy import attach
+
+if TYPE_CHECKING:  # what editors and type checkers read; _LAZY is what runs
+    from heta_eval.integrations.haystack import (
+        EncoderDocumentEmbedder,
+        EncoderTextEmbedder,
+        from_haystack,
+        haystack_documents,
+    )
+    from heta_eval.integrations.langchain import (
+        EncoderEmbeddings,
+        from_langchain,
+        langchain_documents,
+    )
+    from heta_eval.integrations.llamaindex import (
+        EncoderEmbedding,
+        from_llamaindex,
+        llamaindex_documents,
+    )
+    from heta_eval.integrations.wrapping import documents_of
+
 
 #: Public name -> the module that defines it (each framework's module imports it).
 _LAZY = {
@@ -31,5 +53,17 @@ _LAZY = {
     "llamaindex_documents": "heta_eval.integrations.llamaindex",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "EncoderDocumentEmbedder",
+    "EncoderEmbedding",
+    "EncoderEmbeddings",
+    "EncoderTextEmbedder",
+    "documents_of",
+    "from_haystack",
+    "from_langchain",
+    "from_llamaindex",
+    "haystack_documents",
+    "langchain_documents",
+    "llamaindex_documents",
+]
 __getattr__, __dir__ = attach(__name__, _LAZY)

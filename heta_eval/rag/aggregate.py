@@ -21,7 +21,7 @@ from heta_eval.models.protocol import BenchmarkEvaluatorProtocol
 from heta_eval.models.records import BenchmarkCase, EvaluationScore, QueryResponse
 from heta_eval.models.report import EvaluationFailure, EvaluationReport, MetricSummary, ScoreTable
 from heta_eval.retrieval.batch import _score_retrieval, retrieval_summary, score_retrieval_batch
-from heta_eval.retrieval.evaluate import BeirRetrievalMetric
+from heta_eval.retrieval.metric import BeirRetrievalMetric
 
 __all__ = [
     "EvaluationFailure",

@@ -25,10 +25,19 @@ The measures themselves are catalogued in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from heta_eval._lazy import attach
 
 # Names load on first use (PEP 562): the command's options, help and usage errors are read
 # without numba and numpy, which the evaluation (``drop_in``) imports.
+if TYPE_CHECKING:  # what editors and type checkers read; _LAZY is what runs
+    from heta_eval.trec_eval.compute import TrecEvalResult, evaluate, per_query_values
+    from heta_eval.trec_eval.drop_in import evaluate_options, trec_eval_lines
+    from heta_eval.trec_eval.options import TrecEvalOptions, TrecEvalUsageError, parse_options
+    from heta_eval.trec_eval.output import report_lines
+
+
 _LAZY = {
     "TrecEvalOptions": "options",
     "TrecEvalResult": "compute",
@@ -41,5 +50,15 @@ _LAZY = {
     "trec_eval_lines": "drop_in",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "TrecEvalOptions",
+    "TrecEvalResult",
+    "TrecEvalUsageError",
+    "evaluate",
+    "evaluate_options",
+    "parse_options",
+    "per_query_values",
+    "report_lines",
+    "trec_eval_lines",
+]
 __getattr__, __dir__ = attach(__name__, _LAZY)
