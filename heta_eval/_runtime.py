@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-#: Whether numba is installed; found without importing it (that takes a third of a second).
+#: Whether numba is installed; found without importing it (its import is slow).
 HAVE_NUMBA = find_spec("numba") is not None
 
 
@@ -109,7 +109,7 @@ def paused_gc(*, freeze: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector while acyclic bookkeeping runs.
 
     With millions of results or parsed run lines alive, every full collection walks all of
-    them (about a second each at MS MARCO size) although nothing allocated here forms a cycle.
+    them although nothing allocated here forms a cycle.
     ``freeze=True`` (a one-shot command) then moves what exists to the permanent generation
     before collection resumes, so the objects of the run (numba's, mostly) are not walked
     twice more, on resuming and at exit. Collection resumes only if it was on before.
@@ -136,9 +136,9 @@ def construct_valid(model: type[M], values: dict[str, Any], fields_set: frozense
     """``model.model_construct(set(fields_set), **values)`` for a pydantic model without extra
     fields or private attributes, where ``values`` holds every field, already valid.
 
-    pydantic's ``model_construct`` walks the model's fields in Python: about 6 µs a model
-    against 2 µs here (and 4 µs validating), which at 175k retrieval scores (7k cases x 25
-    metrics) is 1 s against 0.3 s. ``tests/test_models.py`` checks both build equal models.
+    pydantic's ``model_construct`` walks the model's fields in Python, slower than this and
+    than validating, and MS MARCO's retrieval scores are 175k models (7k cases x 25 metrics).
+    ``tests/test_models.py`` checks both build equal models.
 
     >>> from pydantic import BaseModel
     >>> class Point(BaseModel):
@@ -172,7 +172,7 @@ def run_sync(coroutine: Any) -> Any:
     >>> run_sync(answer())
     42
     """
-    import asyncio  # about 15 ms: only when evaluators run
+    import asyncio  # not free to import: only when evaluators run
     import threading
 
     outcome: dict[str, Any] = {}
@@ -214,7 +214,7 @@ def start_numba_without_blas() -> None:
 
     numba's first compiled call loads every typing registry, and the one for numpy
     (``numba.np.arraymath``) imports scipy.linalg to learn whether ``np.dot`` can compile:
-    about 0.16 s on the critical path of a one-shot command, for BLAS no kernel here calls.
+    time on the critical path of a one-shot command, for BLAS no kernel here calls.
     With scipy.linalg hidden, numba records that it has no BLAS, in this process only. A
     no-op when numba is missing, already started, or scipy.linalg is already imported.
     """
@@ -236,9 +236,9 @@ def single_threaded_blas() -> None:
     never call BLAS (``heta-eval evaluate``, ``heta-eval trec_eval``), never for library users.
 
     OpenBLAS starts its worker threads when numpy is imported, and they spin for a while
-    before they sleep (0.07-0.09 s of CPU after ``import numpy`` on a two-core machine), time
-    the command's own thread competes for. Read by OpenBLAS at numpy's import, so a no-op
-    when numpy is already imported; a thread count the user set is kept.
+    before they sleep, CPU time the command's own thread competes for. Read by OpenBLAS at
+    numpy's import, so a no-op when numpy is already imported; a thread count the user set is
+    kept.
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

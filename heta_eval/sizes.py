@@ -15,7 +15,7 @@ name               value       what it bounds
 ``MAX_VALUES``     30,000,000  measures × queries a command scores and keeps: MS MARCO's
                                502,939 train queries at BEIR's 25 measures fit (3,000
                                cutoffs × 4 families of SciFact's 300 queries, 3.6 million
-                               values, took 20 s and 820 MB)
+                               values, what that costs: docs/cli.md)
 =================  ==========  ===========================================================
 
 >>> MAX_VALUES // 502_939  # measures for MS MARCO's train queries

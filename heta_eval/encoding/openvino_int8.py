@@ -9,18 +9,18 @@ modules. Two schemes, chosen by what each layer tolerates:
   English passages; SmoothQuant and bias correction as NNCF's transformer preset applies
   them);
 * each layer's FFN output projection, whose input (the GELU outputs, 4x wider) quantizes worst
-  with one scale per tensor (every layer static: min cosine to float32 0.985 on SciFact
-  abstracts, under the 0.99 bound): int8 weights per output channel, activations quantized at
-  run time by OpenVINO per token in groups of :data:`GROUP` channels. A token's scales depend
-  on that token only, so a text's vector still depends on the text only. In float32 instead,
-  these products took 45% of the time.
+  with one scale per tensor (every layer static fell under the 0.99 cosine bound on SciFact
+  abstracts): int8 weights per output channel, activations quantized at run time by OpenVINO
+  per token in groups of :data:`GROUP` channels. A token's scales depend on that token only,
+  so a text's vector still depends on the text only. In float32 instead, these products took
+  a large share of the time (docs/encoding.md).
 
 Everything not quantized runs in float32 on every CPU (OpenVINO would otherwise pick bfloat16
 where the CPU has it, so vectors would differ from CPU to CPU).
 
 The quantized model is cached on disk (``openvino-int8-<key>`` next to the knowledge-base
 cache), keyed by the model's weights, the OpenVINO and NNCF versions and the calibration
-passages, so only the first use on a machine quantizes it (tens of seconds on 2 cores).
+passages, so only the first use on a machine quantizes it (slow: docs/encoding.md).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ __all__ = ["SCHEME", "OpenVinoInt8Transformer", "openvino_available"]
 #: Part of the cache key and of the embedding identity: bump when the quantization changes.
 SCHEME = "openvino-nncf-static-int8-ffn-output-dynamic-int8-g128-v3"
 #: Input channels that share one activation scale, per token, in the FFN output projections
-#: (OpenVINO's dynamic quantization; 32 and 128 gave the same cosines, 128 ran 10% faster).
+#: (OpenVINO's dynamic quantization; 32 gave the same cosines and ran slower).
 GROUP = 128
 
 

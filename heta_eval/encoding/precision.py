@@ -12,8 +12,8 @@ on that kind of CPU (:data:`heta_eval.encoding.route_defaults.DEFAULT_ROUTES`;
   output channel; see :mod:`heta_eval.encoding.onnx_int8`), or ``float32`` where ONNX Runtime is
   missing. This includes Intel CPUs with AVX512-BF16 but no AMX (Cooper Lake, or a guest
   whose hypervisor hides AMX): there, bfloat16 dot products issue on one port while float32
-  FMAs use two, so bfloat16 encoding measured 0.85x float32 (int8: 1.52x). On Zen 4 a
-  512-bit float32 FMA takes two passes and bfloat16 measured 3.2x float32.
+  FMAs use two, so bfloat16 encodes slower than float32 there and int8 faster. On Zen 4 a
+  512-bit float32 FMA takes two passes and bfloat16 is faster than float32 (docs/encoding.md).
 * anything else: ``float32``.
 """
 

@@ -74,7 +74,7 @@ def load_runner(model: str, precision: str, device: str) -> Any:
     from sentence_transformers import SentenceTransformer
 
     # bfloat16/float16 cast the weights. Tried on CPU: autocast over float32 weights gives
-    # vectors 3x closer to float32 at ~7% less speed, yet SciFact nDCG@10 moved more.
+    # vectors closer to float32, more slowly, yet SciFact nDCG@10 moved more (docs/encoding.md).
     dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(precision, torch.float32)
     kwargs = {"torch_dtype": dtype}
     try:
@@ -127,8 +127,8 @@ def cpu_workers(workers: int) -> ThreadPoolExecutor:
     """This process's ``workers`` threads that run texts on the CPU, each with torch's
     intra-op parallelism at one thread (its own setting: torch keeps it per thread), so a
     text's arithmetic is the same whatever the number of workers, and no barrier between
-    threads stalls a small matrix product (on 2 cores shared with other jobs, one text on 2
-    threads ran 3-4x slower than two texts side by side).
+    threads stalls a small matrix product (one text on 2 threads ran far slower than two
+    texts side by side: docs/encoding.md).
 
     >>> cpu_workers(2).submit(lambda: 1 + 1).result()
     2

@@ -1,15 +1,15 @@
 """sentence-transformers' tokenization of a batch, straight into padded numpy arrays.
 
-Hugging Face's tokenizer ``__call__`` spends a third of its time in Python, in one thread
+Hugging Face's tokenizer ``__call__`` spends much of its time in Python, in one thread
 whatever the cores: each encoding becomes a dict of lists, then a ``BatchEncoding``, then
 tensors. :class:`BatchTokenizer` runs a copy of the model's own Rust tokenizer through
 ``encode_batch_fast`` (Rust threads, the GIL released) and writes each text's ids into one
-preallocated int64 array (~15 µs a text in Python). For BERT's pipeline (all-MiniLM-L6-v2 and
-most sentence-transformers models) it also skips work whose result is known: tokens past the
-truncation point (long texts are cut at a space first, and done again whole when the cut falls
-short), and the Rust normalizer on plain ASCII texts (lowercasing is all it does to them). The
-ids and masks are identical to what sentence-transformers feeds the model; the tests compare
-them on real SciFact passages, odd strings and random texts.
+preallocated int64 array (docs/encoding.md has the figures). For BERT's pipeline
+(all-MiniLM-L6-v2 and most sentence-transformers models) it also skips work whose result is
+known: tokens past the truncation point (long texts are cut at a space first, and done again
+whole when the cut falls short), and the Rust normalizer on plain ASCII texts (lowercasing is
+all it does to them). The ids and masks are identical to what sentence-transformers feeds the
+model; the tests compare them on real SciFact passages, odd strings and random texts.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class BatchTokenizer:
         spec = json.loads(self.tokenizer.to_str())
         bert = _is_bert_pipeline(spec)
         self._cut_at = self.max_length * CHARS_PER_TOKEN if bert else None
-        # ASCII texts skip the Rust normalizer (a third of the time): for them BERT's is
+        # ASCII texts skip the Rust normalizer (a large share of the time): for them BERT's is
         # lowercasing (or nothing), once control characters and added tokens are ruled out.
         self._plain_encode: Any = None
         if bert:
@@ -191,7 +191,7 @@ def tokenized_ahead(
     order; with ``threads`` the next batches are tokenized while the caller works on one.
 
     Threads, not processes: the Rust tokenizer releases the GIL (and runs its own thread
-    pool), so only the ~15 µs a text of filling arrays holds it.
+    pool), so only the filling of arrays holds it.
     """
 
     def inputs(rows: np.ndarray) -> dict[str, np.ndarray]:

@@ -148,7 +148,7 @@ def arrow_to_numpy(array: Any) -> np.ndarray:
     if array.null_count:
         raise ValueError("arrow_to_numpy: the array has nulls")
     if pa.types.is_boolean(array.type):  # bit-packed: widen to one byte a value first
-        import pyarrow.compute as pc  # 30 ms to import: only here
+        import pyarrow.compute as pc  # not free to import: only here
 
         return arrow_to_numpy(pc.cast(array, pa.uint8())).astype(np.bool_)
     dtype = np.dtype(_NUMPY_TYPES[str(array.type)])

@@ -41,9 +41,9 @@ from heta_eval.lucene.terms import TermTableWriter
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "META", "build_index", "tie_ranks_of"]
 
-#: Documents analyzed per block: about a second of one process, some MB of postings and
-#: of transient analysis (about 65 MB at ~56 words a document). Blocks of 5,000 took 20% longer
-#: at 1M documents on 2 processes (more hand-overs between them).
+#: Documents analyzed per block: a block's postings and transient analysis are held at once,
+#: so the size bounds memory; smaller blocks built slower on 2 processes (more hand-overs
+#: between them; docs/scale.md).
 DEFAULT_BLOCK_SIZE = 10_000
 META = "lucene_bm25.json"
 _BLOCKS = "blocks"

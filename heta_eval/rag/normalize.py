@@ -42,7 +42,7 @@ __all__ = [
 
 @functools.cache
 def _unicode_punctuation() -> frozenset[int]:
-    # Built on first use: scanning every code point costs ~0.1 s, too much for import time.
+    # Built on first use: scanning every code point is too slow for import time.
     return frozenset(
         c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")
     )

@@ -4,7 +4,7 @@ vectors given with the run), hybrid RRF, an optional approximate index
 (:mod:`heta_eval.ann`) and second stage (:mod:`heta_eval.rerank`), and an answerer.
 
 Names load on first use (PEP 562): bm25s and the Lucene analyzer load with the reference
-knowledge base (about 0.5 s), torch and sentence-transformers only when a dense index is built.
+knowledge base, torch and sentence-transformers only when a dense index is built.
 
 >>> from heta_eval.reference import Recipe
 >>> Recipe(modes=["keyword_search"]).modes

@@ -19,8 +19,8 @@ logger = logging.getLogger(__name__)
 #: Seconds ``--ray HOST:PORT`` waits for a head that is there but slow to answer.
 CONNECT_PATIENCE = 60.0
 #: The priority (nice value) of the workers of a cluster started in this process. Ray's
-#: default, 15, gives its workers almost no CPU beside other busy processes (on a shared
-#: machine: an encode that takes 2 minutes alone took over 15); 0 is every process's.
+#: default, 15, gives its workers almost no CPU beside other busy processes (docs/ray.md);
+#: 0 is every process's.
 WORKER_NICENESS = "0"
 #: Where Ray looks for an authentication token or mode the user configured.
 RAY_AUTH_VARIABLES = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE")

@@ -4,7 +4,7 @@ HTTP (:mod:`.http_client`, ``--kb-url``), run files as a knowledge base (:mod:`.
 ``--kb-run``) and any function as one (:mod:`.callables`, :func:`from_callable`). The
 framework adapters built on them are :mod:`heta_eval.integrations`.
 
-Names load on first use (PEP 562): the protocol needs the records (pydantic, about 0.2 s).
+Names load on first use (PEP 562): the protocol needs the records (pydantic, slow to import).
 
 >>> from heta_eval.systems import KnowledgeBase, from_callable
 >>> isinstance(from_callable(lambda query, top_k: [("d1", 1.0)]), KnowledgeBase)
