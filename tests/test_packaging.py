@@ -78,6 +78,9 @@ def test_wheel_installs_heta_eval_alone_with_its_data(wheel):
         names = archive.namelist()
     top = {name.split("/")[0] for name in names if ".dist-info/" not in name}
     assert top == {"heta_eval"}  # never a top-level `adapters` (AdapterHub's import name)
+    # The Lucene oracle (Anserini on Java) is a checkout's developer tooling, not the wheel's.
+    assert [name for name in names if "anserini" in name or name.endswith(".java")] == []
+    assert "heta_eval/lucene/index.py" in names
     for path in (
         "heta_eval/adapters/beir.py",
         "heta_eval/adapters/scifact_claims.py",
