@@ -1,6 +1,6 @@
 """Encoding routes on the CPU: the measured choice as a pure function of injected timings (a
 route displaces the kind's default only when clearly faster), the routes worth measuring per
-CPU kind, measuring only when asked (on every kind of CPU, described by tests/cpu_kinds.py),
+CPU kind, measuring only when asked (on every kind of CPU, described by tests/support/cpu_kinds.py),
 the stored choice being reused, the route forced by the environment, and the quality bound
 (cosine to float32) of the OpenVINO int8 route on a few dozen real SciFact abstracts."""
 

@@ -7,7 +7,7 @@ two batchings), and through the embedding cache, a corpus's nDCG with them.
 
 The GPU's fixed shapes (heta_eval.encoding.shapes.FixedShapes) are exercised here on the CPU (the
 shaping code is the same; a GPU's kernels are checked by bench/gpu_encode.py on a GPU). Ray's
-encode is checked in tests/test_scale_ray.py (a system test)."""
+encode is checked in tests/scale/test_scale_ray.py (a system test)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One grammar for every reader: ASCII whitespace only between fields, ASCII numbers, the
 library's BOM/header/comment rule, and trec_eval mode reading every byte as trec_eval 9.0.8
-does (its outputs pinned in tests/data/trec_eval_reading.json, made by the C binary)."""
+does (its outputs pinned in tests/support/data/trec_eval_reading.json, made by the C binary)."""
 
 from __future__ import annotations
 

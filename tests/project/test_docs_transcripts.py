@@ -1,7 +1,7 @@
 """What the docs' example transcripts show is what the commands print.
 
 A ``text`` block of a docs page whose lines start with ``$ `` is a transcript: commands, each
-followed by what it printed. tests/test_readme_commands.py runs every such command on a fresh
+followed by what it printed. tests/project/test_readme_commands.py runs every such command on a fresh
 clone (exit status only); here each transcript is run as shown, in a temporary folder with
 ``../shared`` beside it, and its shown output compared with what the commands print: line
 for line, or, where a line holds a measured time, the lines that do not (``TABLES_ONLY``).
@@ -33,7 +33,7 @@ INSTEAD = {
 }
 NOT_COMPARED = {
     "$ heta-eval run --dataset scifact --data-dir ./my_dataset": "datasets.md: my_dataset/ is "
-    "the reader's own edit of SciFact; tests/test_dataset_identity.py pins that warning on "
+    "the reader's own edit of SciFact; tests/data/test_own_dataset.py pins that warning on "
     "an edited copy",
     **dict.fromkeys(
         (
@@ -44,7 +44,7 @@ NOT_COMPARED = {
         ),
         "fusion.md: fusions of the whole SciFact's 1,000-deep dense run, whose numbers depend "
         "on the encoding route auto takes on the machine (bfloat16 there); "
-        "tests/test_fusion_parity.py and tests/test_fusion.py check what the commands compute",
+        "tests/fusion/test_fusion_parity.py and tests/fusion/test_fusion.py check what the commands compute",
     ),
 }
 

@@ -1,6 +1,6 @@
 """The public surface: ``heta_eval`` exports what a user needs, each name with a runnable
 example; ``heta_eval.evaluation`` holds every evaluator and the records they read and return
-(the reference docs' evaluators page, tests/test_evaluation_docs_page.py); importing either
+(the reference docs' evaluators page, tests/project/test_docs_evaluation_page.py); importing either
 loads nothing heavy."""
 
 from __future__ import annotations

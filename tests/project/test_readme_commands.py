@@ -54,25 +54,25 @@ NOT_RUN = {
     "make test": "it is this test suite: running it here would recurse",
     "make bench": "timed benchmarks, minutes, not part of make test (it has its own target)",
     "make repro": "checks the numbers of the full SciFact corpus against the references, and this "
-    "test runs on a slice of it (tests/test_runner_scifact.py pins the full BM25 numbers)",
+    "test runs on a slice of it (tests/runner/test_runner_scifact.py pins the full BM25 numbers)",
 }
 NOT_RUN_IF = {
-    r"--ray (auto|ray://|\d)|RAY=auto": "needs a running Ray cluster; tests/test_scale_ray.py "
+    r"--ray (auto|ray://|\d)|RAY=auto": "needs a running Ray cluster; tests/scale/test_scale_ray.py "
     "starts a real two-node one (the --ray local lines run here)",
-    r"--judge\b": "calls an OpenAI-compatible chat server; tests/test_judge_spending.py runs "
+    r"--judge\b": "calls an OpenAI-compatible chat server; tests/rag/test_judge_spending.py runs "
     "--judge, its options and --dry-run against one on loopback",
-    r"--kb-url http://localhost": "needs your own service; tests/test_kb_service_auth.py runs "
+    r"--kb-url http://localhost": "needs your own service; tests/systems/test_kb_service_auth.py runs "
     "--kb-url with --kb-header, HETA_EVAL_KB_TOKEN and --rate against a loopback server that "
     "requires the headers and measures the rate",
     r"^export (RAG_API_KEY|HETA_EVAL_KB_TOKEN)=\.\.\.": "placeholders for your secrets, used "
     "only by the --kb-url example below them",
     r"scifact-train|-both\.trec": "fusion.md's tuning on SciFact's training split: the slice of "
-    "SciFact this test runs on holds only the test split; tests/test_fusion.py tunes on one "
+    "SciFact this test runs on holds only the test split; tests/fusion/test_fusion.py tunes on one "
     "split and reports on another (tune_on_split, heta-eval fuse --optimize)",
     r"--rerank cross-encoder/": "downloads the public cross-encoder (no network in CI); "
-    "tests/test_rerank.py runs the same path on a cross-encoder built offline",
+    "tests/rerank/test_rerank.py runs the same path on a cross-encoder built offline",
     r"bench/gpu_": "needs a CUDA GPU and the model folder it names (no test depends on a GPU; "
-    "tests/test_dense_tokenization.py pins the tokenization it measures)",
+    "tests/encoding/test_dense_tokenization.py pins the tokenization it measures)",
 }
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 # Command lines shown in blocks that are not run (`text` without `$ `, untagged): each must be
@@ -85,22 +85,22 @@ ILLUSTRATIONS = {
         "running.md: make's echo of what `$ make eval` (run just above it) runs: output"
     ),
     "make lucene-oracle                                   # all three below, on SciFact": (
-        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/lucene/test_lucene_analysis.py"
     ),
     "python -m tools.lucene_oracle.oracle tokens PATH...  # text files, folders, BEIR corpus/queries .jsonl": (
-        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/lucene/test_lucene_analysis.py"
     ),
     "python -m tools.lucene_oracle.oracle codepoints      # every code point in 7 contexts, 200,000": (
-        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/lucene/test_lucene_analysis.py"
     ),
     "python -m tools.lucene_oracle.oracle bm25 BEIR_DIR   # Anserini's flat and multifield runs vs": (
-        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/lucene/test_lucene_analysis.py"
     ),
     "python -m tools.lucene_oracle.oracle classes         # regenerate the class table from the jar": (
-        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/lucene/test_lucene_analysis.py"
     ),
-    "python -m tools.lucene_oracle.oracle pins            # regenerate tests/data/lucene_tokens.json": (
-        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/test_lucene_analysis.py"
+    "python -m tools.lucene_oracle.oracle pins            # regenerate tests/support/data/lucene_tokens.json": (
+        "bm25.md: the Lucene oracle needs Java and the Anserini jar (developer tooling, not part of make test); its pinned cases run in tests/lucene/test_lucene_analysis.py"
     ),
 }
 COMMAND_LINE = re.compile(r"^(heta-eval|make|python|\.venv/bin/\S+) (?!\S*: (error|warning|note))")

@@ -1,5 +1,5 @@
 """The self-contained Python examples of the README and the docs/ pages run as written, each
-in a fresh namespace, one test per block (tests/test_readme_commands.py runs them all again,
+in a fresh namespace, one test per block (tests/project/test_readme_commands.py runs them all again,
 with the shell commands, on a fresh clone).
 
 What a block shows is asserted: a line ``print(...)  # -> TEXT`` must print exactly ``TEXT``, and
@@ -25,7 +25,7 @@ BLOCKS = [
     for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
 ]
 # The runner example encodes all of SciFact (minutes) and the compare example needs its
-# results folder: both are exercised by tests/test_runner_scifact.py and tests/test_compare_*.
+# results folder: both are exercised by tests/runner/test_runner_scifact.py and tests/compare/test_compare_*.
 NEEDS_DATA = ("BeirBenchmark(", 'load_result_folder("results/')
 
 

@@ -56,7 +56,7 @@ def expected(kb, query: str, mode: str, top_k: int) -> list[int]:
         order = order[texts_bm25[order] > 0]
     else:
         # Every passage's exact score (exact_search is checked against brute force in
-        # tests/test_exact_search.py; near-equal vectors of twin texts tie there as here).
+        # tests/ann/test_exact_search.py; near-equal vectors of twin texts tie there as here).
         dense = exact_search(kb.embeddings, kb.encoder.encode([query]), len(kb.chunks))[0][0]
         if mode == "vector_search":
             order = dense

@@ -2,7 +2,7 @@
 and the same bad embedding model refused in one line by a local run.
 
 The failures on a real cluster (a model the encoder actors cannot load, the cluster stopped
-mid-encode) are in tests/test_scale_ray.py."""
+mid-encode) are in tests/scale/test_scale_ray.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The screenshots of docs/report.md, taken with Selenium's screenshot API in the headless
 Chromium the report's tests use:
 
-    .venv/bin/python tests/report_screenshots.py REPORT.html docs/images
+    .venv/bin/python tests/support/report_screenshots.py REPORT.html docs/images
 
 writes report-headline.png (the headline, 1,400 px wide), report-drill-down.png (a query's
 drill-down, the chosen pair side by side) and report-distributions.png (two metrics' histograms,

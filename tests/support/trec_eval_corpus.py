@@ -1,8 +1,8 @@
 """Seeded random trec_eval cases (small qrels, run and option set) and their C outputs.
 
-``python tests/trec_eval_corpus.py TREC_EVAL [N]`` runs the trec_eval 9.0.8 binary on N
+``python tests/support/trec_eval_corpus.py TREC_EVAL [N]`` runs the trec_eval 9.0.8 binary on N
 generated cases and writes them, with its exit status and standard output, to
-``tests/data/trec_eval_fuzz.json``; ``tests/test_trec_eval_fuzz.py`` replays them against
+``tests/support/data/trec_eval_fuzz.json``; ``tests/trec_eval/test_trec_eval_fuzz.py`` replays them against
 ``heta-eval trec_eval`` without the binary. The option space: every parameterised family
 with integer, fractional, negative and huge parameters, ``-M``, ``-l``, ``-c``, ``-q``,
 ``-n``, ``-J``, ``-m all_trec`` and ``-m official``.

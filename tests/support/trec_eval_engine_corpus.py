@@ -1,10 +1,10 @@
 """Seeded random trec_eval cases for the measures the compiled engine computes, and the C
 binary's outputs for them.
 
-``python tests/trec_eval_engine_corpus.py TREC_EVAL [N]`` runs the trec_eval 9.0.8 binary on
+``python tests/support/trec_eval_engine_corpus.py TREC_EVAL [N]`` runs the trec_eval 9.0.8 binary on
 N generated cases (and on one run file larger than the engine's size threshold) and writes
-them, with its exit status and standard output, to ``tests/data/trec_eval_engine.json``;
-``tests/test_trec_eval_engine.py`` replays them without the binary. The cases stress what
+them, with its exit status and standard output, to ``tests/support/data/trec_eval_engine.json``;
+``tests/trec_eval/test_trec_eval_engine.py`` replays them without the binary. The cases stress what
 the engine must rank and count exactly as trec_eval does: exact score ties and scores equal
 only as float32, doc ids that are prefixes of each other, negative, zero and graded labels,
 queries whose labels are all negative, repeated documents, queries split over several

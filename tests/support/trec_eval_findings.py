@@ -1,6 +1,6 @@
 """Small trec_eval cases, each pinning one behaviour, and their trec_eval 9.0.8 outputs.
 
-``python tests/trec_eval_findings.py TREC_EVAL`` writes ``tests/data/trec_eval_findings.json``
+``python tests/support/trec_eval_findings.py TREC_EVAL`` writes ``tests/support/data/trec_eval_findings.json``
 (``c_stdout`` is None where trec_eval fails: it refuses, or crashes).
 """
 

@@ -1,23 +1,23 @@
 """trec_eval 9.0.8's outputs at relevance levels below 1 (``-l 0``, ``-l -1``, ...), pinned.
 
-``python tests/trec_eval_levels_corpus.py TREC_EVAL [N]`` runs the C binary on
+``python tests/support/trec_eval_levels_corpus.py TREC_EVAL [N]`` runs the C binary on
 
 * N seeded random cases (labels -2..3, ties, documents outside the qrels, queries in only
   one file, queries whose labels are all negative; ``-l`` 0, -1, -2, -7, 2 or the default;
   ``-q``, ``-c``, ``-J``, ``-M``, ``-n``; ``-m all_trec``, the default set, or one or more
-  families with parameters), written to ``tests/data/trec_eval_levels.json``;
+  families with parameters), written to ``tests/support/data/trec_eval_levels.json``;
 * trec_eval's own test inputs (``qrels.test``, ``qrels.rel_level``, ``results.test``,
   ``results.trunc`` of the reference folder) with ``-m all_trec -q`` and the default set, at
   the same levels, with and without ``-c``, ``-J``, ``-M``, written gzip-compressed to
-  ``tests/data/trec_eval_levels_reference.json.gz``;
+  ``tests/support/data/trec_eval_levels_reference.json.gz``;
 
-each with the binary's exit status and standard output. ``tests/test_trec_eval_levels.py``
+each with the binary's exit status and standard output. ``tests/trec_eval/test_trec_eval_levels.py``
 replays them against ``heta-eval trec_eval`` without the binary.
-``python tests/trec_eval_levels_corpus.py TREC_EVAL N --live`` instead compares N fresh
+``python tests/support/trec_eval_levels_corpus.py TREC_EVAL N --live`` instead compares N fresh
 random cases (another seed each run) with the binary and prints the mismatches. With
-``--options`` (``-N``, ``-Z``, ``-D``, ``-o``: ``tests/data/trec_eval_options.json``) or
-``--qrels-jg`` (``-R qrels_jg``: ``tests/data/trec_eval_qrels_jg.json``) or ``--prefs``
-(``-R prefs``, ``qrels_prefs``: ``tests/data/trec_eval_prefs.json``) the same for those.
+``--options`` (``-N``, ``-Z``, ``-D``, ``-o``: ``tests/support/data/trec_eval_options.json``) or
+``--qrels-jg`` (``-R qrels_jg``: ``tests/support/data/trec_eval_qrels_jg.json``) or ``--prefs``
+(``-R prefs``, ``qrels_prefs``: ``tests/support/data/trec_eval_prefs.json``) the same for those.
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def main() -> None:
     binary, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 300
     if "--qrels-jg" in sys.argv:
         sys.exit(jg_corpus(binary, count, "--live" in sys.argv))
-    if "--prefs" in sys.argv:  # -R prefs and qrels_prefs: tests/trec_eval_prefs_corpus.py
+    if "--prefs" in sys.argv:  # -R prefs and qrels_prefs: tests/support/trec_eval_prefs_corpus.py
         from support.trec_eval_prefs_corpus import prefs_corpus
 
         sys.exit(prefs_corpus(binary, count, "--live" in sys.argv))

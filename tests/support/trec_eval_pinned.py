@@ -1,5 +1,5 @@
 """A case pinned from trec_eval 9.0.8's binary (the corpora of
-``tests/trec_eval_levels_corpus.py`` and ``tests/trec_eval_prefs_corpus.py``: its files,
+``tests/support/trec_eval_levels_corpus.py`` and ``tests/support/trec_eval_prefs_corpus.py``: its files,
 ``argv``, exit status and standard output) replayed through the drop-in's library path in
 this process, and what differs."""
 
@@ -81,14 +81,14 @@ REFUSALS = pinned()
 
 def refusal_problem(case: dict, message: str) -> str | None:
     """What is wrong with refusing ``case`` with ``message`` (None: the reason pinned for it in
-    ``tests/data/trec_eval_refusals.json``; a live case is only required to be refused)."""
+    ``tests/support/data/trec_eval_refusals.json``; a live case is only required to be refused)."""
     if "c_reason" in case:
         # A fresh case may hold several faults, and trec_eval may name another one first than
         # we do: a live case checks only that both refuse (the pinned cases pin the reason).
         return None
     expected = REFUSALS.get(case_key(case))
     if expected is None:
-        return f"refusal not pinned (run tests/trec_eval_refusals.py): {message}"
+        return f"refusal not pinned (run tests/support/trec_eval_refusals.py): {message}"
     # With every run read into arrays a case with two faults may have the other named first.
     pinned_reason = expected["ours_arrays" if backends.COMPILED_MIN_BYTES == 0 else "ours"]
     if reason(message) != pinned_reason:

@@ -1,7 +1,7 @@
 """trec_eval 9.0.8's outputs with preference judgments (``-R prefs``, ``-R qrels_prefs``),
-pinned: ``python tests/trec_eval_levels_corpus.py TREC_EVAL [N] --prefs`` runs the C binary
+pinned: ``python tests/support/trec_eval_levels_corpus.py TREC_EVAL [N] --prefs`` runs the C binary
 on N seeded random cases (seed -5) and a few chosen by hand, written to
-``tests/data/trec_eval_prefs.json``; with ``--live`` it compares N fresh cases instead.
+``tests/support/data/trec_eval_prefs.json``; with ``--live`` it compares N fresh cases instead.
 
 Cases: 1-4 queries, 1-3 judgment groups a query and, with ``-R prefs``, 1-3 sub-groups a
 group, drawn mostly consistent (each sub-group takes its levels from one hidden order of the

@@ -1,15 +1,15 @@
 """Why each pinned trec_eval case is refused: the binary's message and ours.
 
 Every corpus case where trec_eval 9.0.8 refuses or crashes (``c_stdout`` is None) is replayed
-with its reason asserted, not only "exit 2 and one line": ``tests/data/trec_eval_refusals.json``
+with its reason asserted, not only "exit 2 and one line": ``tests/support/data/trec_eval_refusals.json``
 holds, per case (keyed by its files and arguments), the first line the binary wrote on standard
 error (or the signal that ended it) and the refusal heta-eval gives. The replays compare ours
-(``trec_eval_pinned.refusal_problem``); ``tests/test_trec_eval_refusals.py`` checks each pair
+(``trec_eval_pinned.refusal_problem``); ``tests/trec_eval/test_trec_eval_refusals.py`` checks each pair
 against :data:`REASONS`, the documented relation between the binary's message classes and ours.
 
 Regenerate (the binary built from usnistgov/trec_eval v9.0.8; docs/trec_eval.md)::
 
-    python tests/trec_eval_refusals.py /tmp/trec_eval-src/trec_eval
+    python tests/support/trec_eval_refusals.py /tmp/trec_eval-src/trec_eval
 """
 
 from __future__ import annotations

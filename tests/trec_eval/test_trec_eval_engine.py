@@ -1,7 +1,7 @@
 """``heta-eval trec_eval`` on the compiled engine: the same bytes as trec_eval 9.0.8.
 
-The seeded cases of ``tests/data/trec_eval_engine.json`` (made by
-``tests/trec_eval_engine_corpus.py`` with the C binary) are replayed twice: with the engine's
+The seeded cases of ``tests/support/data/trec_eval_engine.json`` (made by
+``tests/support/trec_eval_engine_corpus.py`` with the C binary) are replayed twice: with the engine's
 size threshold at 0, so that every eligible case is read by the compiled parser and scored by
 the compiled engine, and with the threshold as shipped (pytrec_eval). One seeded run larger
 than the real threshold is replayed as shipped and below it. Without the binary the pinned

@@ -1,7 +1,7 @@
 """``heta-eval trec_eval`` where it once differed from trec_eval 9.0.8: ``-M 0``, huge and
 fractional parameters, ``-l`` beyond a C int, ``-J``'s ``-nan``, and a query named
 ``no_query`` in a second evaluation. Outputs pinned from the C binary
-(``tests/trec_eval_findings.py``)."""
+(``tests/support/trec_eval_findings.py``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``heta-eval trec_eval`` against trec_eval 9.0.8's own outputs on seeded random cases
-(``tests/data/trec_eval_fuzz.json``, made by ``tests/trec_eval_corpus.py`` with the C
+(``tests/support/data/trec_eval_fuzz.json``, made by ``tests/support/trec_eval_corpus.py`` with the C
 binary): where trec_eval prints, the same bytes; where it refuses or crashes, one line on
 stderr and exit status 2. All cases run in one process, as a library user would call it
 repeatedly (pytrec_eval keeps state between calls)."""

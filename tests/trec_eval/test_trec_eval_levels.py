@@ -1,7 +1,7 @@
 """``heta-eval trec_eval -l N`` with N below 1 against trec_eval 9.0.8's own outputs, byte for
-byte: seeded random cases (``tests/data/trec_eval_levels.json``) and trec_eval's test inputs
-(``tests/data/trec_eval_levels_reference.json.gz``), both made with the C binary by
-``tests/trec_eval_levels_corpus.py``. Where trec_eval refuses or crashes: one line on stderr,
+byte: seeded random cases (``tests/support/data/trec_eval_levels.json``) and trec_eval's test inputs
+(``tests/support/data/trec_eval_levels_reference.json.gz``), both made with the C binary by
+``tests/support/trec_eval_levels_corpus.py``. Where trec_eval refuses or crashes: one line on stderr,
 exit status 2."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``heta-eval trec_eval`` with ``-N``, ``-o``, ``-Z`` and ``-D`` against trec_eval 9.0.8's
-own outputs, byte for byte: seeded random cases (``tests/data/trec_eval_options.json``,
-made with the C binary by ``tests/trec_eval_levels_corpus.py --options``) and cases chosen
+own outputs, byte for byte: seeded random cases (``tests/support/data/trec_eval_options.json``,
+made with the C binary by ``tests/support/trec_eval_levels_corpus.py --options``) and cases chosen
 by hand. Where trec_eval refuses or crashes: one line on stderr, exit status 2."""
 
 from __future__ import annotations

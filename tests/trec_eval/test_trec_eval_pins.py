@@ -1,4 +1,4 @@
-"""Every trec_eval output pinned under ``tests/data`` is what trec_eval 9.0.8's binary prints
+"""Every trec_eval output pinned under ``tests/support/data`` is what trec_eval 9.0.8's binary prints
 today: the replays that run without the binary (``test_trec_eval_*``, ``test_reader_grammar``,
 ``test_measure_trec_eval_binary``) are only as good as their pins, so with the binary at hand
 (CI builds it from ``../shared/reference/trec_eval-9.0.8``) each pinned case is run again on it

@@ -1,6 +1,6 @@
 """``heta-eval trec_eval -R prefs`` and ``-R qrels_prefs`` against trec_eval 9.0.8's own
-outputs, byte for byte: seeded random cases (``tests/data/trec_eval_prefs.json``, made with
-the C binary by ``tests/trec_eval_levels_corpus.py --prefs``) and cases chosen by hand (their
+outputs, byte for byte: seeded random cases (``tests/support/data/trec_eval_prefs.json``, made with
+the C binary by ``tests/support/trec_eval_levels_corpus.py --prefs``) and cases chosen by hand (their
 outputs printed by the binary). Where trec_eval stops, aborts or reads memory it never set:
 one line on stderr, exit 2."""
 

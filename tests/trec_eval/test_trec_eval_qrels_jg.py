@@ -1,6 +1,6 @@
 """``heta-eval trec_eval -R qrels_jg`` against trec_eval 9.0.8's own outputs, byte for byte:
-seeded random cases (``tests/data/trec_eval_qrels_jg.json``, made with the C binary by
-``tests/trec_eval_levels_corpus.py --qrels-jg``) and cases chosen by hand (their outputs
+seeded random cases (``tests/support/data/trec_eval_qrels_jg.json``, made with the C binary by
+``tests/support/trec_eval_levels_corpus.py --qrels-jg``) and cases chosen by hand (their outputs
 printed by the binary). Where trec_eval refuses or stops: one line on stderr, exit 2."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Each refusal of the pinned trec_eval corpora has its reason pinned, and the reasons agree
-with trec_eval 9.0.8's (``tests/trec_eval_refusals.py``: how, and :data:`REASONS`)."""
+with trec_eval 9.0.8's (``tests/support/trec_eval_refusals.py``: how, and :data:`REASONS`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ PINNED = pinned()
 def test_every_refused_case_of_the_corpus_has_its_reasons_pinned(corpus):
     cases = json.loads((DATA / f"trec_eval_{corpus}.json").read_text())
     missing = [c["argv"] for c in cases if c["c_stdout"] is None and case_key(c) not in PINNED]
-    assert not missing, f"run tests/trec_eval_refusals.py: {missing[:3]}"
+    assert not missing, f"run tests/support/trec_eval_refusals.py: {missing[:3]}"
 
 
 def reason_row(ours: str) -> tuple[str, tuple[str, ...], str] | None:

@@ -1,6 +1,6 @@
 """Regenerate trec_eval_reading.json: trec_eval 9.0.8's output on inputs that test how each
 byte is read (run from the repository root with the C binary built):
-python tests/data/make_trec_eval_reading.py /path/to/trec_eval"""
+python tests/support/data/make_trec_eval_reading.py /path/to/trec_eval"""
 
 from __future__ import annotations
 

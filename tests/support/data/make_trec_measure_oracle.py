@@ -1,7 +1,7 @@
 """Regenerate ``trec_measure_oracle.json``: trec_eval 9.0.8's own per-query and ``all`` lines
 (with and without ``-c``) for parameterised measures on seeded random runs.
 
-Usage: ``python tests/data/make_trec_measure_oracle.py /path/to/trec_eval`` (the C binary).
+Usage: ``python tests/support/data/make_trec_measure_oracle.py /path/to/trec_eval`` (the C binary).
 """
 
 from __future__ import annotations
