@@ -18,7 +18,7 @@ of older code (another encoding version or scheme) says so: its figures are not 
 code gives now. Records of CPUs not at hand stay as they were measured.
 
 Generated tables sit between ``<!-- figures:NAME -->`` and ``<!-- /figures -->`` in the docs;
-``tests/test_figures.py`` fails when one differs from what the records give.
+``tests/project/test_figures.py`` fails when one differs from what the records give.
 """
 
 from __future__ import annotations

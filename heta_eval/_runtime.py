@@ -138,7 +138,7 @@ def construct_valid(model: type[M], values: dict[str, Any], fields_set: frozense
 
     pydantic's ``model_construct`` walks the model's fields in Python, slower than this and
     than validating, and MS MARCO's retrieval scores are 175k models (7k cases x 25 metrics).
-    ``tests/test_models.py`` checks both build equal models.
+    ``tests/models/test_models.py`` checks both build equal models.
 
     >>> from pydantic import BaseModel
     >>> class Point(BaseModel):

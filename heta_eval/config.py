@@ -157,8 +157,9 @@ def ray_lost_after() -> float:
 
 #: What ``precision="auto"`` does, in one sentence: the help of ``heta-eval run --precision``
 #: prints it, and README.md, docs/encoding.md and docs/knowledge-bases.md repeat it word for
-#: word (tests/test_auto_statement.py). The rule itself: :mod:`heta_eval.encoding.route_defaults`
-#: (``DEFAULT_ROUTES``, per kind of CPU) and :mod:`heta_eval.encoding.routes` (``route_choice``).
+#: word (tests/config/test_config_auto_statement.py). The rule itself:
+#: :mod:`heta_eval.encoding.route_defaults` (``DEFAULT_ROUTES``, per kind of CPU) and
+#: :mod:`heta_eval.encoding.routes` (``route_choice``).
 AUTO_PRECISION = (
     "auto is float16 on a CUDA GPU; on the CPU it is the default route of its kind of CPU, "
     "chosen from make bench's measurements on that kind (bfloat16 with AMX or AMD's "

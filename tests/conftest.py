@@ -12,9 +12,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from support.paths import REPO, SUITE_HOME, shared_path
 
 # The suite's indexes, embeddings and judge replies live in a cache folder of its own, kept
 # between runs of this checkout, never in the user's ~/.cache/heta-eval. Subprocesses
@@ -26,13 +24,13 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / ".test-cache" / "numba"))
 # A home folder of the suite's own, inside that cache: what libraries save in the user's home
 # (ONNX Runtime's telemetry database, Chromium's crash-report settings, Ray's token, pip's
 # cache) stays in the checkout, and the user's ~ is left as it was. Subprocesses inherit it.
-SUITE_HOME = REPO / ".test-cache" / "home"
 SUITE_HOME.mkdir(parents=True, exist_ok=True)
 os.environ["HOME"] = str(SUITE_HOME)
 # The encoder's automatic route is its kind of CPU's default (heta_eval.encoding.route_defaults),
 # never a timing; a route forced or measured by the developer's environment does not leak in.
 # What depends on the kind of CPU is tested on every kind by describing it
-# (tests/cpu_kinds.py); the measurement itself with injected timings (test_encode_routes.py).
+# (tests/support/cpu_kinds.py); the measurement itself with injected timings
+# (tests/encoding/test_encode_routes.py).
 os.environ.pop("HETA_EVAL_ENCODE_ROUTE", None)
 
 
@@ -45,19 +43,8 @@ def pytest_report_header(config) -> list[str]:
     cpu = this_cpu()
     return [
         f"cpu: {cpu.describe()}: {KINDS[cpu.kind]}; auto's encoding route here: "
-        f"{default_route(cpu).route} (every kind is simulated where it matters: tests/cpu_kinds.py)"
+        f"{default_route(cpu).route} (every kind is simulated where it matters: tests/support/cpu_kinds.py)"
     ]
-
-
-def shared_path(*parts: str) -> Path:
-    """A path under ../shared; skips the test when it is absent, except in CI where it fails."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        message = f"real data not found at {path} (see ../shared/datasets/README.md)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
 
 
 @pytest.fixture(scope="session")
@@ -72,7 +59,7 @@ def scifact_run_file() -> Path:
 
 @pytest.fixture
 def chat_servers():
-    """Keeps the loopback chat servers a test starts (``tests/chat_server.py``) and shuts
+    """Keeps the loopback chat servers a test starts (``tests/support/chat_server.py``) and shuts
     them down after it: ``server = chat_servers(ChatServer(respond))``."""
     servers: list = []
 
@@ -85,7 +72,7 @@ def chat_servers():
         server.close()
 
 
-#: The marker of a live comparison with trec_eval 9.0.8's binary (``trec_eval_pinned.BINARY``:
+#: The marker of a live comparison with trec_eval 9.0.8's binary (``support.trec_eval_pinned.BINARY``:
 #: ``$TREC_EVAL``, which ``.ci/run`` sets when it builds one). Without a binary such a test is
 #: skipped, saying why; where ``$TREC_EVAL`` names one that does not run, it fails (the oracle
 #: was asked for). The terminal summary says how many ran, and against what.
@@ -104,7 +91,7 @@ def pytest_collection_finish(session) -> None:
 
 
 def _binary() -> str:
-    from trec_eval_pinned import BINARY
+    from support.trec_eval_pinned import BINARY
 
     return BINARY
 
@@ -146,10 +133,10 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
 # kernel is compiled from the same code whoever gets there first, numba writes its cache files
 # whole, and the suite's own run of these files is the one that counts.
 RANX_FILES = (
-    "test_exports.py",
-    "test_fusion_parity.py",
-    "test_interop.py",
-    "test_options_at_the_boundary.py",
+    "compare/test_compare_exports.py",
+    "fusion/test_fusion_parity.py",
+    "io/test_interop.py",
+    "cli/test_options_at_the_boundary.py",
 )
 WARM_FROM = 1000
 _WARMING: dict[str, object] = {}
@@ -158,11 +145,16 @@ _WARMING: dict[str, object] = {}
 def _start_warming(session) -> None:
     if os.environ.get("HETA_EVAL_TEST_WARMING") or find_spec("ranx") is None:
         return
-    files = {Path(str(item.fspath)).name for item in session.items}
+    tests = REPO / "tests"
+    files = {
+        Path(str(item.fspath)).relative_to(tests).as_posix()
+        for item in session.items
+        if Path(str(item.fspath)).is_relative_to(tests)
+    }
     if len(session.items) < WARM_FROM or not files.intersection(RANX_FILES):
         return
     folder = tempfile.TemporaryDirectory(prefix="heta-warm-")
-    files = [str(REPO / "tests" / name) for name in RANX_FILES]
+    files = [str(tests / name) for name in RANX_FILES]
     process = subprocess.Popen(
         [
             sys.executable,

@@ -108,7 +108,7 @@ def _datasets(values: list[str]) -> list[str]:
 
 def handle(args: argparse.Namespace) -> int:
     # A usage error answers before the knowledge base (bm25s, torch) loads; ALL_MODES is
-    # the reference knowledge base's MODES (tests/test_cli_help_speed.py pins them equal).
+    # the reference knowledge base's MODES (tests/cli/test_cli_help_speed.py pins them equal).
     from heta_eval.cli.run import ALL_MODES
 
     modes = _split(args.modes)

@@ -5,7 +5,7 @@ Everything the encoder decides by the CPU (the precision rule, the default route
 of CPU, the routes worth measuring, a measurement's identity) reads one :class:`CpuInfo`:
 :func:`this_cpu`, this machine's, read once from ``/proc/cpuinfo``; or another machine's, put
 in its place for a block by :func:`simulated_cpu`. The tests describe each kind of CPU that
-way (``tests/cpu_kinds.py``), so what they assert does not depend on the CPU they run on.
+way (``tests/support/cpu_kinds.py``), so what they assert does not depend on the CPU they run on.
 
 >>> xeon = CpuInfo.parse(
 ...     "vendor_id\\t: GenuineIntel\\nmodel name\\t: Intel(R) Xeon(R) Platinum 8375C\\n"

@@ -3,7 +3,7 @@
 ``precision="auto"`` picks, per device kind, CPU vendor and CPU flags (the CPU
 :func:`heta_eval.encoding.cpu.this_cpu` describes), the precision of the route ``auto`` takes
 on that kind of CPU (:data:`heta_eval.encoding.route_defaults.DEFAULT_ROUTES`;
-``tests/test_cpu_kinds.py`` holds the two in agreement on every kind):
+``tests/encoding/test_cpu_kinds.py`` holds the two in agreement on every kind):
 
 * CUDA: ``float16`` (half precision; the host side, not the GPU, is the bottleneck there).
 * a CPU where bfloat16 is fast: AMX (Intel Sapphire Rapids and later), or AVX512-BF16 on AMD
@@ -60,7 +60,7 @@ _INT8_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx_vnni"})
 def cpu_flags() -> frozenset[str]:
     """The CPU feature flags :func:`~heta_eval.encoding.cpu.this_cpu` holds (``/proc/cpuinfo``: its
     first ``flags`` line, or ``Features`` on Arm; empty where unreadable).
-    ``tests/test_dense_encoding.py`` checks them against the file read independently."""
+    ``tests/encoding/test_dense_encoding.py`` checks them against the file read independently."""
     return this_cpu().flags
 
 

@@ -141,7 +141,7 @@ def fuse(
     objects (:func:`read_runs`). ``method``: one of :data:`METHODS`; ``norm``: one of
     :data:`NORMS` (ranx's default, ``min-max``; rank-based methods ignore it); ``params``:
     ``{"k": 60}`` for ``rrf``, ``{"weights": [...]}`` for ``wsum``. The scores equal
-    ``ranx.fuse``'s (tests/test_fusion_parity.py). A query a run lacks counts as ranking
+    ``ranx.fuse``'s (tests/fusion/test_fusion_parity.py). A query a run lacks counts as ranking
     nothing there; each query keeps its ``depth`` best documents in trec_eval's order
     (None: all).
     """

@@ -45,7 +45,7 @@ TEXT_LIMIT = 4_000
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _SURROGATES = "\ud800-\udfff"
 _BODY = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]")
-# Unicode's Cc, Cf, Zl, Zp and Zs but U+0020 (tests/test_report_text.py holds this list to
+# Unicode's Cc, Cf, Zl, Zp and Zs but U+0020 (tests/report/test_report_text.py holds this list to
 # unicodedata), lone surrogates, and the opening bracket of the notation itself.
 _ID = re.compile(
     "[\x00-\x1f\x7f-\xa0\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u1680\u180e"

@@ -343,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bm25.add_argument("--split", default="test")
     sub.add_parser("classes", help="regenerate the class table from the jar")
     pins = sub.add_parser("pins", help="regenerate the Java-free tests' pinned cases")
-    pins.add_argument("--output", default="tests/data/lucene_tokens.json")
+    pins.add_argument("--output", default="tests/support/data/lucene_tokens.json")
     args = parser.parse_args(argv)
     reason = anserini.unavailable()
     if reason is not None:
