@@ -6,11 +6,13 @@ BEIR's pair text), 192 pairs (quick: 48). The model: a MiniLM-L6 cross-encoder b
 (``demo_cross_encoder``: the bundled all-MiniLM-L6-v2 weights under a seeded one-output head;
 the architecture and size of ``cross-encoder/ms-marco-MiniLM-L-6-v2``). Ours: the encoder's
 route here (``auto``: torch-bfloat16 where the CPU's default is bfloat16), each pair alone on
-the single-threaded CPU workers, no cache. The peer: ``CrossEncoder.predict`` in float32,
-batch 32 (its default), length-sorted and padded batches. Both loaded and warmed up first;
-medians of ``--repeats`` alternated rounds. ``ratio``: peer time / ours (goal >= 1.5 on a CPU
-without AMX). ``identical`` is null (another precision); the notes give the largest score
-difference to the peer's.
+the single-threaded CPU workers, no cache; a second row, the int8 route (``onnxruntime-int8``:
+the encoder in int8, its head in float32). The peer: ``CrossEncoder.predict`` in float32,
+batch 32 (its default), length-sorted and padded batches. All loaded and warmed up first;
+medians of ``--repeats`` rounds, the three rotated round to round. ``ratio``: peer time /
+ours (goal >= 1.5 on a CPU without AMX; the int8 row's goal >= 1.0: its place is where
+``auto`` takes int8, docs/rerank.md). ``identical`` is null (another precision); the notes
+give the largest score difference to the peer's.
 
 Usage: ``python bench/bench_rerank.py [--quick] [--repeats N] [--output FILE]``.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -28,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _rows import emit, interleaved, log, row
+from _rows import emit, log, row, timed
 
 from heta_eval.rerank.cross_encoder import demo_cross_encoder
 from heta_eval.rerank.reranker import CrossEncoderReranker, document_text
@@ -59,34 +62,55 @@ def main() -> None:
     chosen = pairs(48 if args.quick else 192)
     model = demo_cross_encoder(tempfile.mkdtemp(), seed=46)
     ours = CrossEncoderReranker(model, device="cpu", cache_dir=False)
+    int8 = CrossEncoderReranker(model, precision="int8", device="cpu", cache_dir=False)
     peer = CrossEncoder(model, device="cpu")
-    ours.score(chosen[:8]), peer.predict(chosen[:8], show_progress_bar=False)  # load, warm up
-    log(f"reranking {len(chosen)} pairs: ours ({ours.route}) against CrossEncoder.predict")
-    ours_s, mine, peer_s, theirs = interleaved(
-        lambda: ours.score(chosen),
-        lambda: peer.predict(chosen, batch_size=32, show_progress_bar=False),
-        1 if args.quick else args.repeats,
+    runs = {
+        "ours": lambda: ours.score(chosen),
+        "int8": lambda: int8.score(chosen),
+        "peer": lambda: peer.predict(chosen, batch_size=32, show_progress_bar=False),
+    }
+    # Load (int8: export and quantize once, cached), warm up.
+    (
+        ours.score(chosen[:8]),
+        int8.score(chosen[:8]),
+        peer.predict(chosen[:8], show_progress_bar=False),
     )
-    gap = float(np.max(np.abs(np.asarray(mine) - np.asarray(theirs))))
-    notes = (
-        f"{len(chosen)} SciFact pairs, MiniLM-L6 cross-encoder; ours {ours.route} "
-        f"({ours.route_choice.reason}), each pair alone on {ours.workers} workers; peer "
-        f"float32 batch 32; largest score difference {gap:.4f}"
+    log(
+        f"reranking {len(chosen)} pairs: ours ({ours.route}), onnxruntime-int8 and "
+        "CrossEncoder.predict, rotated"
     )
-    emit(
-        [
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    results: dict[str, np.ndarray] = {}
+    names = list(runs)
+    for turn in range(1 if args.quick else args.repeats):
+        for name in names[turn % 3 :] + names[: turn % 3]:
+            seconds, results[name] = timed(runs[name])
+            times[name].append(seconds)
+    peer_s = statistics.median(times["peer"])
+    theirs = np.asarray(results["peer"])
+    rows = []
+    for name, reranker, target, goal in (
+        ("ours", ours, "rerank pairs/s (cross-encoder)", ">= 1.5"),
+        ("int8", int8, "rerank pairs/s (cross-encoder, onnxruntime-int8)", ">= 1.0"),
+    ):
+        gap = float(np.max(np.abs(np.asarray(results[name]) - theirs)))
+        notes = (
+            f"{len(chosen)} SciFact pairs, MiniLM-L6 cross-encoder; ours {reranker.route} "
+            f"({reranker.route_choice.reason}), each pair alone on {reranker.workers} workers; "
+            f"peer float32 batch 32; largest score difference {gap:.4f}"
+        )
+        rows.append(
             row(
-                "rerank pairs/s (cross-encoder)",
+                target,
                 peer="sentence-transformers CrossEncoder.predict",
-                goal=">= 1.5",
-                ours_s=ours_s,
+                goal=goal,
+                ours_s=statistics.median(times[name]),
                 peer_s=peer_s,
                 units=len(chosen),
                 notes=notes,
             )
-        ],
-        args.output,
-    )
+        )
+    emit(rows, args.output)
 
 
 if __name__ == "__main__":

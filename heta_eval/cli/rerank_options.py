@@ -47,8 +47,9 @@ def add_rerank_arguments(parser: Any) -> None:
     )
     group.add_argument(
         "--rerank-precision",
-        choices=["auto", "float32", "bfloat16", "float16"],
-        help="the cross-encoder's precision (default: auto, the encoder's route here)",
+        choices=["auto", "float32", "bfloat16", "float16", "int8", "onnxruntime-int8"],
+        help="the cross-encoder's precision (default: auto, the encoder's route here; int8: "
+        "ONNX Runtime, CPU only)",
     )
     group.add_argument(
         "--rerank-label",

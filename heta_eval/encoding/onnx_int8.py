@@ -7,6 +7,11 @@ pooling and normalization stay the model's own torch modules. The FFN output pro
 in float32: with every linear layer in int8, SciFact's nDCG@10 moved past the 0.002 bound
 (docs/encoding.md).
 
+The same export and quantization serve cross-encoders (:func:`classifier_source`,
+:mod:`heta_eval.rerank.cross_encoder`): the whole sequence-classification model is exported,
+its encoder quantized as a bi-encoder's transformer is, its pooler and classification head
+kept in float32 (excluded from quantization), so a pair's logits come out of one graph.
+
 The exported and quantized model is cached on disk (next to the knowledge-base cache), keyed
 by the model's files and the torch/ONNX Runtime versions, so only the first use exports it.
 """
@@ -20,6 +25,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +35,14 @@ from heta_eval.cache.store import ArtifactCache, cache_key, default_cache_dir
 from heta_eval.encoding.optional import importable
 
 __all__ = [
+    "FirstCallAlone",
     "Int8Transformer",
+    "OnnxInt8Session",
     "OnnxInt8Transformer",
+    "OnnxSource",
+    "bi_encoder_source",
     "cached_folder",
+    "classifier_source",
     "float_onnx",
     "is_ffn_output",
     "model_digest",
@@ -66,6 +77,84 @@ def onnxruntime_available() -> bool:
 _FIRST_CALL = threading.Lock()
 
 
+class FirstCallAlone:
+    """One runtime's guard: its first call is made alone (see ``_FIRST_CALL``), later calls
+    side by side.
+
+    >>> FirstCallAlone()(lambda x: x + 1, 1)
+    2
+    """
+
+    def __init__(self) -> None:
+        self.called = False
+
+    def __call__(self, call: Callable[..., Any], *args: Any) -> Any:
+        if self.called:
+            return call(*args)
+        with _FIRST_CALL:
+            out = call(*args)
+            self.called = True
+        return out
+
+
+def is_ffn_output(name: str) -> bool:
+    """Whether a graph node (by name) is a layer's FFN output projection, which stays in
+    float32: its input (GELU outputs, 4x wider) quantizes worst."""
+    return "/output/dense/" in name and "/attention/" not in name
+
+
+def _ffn_output_in_float(name: str) -> bool:
+    """A transformer's nodes kept in float32 by :data:`FLOAT_FFN_OUTPUT`."""
+    return FLOAT_FFN_OUTPUT and is_ffn_output(name)
+
+
+@dataclass(frozen=True)
+class OnnxSource:
+    """What is exported to ONNX and quantized: a torch ``module`` called with its
+    ``tokenizer``'s inputs, its first output named ``output`` with ``output_axes`` (the
+    dynamic ones); ``keep_float(node name)``: graph nodes left in float32. ``kind`` tells
+    sources of one model apart in the cache keys (empty for a bi-encoder's transformer, whose
+    keys predate it)."""
+
+    module: Any
+    tokenizer: Any
+    output: str = "hidden"
+    output_axes: tuple[str, ...] = ("batch", "tokens")
+    kind: str = ""
+    keep_float: Callable[[str], bool] = field(default=_ffn_output_in_float, compare=False)
+
+
+def bi_encoder_source(model: Any) -> OnnxSource:
+    """A ``SentenceTransformer``'s transformer (its first module): token embeddings out
+    (``hidden``), each layer's FFN output projection in float32."""
+    return OnnxSource(model[0].auto_model, model.tokenizer)
+
+
+def classifier_source(model: Any, tokenizer: Any) -> OnnxSource:
+    """A sequence-classification model (a cross-encoder's): ``logits`` out; its encoder
+    quantized as a bi-encoder's transformer is, everything outside the encoder (the pooler,
+    the classification head) kept in float32, so scores keep their digits.
+
+    >>> from heta_eval.encoding.runners import default_model_path
+    >>> from transformers import AutoTokenizer, BertForSequenceClassification
+    >>> path = default_model_path()
+    >>> source = classifier_source(BertForSequenceClassification.from_pretrained(path),
+    ...                            AutoTokenizer.from_pretrained(path))
+    >>> [source.keep_float(name) for name in ("/transformer/bert/encoder/layer.0/attention/"
+    ...     "self/query/MatMul", "/transformer/bert/pooler/dense/Gemm",
+    ...     "/transformer/classifier/Gemm")]
+    [False, True, True]
+    """
+    body = f"/transformer/{model.base_model_prefix}/"
+    pooler = f"{body}pooler/"
+
+    def keep_float(name: str) -> bool:
+        inside = name.startswith(body) and not name.startswith(pooler)
+        return not inside or _ffn_output_in_float(name)
+
+    return OnnxSource(model, tokenizer, "logits", ("batch",), "sequence-classification", keep_float)
+
+
 class Int8Transformer:
     """What the int8 routes share: the model's transformer run by an int8 runtime
     (:meth:`hidden`: the token embeddings), then the model's own torch modules after it
@@ -75,7 +164,7 @@ class Int8Transformer:
         self.input_names = input_names
         self.model = model  # the SentenceTransformer: tokenizer and modules
         self.after = list(model)[1:]  # pooling, normalization...
-        self._called = False
+        self._first = FirstCallAlone()
 
     def prepare(self, features: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Host-side preparation ahead of :meth:`__call__`: none (the runtimes read numpy)."""
@@ -96,12 +185,37 @@ class Int8Transformer:
         return state["sentence_embedding"]
 
     def _hidden(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        if self._called:
-            return self.hidden(feeds)
-        with _FIRST_CALL:  # the first call alone (see _FIRST_CALL)
-            hidden = self.hidden(feeds)
-            self._called = True
-        return hidden
+        return self._first(self.hidden, feeds)  # the first call alone (see _FIRST_CALL)
+
+
+class OnnxInt8Session:
+    """``source`` exported, quantized (cached on disk) and run by ONNX Runtime, one thread a
+    run (the callers run inputs side by side, each on its own thread; several runs of one
+    session at once are safe). :meth:`rows` runs each row of a batch alone, cut to its own
+    tokens: dynamic quantization scales each activation tensor by its maximum, so a batch
+    would give a row's output a scale set by its neighbours and their padding (SciFact
+    nDCG@10 moved between two batchings of the same corpus: docs/encoding.md). Alone, a
+    row's output depends on that row only."""
+
+    def __init__(self, source: OnnxSource) -> None:
+        import onnxruntime as ort
+
+        path = _quantized_model(source)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.input_names = [i.name for i in self.session.get_inputs()]
+
+    def rows(self, feeds: dict[str, np.ndarray]) -> Iterator[tuple[int, slice, np.ndarray]]:
+        """Each row of ``feeds`` (int64 inputs, as the session names them) run alone: its
+        index, its tokens' span and its first output without the batch axis."""
+        mask = feeds["attention_mask"]
+        for row, length in enumerate(mask.sum(axis=1).tolist()):
+            prefix = bool(mask[row, :length].all())  # right padding: the tokens come first
+            cut = slice(0, length) if prefix else slice(None)
+            single = {name: value[row : row + 1, cut] for name, value in feeds.items()}
+            yield row, cut, self.session.run(None, single)[0][0]
 
 
 class OnnxInt8Transformer(Int8Transformer):
@@ -117,42 +231,21 @@ class OnnxInt8Transformer(Int8Transformer):
     """
 
     def __init__(self, model: Any) -> None:
-        import onnxruntime as ort
-
-        path = _quantized_model(model)
-        options = ort.SessionOptions()
-        # One thread a run: the encoder runs texts side by side, each on its own thread
-        # (several runs of one session at once are safe).
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        super().__init__(model, [i.name for i in self.session.get_inputs()])
+        self.runtime = OnnxInt8Session(bi_encoder_source(model))
+        super().__init__(model, self.runtime.input_names)
 
     def hidden(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        """One text per call, cut to its own tokens: dynamic quantization scales each
-        activation tensor by its maximum, so a batch would give a text's vector a scale set by
-        its neighbours and their padding (SciFact nDCG@10 moved by 0.005 between two
-        batchings of the same corpus). Alone, a text's vector depends on the text only."""
+        """One text per call, cut to its own tokens (:meth:`OnnxInt8Session.rows`), so a
+        text's vector depends on the text only."""
         mask = feeds["attention_mask"]
-        lengths = mask.sum(axis=1)
         out: np.ndarray | None = None
-        for row, length in enumerate(lengths.tolist()):
-            prefix = bool(mask[row, :length].all())  # right padding: the tokens come first
-            cut = slice(0, length) if prefix else slice(None)
-            single = {name: value[row : row + 1, cut] for name, value in feeds.items()}
-            hidden = self.session.run(None, single)[0]
+        for row, cut, hidden in self.runtime.rows(feeds):
             if out is None:
-                out = np.zeros((len(lengths), mask.shape[1], hidden.shape[2]), hidden.dtype)
-            out[row, cut] = hidden[0]
+                out = np.zeros((len(mask), mask.shape[1], hidden.shape[-1]), hidden.dtype)
+            out[row, cut] = hidden
         if out is None:
             raise ValueError("an empty batch: nothing to encode")
         return out
-
-
-def is_ffn_output(name: str) -> bool:
-    """Whether a graph node (by name) is a layer's FFN output projection, which stays in
-    float32: its input (GELU outputs, 4x wider) quantizes worst."""
-    return "/output/dense/" in name and "/attention/" not in name
 
 
 @contextmanager
@@ -177,23 +270,29 @@ def cached_folder(kind: str, key: str, build: Callable[[Path], None]) -> Path:
     return path
 
 
-def model_digest(model: Any) -> str:
-    """A digest of the model's weights (part of the cache keys of its exports): the weights
-    themselves, so an edited model folder never reuses another's export."""
+def model_digest(module: Any) -> str:
+    """A digest of a torch module's weights (part of the cache keys of its exports): the
+    weights themselves, so an edited model folder never reuses another's export."""
     digest = hashlib.sha256()
-    for name, tensor in model[0].auto_model.state_dict().items():
+    for name, tensor in module.state_dict().items():
         digest.update(name.encode())
         digest.update(tensor.detach().float().cpu().numpy().tobytes())
     return digest.hexdigest()[:16]
 
 
-def _quantized_model(model: Any) -> Path:
+def _kind(source: OnnxSource) -> tuple[str, ...]:
+    """The source's kind in its cache keys (none for a bi-encoder: its keys stay as they were)."""
+    return (source.kind,) if source.kind else ()
+
+
+def _quantized_model(source: OnnxSource) -> Path:
     import onnxruntime
     import torch
 
     scheme = (SCHEME, FLOAT_FFN_OUTPUT)
-    key = cache_key(scheme, model_digest(model), torch.__version__, onnxruntime.__version__)
-    path = cached_folder("onnx-int8", key, lambda folder: _export_and_quantize(model, folder))
+    versions = (torch.__version__, onnxruntime.__version__)
+    key = cache_key(scheme, model_digest(source.module), *versions, *_kind(source))
+    path = cached_folder("onnx-int8", key, lambda folder: _export_and_quantize(source, folder))
     return path / "model_int8.onnx"
 
 
@@ -213,29 +312,34 @@ class _Wrapper:  # built lazily: torch is imported only when an export happens
         return Wrapper()
 
 
-def float_onnx(model: Any) -> Path:
-    """The model's transformer exported to ONNX in float32 (``model.onnx`` in a cached folder;
-    inputs as the tokenizer names them, output ``hidden``, the token embeddings). The int8
-    routes of ONNX Runtime and OpenVINO both start from it, so it is exported once per machine.
-    """
+def float_onnx(source: OnnxSource) -> Path:
+    """``source`` exported to ONNX in float32 (``model.onnx`` in a cached folder; inputs as the
+    tokenizer names them, one output as the source names it: ``hidden``, a bi-encoder's token
+    embeddings). The int8 routes of ONNX Runtime and OpenVINO both start from it, so it is
+    exported once per machine."""
     import torch
 
-    key = cache_key("onnx-float32-v1", model_digest(model), torch.__version__)
-    return cached_folder("onnx-float32", key, lambda folder: _export(model, folder)) / "model.onnx"
+    key = cache_key(
+        "onnx-float32-v1", model_digest(source.module), torch.__version__, *_kind(source)
+    )
+    folder = cached_folder("onnx-float32", key, lambda folder: _export(source, folder))
+    return folder / "model.onnx"
 
 
-def _export(model: Any, folder: Path) -> None:
+def _export(source: OnnxSource, folder: Path) -> None:
     import copy
 
     import torch
 
-    transformer = copy.deepcopy(model[0].auto_model).float().eval()
+    transformer = copy.deepcopy(source.module).float().eval()
     # The eager attention exports to plain ONNX ops that ONNX Runtime fuses.
     transformer.config._attn_implementation = "eager"
-    names = [n for n in model.tokenizer.model_input_names if n != "position_ids"]
-    sample = model.tokenizer(["a b c", "a b c d e"], padding=True, return_tensors="pt")
+    tokenizer = source.tokenizer
+    names = [n for n in tokenizer.model_input_names if n != "position_ids"]
+    sample = tokenizer(["a b c", "a b c d e"], padding=True, return_tensors="pt")
     args = tuple(sample[name] for name in names)
-    dynamic = {name: {0: "batch", 1: "tokens"} for name in [*names, "hidden"]}
+    dynamic = {name: {0: "batch", 1: "tokens"} for name in names}
+    dynamic[source.output] = dict(enumerate(source.output_axes))
     # The tracer's warnings (data-dependent branches of the attention mask code) do not apply
     # to an encoder whose masks come from the tokenizer.
     with torch.inference_mode(), warnings.catch_warnings():
@@ -245,27 +349,22 @@ def _export(model: Any, folder: Path) -> None:
             args,
             str(folder / "model.onnx"),
             input_names=names,
-            output_names=["hidden"],
+            output_names=[source.output],
             dynamic_axes=dynamic,
             opset_version=17,
             dynamo=False,
         )
 
 
-def _export_and_quantize(model: Any, folder: Path) -> None:
+def _export_and_quantize(source: OnnxSource, folder: Path) -> None:
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    float_path, int8_path = float_onnx(model), folder / "model_int8.onnx"
-    keep_float = []
-    if FLOAT_FFN_OUTPUT:
-        import onnx
-
-        graph = onnx.load(str(float_path)).graph
-        keep_float = [
-            node.name
-            for node in graph.node
-            if node.op_type == "MatMul" and is_ffn_output(node.name)
-        ]
+    float_path, int8_path = float_onnx(source), folder / "model_int8.onnx"
+    graph = onnx.load(str(float_path)).graph
+    # The nodes to quantize named, not the ones to keep: the quantizer rewrites each Gemm (a
+    # classification head's) into a MatMul of another name before it reads an exclusion list.
+    quantize = [node.name for node in graph.node if not source.keep_float(node.name)]
     # The quantizer logs a pre-processing hint on the root logger.
     with quieted(logging.getLogger()):
         quantize_dynamic(
@@ -273,5 +372,5 @@ def _export_and_quantize(model: Any, folder: Path) -> None:
             str(int8_path),
             per_channel=True,
             weight_type=QuantType.QInt8,
-            nodes_to_exclude=keep_float,
+            nodes_to_quantize=quantize,
         )

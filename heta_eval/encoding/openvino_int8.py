@@ -36,6 +36,7 @@ from heta_eval.cache.store import cache_key
 from heta_eval.encoding.calibration_texts import CALIBRATION_TEXTS
 from heta_eval.encoding.onnx_int8 import (
     Int8Transformer,
+    bi_encoder_source,
     cached_folder,
     float_onnx,
     is_ffn_output,
@@ -98,7 +99,11 @@ def _quantized_model(model: Any) -> Path:
     import openvino
 
     key = cache_key(
-        SCHEME, model_digest(model), openvino.__version__, nncf.__version__, CALIBRATION_TEXTS
+        SCHEME,
+        model_digest(model[0].auto_model),
+        openvino.__version__,
+        nncf.__version__,
+        CALIBRATION_TEXTS,
     )
     folder = cached_folder("openvino-int8", key, lambda path: _quantize(model, path))
     return folder / "model_int8.xml"
@@ -115,7 +120,7 @@ def _quantize(model: Any, folder: Path) -> None:
     import nncf
     import openvino as ov
 
-    float_model = ov.Core().read_model(str(float_onnx(model)))
+    float_model = ov.Core().read_model(str(float_onnx(bi_encoder_source(model))))
     batches = _calibration_batches(model)
     ffn_output = [
         op.get_friendly_name()

@@ -11,7 +11,9 @@ The score is what ``CrossEncoder.predict`` returns: the logit, widened to float3
 model's activation (``Sigmoid`` unless its configuration names another). Routes are the
 encoder's (:mod:`heta_eval.encoding.routes`): ``torch-float32``, ``torch-bfloat16`` (the
 classification head kept in float32, so scores are not rounded to bfloat16's 8 bits, where
-100 candidates would tie) and ``torch-float16`` on CUDA.
+100 candidates would tie), ``torch-float16`` on CUDA and ``onnxruntime-int8`` on the CPU (the
+bi-encoder's export and quantization, :mod:`heta_eval.encoding.onnx_int8`: the encoder in
+int8, the pooler and classification head in float32; each pair alone).
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from heta_eval.encoding.cpu import this_cpu
 from heta_eval.encoding.route_defaults import RouteChoice, default_route
 from heta_eval.encoding.routes import route_choice
 from heta_eval.encoding.runners import default_model_path
 
 __all__ = [
+    "INT8_KINDS",
+    "INT8_SCORE_TOLERANCE",
     "RERANK_VERSION",
     "CrossEncoderError",
     "PairModel",
@@ -37,11 +42,32 @@ __all__ = [
     "load_pair_model",
     "model_fingerprint",
     "rerank_route",
+    "route_scheme",
 ]
 
 #: Bumped whenever the scores a route gives change (part of the pair cache's key).
 RERANK_VERSION = 1
-_TORCH_ROUTES = ("torch-float32", "torch-bfloat16", "torch-float16")
+#: The routes a cross-encoder runs on.
+ROUTES = ("torch-float32", "torch-bfloat16", "torch-float16", "onnxruntime-int8")
+#: The largest difference from float32's score (after the model's activation) the int8 route
+#: is held to: the tests bound it on SciFact pairs, and ``auto`` takes int8 for
+#: cross-encoders only where it was measured within it, or where the CPU runs the same int8
+#: kernels as the CPU it was measured on (docs/rerank.md).
+INT8_SCORE_TOLERANCE = 0.075
+#: The CPU kinds (:data:`heta_eval.encoding.cpu.KINDS`) whose ``auto`` scores cross-encoders
+#: with ``onnxruntime-int8`` (where the encoder's default is that route too), and the evidence;
+#: on the other kinds whose encoder default is int8, ``auto`` scores in float32
+#: (docs/rerank.md says why for each).
+INT8_KINDS: dict[str, str] = {
+    "vnni": (
+        "inferred, not measured on this kind: on a 2-core AMD EPYC (Zen 4, AVX-512 VNNI) "
+        "2026-12, 1,000 SciFact BM25 top-100 pairs, int8 scored 1.66x torch-float32's pairs/s, "
+        "largest score difference 0.0435 (bench/rerank_int8_agreement.py; 0.0547 on make "
+        "bench's 192 pairs); the bi-encoder's "
+        "int8 over float32 there 2.24x, on a VNNI Xeon 2.06x, so about 1.5x expected here, "
+        "with the same VNNI int8 kernels"
+    ),
+}
 
 
 class CrossEncoderError(ValueError):
@@ -130,26 +156,54 @@ def model_fingerprint(model: str) -> str:
 
 def rerank_route(precision: str, device: str, model: str) -> RouteChoice:
     """The encoder's route for ``precision`` on ``device`` (:func:`route_choice`), kept to the
-    torch routes: where ``auto`` names an int8 route for this CPU (not built for
-    cross-encoders), float32; an int8 route asked for is refused.
+    cross-encoder's :data:`ROUTES`: ``int8`` (or ``onnxruntime-int8``) asked for runs
+    ONNX Runtime's int8; ``openvino-int8`` is refused. Where ``auto`` names an int8 route for
+    this CPU, int8 on the :data:`INT8_KINDS`, float32 elsewhere.
 
     >>> rerank_route("float32", "cpu", "m").route
     'torch-float32'
+    >>> rerank_route("openvino-int8", "cpu", "m")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    heta_eval.rerank.cross_encoder.CrossEncoderError: precision 'openvino-int8': ...
     """
-    if precision != "auto" and "int8" in precision:
+    if precision == "openvino-int8":
         raise CrossEncoderError(
-            f"precision {precision!r}: the int8 routes encode with a "
-            "bi-encoder only; a cross-encoder runs float32, bfloat16 or "
-            "float16"
+            "precision 'openvino-int8': OpenVINO encodes with a bi-encoder only; a "
+            "cross-encoder runs float32, bfloat16, float16 or int8 (ONNX Runtime)"
         )
     choice = route_choice(precision, device, model)
-    if choice.route in _TORCH_ROUTES:
+    if choice.route == "onnxruntime-int8" and precision == "auto":
+        kind = this_cpu().kind
+        if kind in INT8_KINDS:
+            evidence = f"{INT8_KINDS[kind]}; the encoder's: {choice.evidence}"
+            reason = f"{choice.reason}, for cross-encoders too (docs/rerank.md)"
+            return RouteChoice(choice.route, reason, evidence)
+    elif choice.route in ROUTES:
         return choice
     fallback = default_route()
     return RouteChoice(
         "torch-float32",
-        f"{fallback.reason} names {choice.route}, which scores bi-encoders only: float32",
+        f"{fallback.reason} names {choice.route}, not taken for cross-encoders on this kind "
+        "(no measurement that it is faster there within INT8_SCORE_TOLERANCE): float32",
         fallback.evidence,
+    )
+
+
+def route_scheme(route: str) -> str | None:
+    """How a route's numbers are made beyond its name, for the pair cache's key: the int8
+    quantization scheme (``None`` for torch's routes).
+
+    >>> route_scheme("torch-bfloat16") is None, route_scheme("onnxruntime-int8")[:12]
+    (True, 'ort-dynamic-')
+    """
+    if route != "onnxruntime-int8":
+        return None
+    from heta_eval.encoding import onnx_int8
+
+    return (
+        f"{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
+        ":head=float32:scales=per-pair"
     )
 
 
@@ -158,10 +212,12 @@ class PairModel:
     ``CrossEncoder.predict`` does, ``model(features)`` their scores (float32, numpy).
     Safe to call from several threads at once."""
 
-    def __init__(self, model: Any, device: str, column: int | None) -> None:
+    def __init__(self, model: Any, device: str, column: int | None, int8: Any = None) -> None:
         self.model = model
         self.device = device
         self.column = column
+        self.int8 = int8  # an OnnxInt8Session of the model: its logits, in place of torch's
+        self._first = None if int8 is None else _first_call()
         self.tokenizer = model.tokenizer
         self.max_length = int(model.max_seq_length)
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
@@ -179,15 +235,24 @@ class PairModel:
             )
         )
 
+    def _int8_logits(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        """The logits of ONNX Runtime's int8 model, each pair alone."""
+        names = self.int8.input_names
+        feeds = {name: np.asarray(features[name]).astype(np.int64, copy=False) for name in names}
+        return np.stack([logits for _, _, logits in self.int8.rows(feeds)])
+
     def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
         import torch
 
-        inputs = {
-            key: torch.from_numpy(np.asarray(value)).to(self.device)
-            for key, value in features.items()
-        }
         with torch.inference_mode():
-            scores = self.model(inputs)["scores"].float()  # as predict: widened, then activated
+            if self.int8 is not None:  # the first call alone (onnx_int8.FirstCallAlone)
+                scores = torch.from_numpy(self._first(self._int8_logits, features)).float()
+            else:
+                inputs = {
+                    key: torch.from_numpy(np.asarray(value)).to(self.device)
+                    for key, value in features.items()
+                }
+                scores = self.model(inputs)["scores"].float()  # as predict: widened
             scores = self.model.activation_fn(scores)
             column = scores[:, self.column] if self.column is not None else scores.reshape(-1)
             return column.float().cpu().numpy()
@@ -195,7 +260,8 @@ class PairModel:
 
 @lru_cache(maxsize=2)
 def load_pair_model(model: str, precision: str, device: str, column: int | None) -> PairModel:
-    """``model`` loaded as a ``CrossEncoder`` in ``precision`` (float32, bfloat16, float16) on
+    """``model`` loaded as a ``CrossEncoder`` in ``precision`` (float32, bfloat16, float16;
+    int8: exported and quantized by :mod:`heta_eval.encoding.onnx_int8`, cached on disk) on
     ``device``, once per process (its head in float32).
 
     >>> load_pair_model("/no/such/model", "float32", "cpu", None)  # doctest: +ELLIPSIS
@@ -228,7 +294,19 @@ def load_pair_model(model: str, precision: str, device: str, column: int | None)
         ]
         loaded.set_keep_in_fp32_modules(heads[-1:])
     loaded.eval()
-    return PairModel(loaded, device, column)
+    if precision != "int8":
+        return PairModel(loaded, device, column)
+    from heta_eval.encoding.onnx_int8 import OnnxInt8Session, classifier_source
+
+    return PairModel(
+        loaded, device, column, OnnxInt8Session(classifier_source(loaded.model, loaded.tokenizer))
+    )
+
+
+def _first_call() -> Any:
+    from heta_eval.encoding.onnx_int8 import FirstCallAlone
+
+    return FirstCallAlone()
 
 
 def demo_cross_encoder(folder: str | Path, *, seed: int = 0, outputs: int = 1) -> str:

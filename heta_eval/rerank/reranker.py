@@ -36,6 +36,7 @@ from heta_eval.rerank.cross_encoder import (
     load_pair_model,
     model_fingerprint,
     rerank_route,
+    route_scheme,
 )
 from heta_eval.rerank.pair_scores import PairScores, pair_keys
 
@@ -76,9 +77,10 @@ class CrossEncoderReranker:
     ``model``: a ``sentence-transformers`` ``CrossEncoder`` name or folder (a bi-encoder, or a
     model of several outputs without ``label``, is refused: :class:`CrossEncoderError`).
     ``precision="auto"``: the encoder's route on this device (bfloat16 where the CPU's
-    default is bfloat16, float16 on CUDA, float32 where the CPU's default is an int8 route,
-    built for bi-encoders only); :attr:`route_choice` says why. ``cache_dir``: where scores
-    are kept (``None``: the knowledge-base cache folder; ``False``: nowhere).
+    default is bfloat16, float16 on CUDA; where the CPU's default is an int8 route, int8 on
+    the kinds :data:`~heta_eval.rerank.cross_encoder.INT8_KINDS` names, else float32);
+    ``"int8"``: ONNX Runtime's int8 route; :attr:`route_choice` says why. ``cache_dir``:
+    where scores are kept (``None``: the knowledge-base cache folder; ``False``: nowhere).
 
     >>> import tempfile
     >>> from heta_eval.rerank.cross_encoder import CrossEncoderError
@@ -135,7 +137,8 @@ class CrossEncoderReranker:
 
     def identity(self) -> dict[str, Any]:
         """What, besides the pair, shapes a score: the model (a folder by its files' SHA-256),
-        the output scored, the route, the device kind, the shapes and the score version."""
+        the output scored, the route (int8: with its quantization scheme), the device kind,
+        the shapes and the score version."""
         if self._fingerprint is None:
             self._fingerprint = model_fingerprint(self.model_name)
         return {
@@ -145,6 +148,8 @@ class CrossEncoderReranker:
             "device": device_kind(self.device),
             "shapes": self.shapes,
             "rerank": RERANK_VERSION,
+            # int8: its quantization scheme too (torch's routes: no key, so theirs stay)
+            **({"scheme": scheme} if (scheme := route_scheme(self.route)) else {}),
         }
 
     def describe(self) -> dict[str, Any]:

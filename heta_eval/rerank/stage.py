@@ -44,7 +44,9 @@ class RerankSpec(BaseModel):
 
     model: str
     depth: int = Field(default=100, gt=0, le=MAX_HITS)
-    precision: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    precision: Literal["auto", "float32", "bfloat16", "float16", "int8", "onnxruntime-int8"] = (
+        "auto"
+    )
     device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]+)?)$")
     label: str | None = None
     level: Literal["document", "chunk"] = "document"
