@@ -221,15 +221,21 @@ def _listed(source: str) -> set[str]:
     return names
 
 
-def test_the_table_covers_every_public_path_of_the_0_1_0_layout():
+def _files_of(layout: str) -> list[str]:
+    """The package's files at ``layout`` (the test skips where the history is not here)."""
     files = subprocess.run(
-        ["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", LAYOUT_0_1_0, "heta_eval"],
+        ["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", layout, "heta_eval"],
         capture_output=True,
         text=True,
         check=False,
     )
     if files.returncode != 0:
         pytest.skip(f"the repository's history is not here ({files.stderr.strip()})")
+    return files.stdout.split()
+
+
+def test_the_table_covers_every_public_path_of_the_0_1_0_layout():
+    files = _files_of(LAYOUT_0_1_0)
     evaluation = _listed(_git_show("heta_eval/evaluation/__init__.py") or "")
     surfaces = {
         "heta_eval": _listed(_git_show("heta_eval/__init__.py") or "") | evaluation,
@@ -239,7 +245,7 @@ def test_the_table_covers_every_public_path_of_the_0_1_0_layout():
     for package, names in surfaces.items():
         now = set(importlib.import_module(package).__all__)
         assert names - now == set(_moved.OLD_NAMES[package]), package
-    modules = [path for path in files.stdout.split() if path.endswith(".py")]
+    modules = [path for path in files if path.endswith(".py")]
     for path in modules:
         name = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         if (REPO / path).exists() or any(part.startswith("_") for part in name.split(".")):
@@ -253,16 +259,9 @@ def test_the_table_covers_every_public_path_of_the_0_1_0_layout():
 
 
 def test_the_table_covers_every_public_path_of_the_0_2_0_layout():
-    files = subprocess.run(
-        ["git", "-C", str(REPO), "ls-tree", "-r", "--name-only", LAYOUT_0_2_0, "heta_eval"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if files.returncode != 0:
-        pytest.skip(f"the repository's history is not here ({files.stderr.strip()})")
+    files = _files_of(LAYOUT_0_2_0)
     gone = []
-    for path in files.stdout.split():
+    for path in files:
         name = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         if not path.endswith(".py") or name in LEFT_THE_PACKAGE:
             continue
