@@ -37,13 +37,17 @@ SCIFACT = ROOT.parent / "shared" / "datasets" / "beir" / "scifact"
 
 
 def baseline_tokenizer(revision: str):  # type: ignore[no-untyped-def]
-    """``standard_tokens`` of heta_eval/lucene/tokenizer.py at ``revision``."""
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{revision}:heta_eval/lucene/tokenizer.py"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    """``standard_tokens`` of the tokenizer module at ``revision``: in heta_eval/lucene/ since
+    the rooms of issue 50, in heta_eval/kb/lucene/ before."""
+    for path in ("heta_eval/lucene/tokenizer.py", "heta_eval/kb/lucene/tokenizer.py"):
+        shown = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{revision}:{path}"], capture_output=True, text=True
+        )
+        if shown.returncode == 0:
+            source = shown.stdout
+            break
+    else:
+        raise SystemExit(f"no tokenizer module at {revision}: {shown.stderr.strip()}")
     folder = Path(tempfile.mkdtemp())
     (folder / "baseline_tokenizer.py").write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location(

@@ -8,8 +8,9 @@ each side a fresh process, alternated (the first side flips each round):
 
 ``ratio`` is ours / peer (below 1, ours is faster); ``peak_mb`` is each side's peak RSS
 (goal: ours <= 1.5x the binary's); ``identical``: the two standard outputs are the same bytes.
-The row also records the load average before and after. Without the binary (``TREC_EVAL``,
-default ``/tmp/trec_eval-src/trec_eval``) the rows say so.
+The row also records the load average before and after. The binary: ``TREC_EVAL``, else one
+built by ``.ci/build-trec-eval`` from trec_eval 9.0.8's source in ``../shared/reference`` (as CI
+builds it); without either the rows say so.
 
 Usage: ``python bench/bench_trec_eval.py [--quick] [--repeats N] [--output FILE]``.
 """
@@ -21,6 +22,7 @@ import compileall
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -74,13 +76,24 @@ def shape_row(target: str, words: list[str], goal: float, files, binary, repeats
     }
 
 
+def built_trec_eval() -> str:
+    """trec_eval built from its source as CI builds it (``.ci/build-trec-eval``), or why not."""
+    done = subprocess.run(
+        [str(REPO / ".ci" / "build-trec-eval")], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        why = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+        return f"(none: .ci/build-trec-eval said {why[0]!r})"
+    return done.stdout.strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="500 x 200 synthetic run")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--output")
     args = parser.parse_args(argv)
-    binary = os.environ.get("TREC_EVAL", "/tmp/trec_eval-src/trec_eval")
+    binary = os.environ.get("TREC_EVAL") or built_trec_eval()
     rows = []
     if not shutil.which(binary):
         rows = [

@@ -36,8 +36,10 @@ DEFAULT_ROUTES: dict[str, DefaultRoute] = {
     ),
     "avx512-bf16-amd": DefaultRoute(
         "torch-bfloat16",
-        "2-core AMD EPYC (Zen 4), 400 SciFact abstracts alternated: torch-bfloat16 1.87x, "
-        "onnxruntime-int8 1.67x",
+        "make bench 2026-12-07 on a 2-core AMD EPYC (Zen 4; bench/records/avx512-bf16-amd.json): "
+        "torch-bfloat16 4.23x, torch-float32 2.57x; openvino-int8 8.64x and onnxruntime-int8 "
+        "5.83x, but their SciFact nDCG@10 moved +0.0033 and -0.0025 from float32 (agreement "
+        "goal 0.002), bfloat16's -0.0011",
     ),
     "avx512-bf16-intel": DefaultRoute(
         "onnxruntime-int8",
