@@ -98,15 +98,14 @@ def embedding_identity(
     if precision == "auto":
         raise ValueError("embedding_identity needs the resolved precision, not 'auto'")
     if precision == "int8" and route == "openvino-int8":  # another engine and scheme
-        from heta_eval.encoding import openvino_int8
+        from heta_eval.encoding import onnx_int8, openvino_int8
 
-        precision = f"int8:{openvino_int8.SCHEME}"
+        precision = f"int8:{openvino_int8.SCHEME}:{onnx_int8.ffn_rule()}"
     elif precision == "int8":  # the quantization scheme shapes the vectors too
         from heta_eval.encoding import onnx_int8
 
         precision = (
-            f"int8:{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
-            f":scales={onnx_int8.ACTIVATION_SCALES}"
+            f"int8:{onnx_int8.SCHEME}:{onnx_int8.ffn_rule()}:scales={onnx_int8.ACTIVATION_SCALES}"
         )
     kind = device_kind(device)
     return {

@@ -35,6 +35,7 @@ from heta_eval.cache.store import ArtifactCache, cache_key, default_cache_dir
 from heta_eval.encoding.optional import importable
 
 __all__ = [
+    "FFN_OUTPUT_NAMES",
     "FirstCallAlone",
     "Int8Transformer",
     "OnnxInt8Session",
@@ -43,6 +44,7 @@ __all__ = [
     "bi_encoder_source",
     "cached_folder",
     "classifier_source",
+    "ffn_rule",
     "float_onnx",
     "is_ffn_output",
     "model_digest",
@@ -59,6 +61,11 @@ ACTIVATION_SCALES = "per-text"
 #: quantizes worst with one scale per tensor (kept in float32, vectors come closer to float32's:
 #: docs/encoding.md).
 FLOAT_FFN_OUTPUT = True
+#: How each family names a layer's FFN output projection in the exported graph's node names:
+#: the BERT family's ``output.dense`` (BERT, MiniLM, MPNet, RoBERTa, XLM-R, ELECTRA, DeBERTa)
+#: and DistilBERT's ``ffn.lin2`` (TAS-B). Part of the caches' keys (:func:`ffn_rule`): a name
+#: added here keeps another family's projections in float32, so its old vectors must not serve.
+FFN_OUTPUT_NAMES = ("/output/dense/", "/ffn/lin2/")
 
 
 def onnxruntime_available() -> bool:
@@ -99,13 +106,31 @@ class FirstCallAlone:
 
 def is_ffn_output(name: str) -> bool:
     """Whether a graph node (by name) is a layer's FFN output projection, which stays in
-    float32: its input (GELU outputs, 4x wider) quantizes worst."""
-    return "/output/dense/" in name and "/attention/" not in name
+    float32: its input (GELU outputs, 4x wider) quantizes worst.
+
+    >>> is_ffn_output("/encoder/layer.0/output/dense/MatMul")  # BERT, RoBERTa, ...
+    True
+    >>> is_ffn_output("/transformer/layer.0/ffn/lin2/MatMul")  # DistilBERT
+    True
+    >>> is_ffn_output("/encoder/layer.0/attention/output/dense/MatMul")
+    False
+    """
+    return "/attention/" not in name and any(part in name for part in FFN_OUTPUT_NAMES)
 
 
 def _ffn_output_in_float(name: str) -> bool:
     """A transformer's nodes kept in float32 by :data:`FLOAT_FFN_OUTPUT`."""
     return FLOAT_FFN_OUTPUT and is_ffn_output(name)
+
+
+def ffn_rule() -> str:
+    """Which projections stay in float32, as the caches' keys carry it (export, embeddings,
+    cross-encoder scores).
+
+    >>> ffn_rule()
+    'float-ffn-output=True:ffn-names=/output/dense/|/ffn/lin2/'
+    """
+    return f"float-ffn-output={FLOAT_FFN_OUTPUT}:ffn-names={'|'.join(FFN_OUTPUT_NAMES)}"
 
 
 @dataclass(frozen=True)
@@ -289,7 +314,7 @@ def _quantized_model(source: OnnxSource) -> Path:
     import onnxruntime
     import torch
 
-    scheme = (SCHEME, FLOAT_FFN_OUTPUT)
+    scheme = (SCHEME, ffn_rule())
     versions = (torch.__version__, onnxruntime.__version__)
     key = cache_key(scheme, model_digest(source.module), *versions, *_kind(source))
     path = cached_folder("onnx-int8", key, lambda folder: _export_and_quantize(source, folder))

@@ -201,10 +201,7 @@ def route_scheme(route: str) -> str | None:
         return None
     from heta_eval.encoding import onnx_int8
 
-    return (
-        f"{onnx_int8.SCHEME}:float-ffn-output={onnx_int8.FLOAT_FFN_OUTPUT}"
-        ":head=float32:scales=per-pair"
-    )
+    return f"{onnx_int8.SCHEME}:{onnx_int8.ffn_rule()}:head=float32:scales=per-pair"
 
 
 class PairModel:

@@ -1,9 +1,11 @@
-"""The cross-encoder's int8 route beyond BERT: the families public rerankers are built on
-(RoBERTa and XLM-R: BGE's rerankers; ELECTRA; DeBERTa-v2: mxbai's), each a small seeded model
-of the real transformers class under the bundled MiniLM tokenizer, loaded through
-sentence-transformers' ``CrossEncoder``. In the int8 graph every quantized product sits inside
-the encoder, the pooler and classification head stay float32 whatever the family names them,
-and the scores differ from float32's (int8 arithmetic ran) by less than the tolerance."""
+"""The cross-encoder's int8 route beyond BERT: the families public rerankers and encoders are
+built on (RoBERTa and XLM-R: BGE's rerankers; ELECTRA; DeBERTa-v2: mxbai's; DistilBERT: TAS-B),
+each a small seeded model of the real transformers class under the bundled MiniLM tokenizer,
+loaded through sentence-transformers' ``CrossEncoder``. In the int8 graph every quantized
+product sits inside the encoder, each layer's FFN output projection stays float32 whatever the
+family names it (DistilBERT's ``ffn.lin2`` was once quantized), the pooler and classification
+head stay float32, and the scores differ from float32's (int8 arithmetic ran) by less than the
+tolerance."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from heta_eval.encoding.onnx_int8 import _quantized_model, classifier_source
+from heta_eval.encoding.onnx_int8 import _quantized_model, classifier_source, is_ffn_output
 from heta_eval.encoding.runners import default_model_path
 from heta_eval.rerank import CrossEncoderReranker
 from heta_eval.rerank.cross_encoder import INT8_SCORE_TOLERANCE
@@ -30,6 +32,7 @@ FAMILIES = {
     "roberta": {},
     "electra": {"embedding_size": 64},
     "deberta-v2": {},
+    "distilbert": {"hidden_dim": 128},
 }
 
 
@@ -66,11 +69,13 @@ def test_int8_quantizes_the_encoder_only_and_scores_within_the_tolerance(family,
     assert 0 < gap.max() < INT8_SCORE_TOLERANCE, gap
 
     graph = onnx.load(str(_quantized_model(classifier_source(model, tokenizer)))).graph
-    body = f"/transformer/{model.base_model_prefix}/encoder/"
+    body = f"/transformer/{model.base_model_prefix}/"
     quantized = [n.name for n in graph.node if n.op_type == "MatMulInteger"]
     # 2 layers x (query, key, value, attention output, FFN input); FFN outputs stay float32
     assert len(quantized) == 10, quantized
     assert all(name.startswith(body) for name in quantized), quantized
+    products = [n.name for n in graph.node if n.op_type in ("MatMul", "Gemm")]
+    assert len([name for name in products if is_ffn_output(name)]) == 2, products
     head = [
         n.name
         for n in graph.node
