@@ -100,7 +100,7 @@ def embedding_identity(
     if precision == "int8" and route == "openvino-int8":  # another engine and scheme
         from heta_eval.encoding import onnx_int8, openvino_int8
 
-        precision = f"int8:{openvino_int8.SCHEME}:{onnx_int8.ffn_rule()}"
+        precision = f"int8:{openvino_int8.SCHEME}:{onnx_int8.ffn_names()}"
     elif precision == "int8":  # the quantization scheme shapes the vectors too
         from heta_eval.encoding import onnx_int8
 

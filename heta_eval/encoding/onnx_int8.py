@@ -44,6 +44,7 @@ __all__ = [
     "bi_encoder_source",
     "cached_folder",
     "classifier_source",
+    "ffn_names",
     "ffn_rule",
     "float_onnx",
     "is_ffn_output",
@@ -123,6 +124,16 @@ def _ffn_output_in_float(name: str) -> bool:
     return FLOAT_FFN_OUTPUT and is_ffn_output(name)
 
 
+def ffn_names() -> str:
+    """The FFN output projections' names, as the caches' keys carry them (OpenVINO's static
+    scheme leaves those projections out of its static quantization).
+
+    >>> ffn_names()
+    'ffn-names=/output/dense/|/ffn/lin2/'
+    """
+    return f"ffn-names={'|'.join(FFN_OUTPUT_NAMES)}"
+
+
 def ffn_rule() -> str:
     """Which projections stay in float32, as the caches' keys carry it (export, embeddings,
     cross-encoder scores).
@@ -130,7 +141,7 @@ def ffn_rule() -> str:
     >>> ffn_rule()
     'float-ffn-output=True:ffn-names=/output/dense/|/ffn/lin2/'
     """
-    return f"float-ffn-output={FLOAT_FFN_OUTPUT}:ffn-names={'|'.join(FFN_OUTPUT_NAMES)}"
+    return f"float-ffn-output={FLOAT_FFN_OUTPUT}:{ffn_names()}"
 
 
 @dataclass(frozen=True)

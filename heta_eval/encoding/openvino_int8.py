@@ -38,7 +38,7 @@ from heta_eval.encoding.onnx_int8 import (
     Int8Transformer,
     bi_encoder_source,
     cached_folder,
-    ffn_rule,
+    ffn_names,
     float_onnx,
     is_ffn_output,
     model_digest,
@@ -101,7 +101,7 @@ def _quantized_model(model: Any) -> Path:
 
     key = cache_key(
         SCHEME,
-        ffn_rule(),
+        ffn_names(),
         model_digest(model[0].auto_model),
         openvino.__version__,
         nncf.__version__,
