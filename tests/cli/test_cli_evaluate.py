@@ -160,6 +160,7 @@ def test_small_run_files_skip_the_compiled_engine(tmp_path, monkeypatch):
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.system  # 10-20 s of waiting or process starts: make test-system
 def test_large_run_file_starts_numba_without_scipy_blas_and_keeps_collecting(tmp_path):
     # From COMPILED_MIN_BYTES the one-shot command starts numba with scipy.linalg hidden
     # (numba's BLAS probe; no kernel uses BLAS) and pauses the garbage collector; in-process

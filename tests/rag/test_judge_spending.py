@@ -196,6 +196,7 @@ def test_dry_run_without_judge_is_a_one_line_error(tmp_path, capsys):
     assert code == 2 and "add --judge" in capsys.readouterr().err
 
 
+@pytest.mark.system  # 10-20 s of waiting or process starts: make test-system
 def test_judge_timeouts_are_counted_and_listed(serve, tmp_path, capsys):
     # Slow replies come a minute late, far past the timeout; the others (a local server's
     # immediate reply) well within it, even on a loaded machine. Each slow one is tried 3 times.

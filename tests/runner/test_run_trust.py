@@ -508,6 +508,7 @@ def test_another_mode_extends_the_folder_and_keeps_the_first(tmp_path):
     ]
 
 
+@pytest.mark.system  # 10-20 s of waiting or process starts: make test-system
 def test_the_reference_kb_with_other_modes_extends_the_folder_through_the_cli(tmp_path):
     cases, docs = write_benchmark(tmp_path)
     common = (

@@ -204,6 +204,7 @@ def test_probe_tells_a_slow_head_from_a_gone_one():
     assert probe("127.0.0.1", port, timeout=0.5) == "refused"
 
 
+@pytest.mark.system  # 10-20 s of waiting or process starts: make test-system
 def test_a_slow_head_is_given_longer_and_an_answer_starts_the_count_again(monkeypatch):
     # What the watch saw, when: the test waits on the watch's own observations, not on sleeps.
     seen: list[tuple[float, str]] = []
