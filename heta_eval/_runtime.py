@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import sys
@@ -58,7 +59,48 @@ def import_numba() -> ModuleType:
 
     if not numba.config.CACHE_DIR:
         numba.config.CACHE_DIR = folder
+    _lock_numba_cache()
     return numba
+
+
+def _lock_numba_cache() -> None:
+    """Make numba's disk cache safe for processes that compile at the same time. numba numbers
+    a kernel's compiled versions in an index file: two processes that each read the index
+    before the other wrote it give their versions the same data file, so one version is lost
+    and the index can name the other's machine code (another signature: a wrong result or a
+    crash in every later process, until the cache is deleted). Each save now holds an
+    exclusive ``flock`` on ``<index>.lock`` across reading the index, writing it and writing
+    the data, and each load a shared one: parallel runs, Ray workers on one machine and test
+    workers share one cache safely. Once per process, for every numba cache it uses; where
+    there is no ``flock`` (Windows) or the lock file cannot be made, numba runs as it would."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    from numba.core import caching
+
+    cache_file = caching.IndexDataCacheFile
+    if getattr(cache_file, "_heta_eval_locked", False):
+        return
+
+    def holding(method: Callable[..., M], mode: int) -> Callable[..., M]:
+        @functools.wraps(method)
+        def locked(self: Any, *args: Any) -> M:
+            try:
+                descriptor = os.open(f"{self._index_path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:  # a folder numba cannot write to either: nothing to guard
+                return method(self, *args)
+            try:
+                fcntl.flock(descriptor, mode)
+                return method(self, *args)
+            finally:
+                os.close(descriptor)  # closing releases the lock
+
+        return locked
+
+    cache_file.save = holding(cache_file.save, fcntl.LOCK_EX)
+    cache_file.load = holding(cache_file.load, fcntl.LOCK_SH)
+    cache_file._heta_eval_locked = True
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
