@@ -65,8 +65,11 @@ install: $(BIN)/heta-eval
 # The suite but its system tests (those that start a real multi-process system: the two-node
 # Ray cluster, a fresh clone running every documented command, signals mid-encode, numba's
 # cache across processes, a dev-size report); test-system runs those (CI: with CI_SYSTEM=1).
+# One test worker per CPU, at most four (each holds torch and a model: about 2.5 GB), each
+# taking a whole test file at a time; TEST_WORKERS=0 runs the suite in this one process.
+TEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest -q -m "not system" --durations=15
+	$(BIN)/python -m pytest -q -m "not system" -n $(TEST_WORKERS) --maxprocesses=4 --dist loadfile --durations=15
 
 test-system: install
 	$(BIN)/python -m pytest -q -m system --durations=10

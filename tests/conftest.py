@@ -3,6 +3,7 @@ runs on) and its count of the live comparisons with trec_eval's binary."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -77,16 +78,30 @@ def chat_servers():
 #: skipped, saying why; where ``$TREC_EVAL`` names one that does not run, it fails (the oracle
 #: was asked for). The terminal summary says how many ran, and against what.
 LIVE = "live_trec_eval"
-_LIVE: dict[str, int] = {"collected": 0, "passed": 0, "failed": 0}
+# Counted from the tests' reports, which reach the main process also when test workers
+# (pytest-xdist, `make test`) ran the tests: "started" is every live test that was set up.
+_LIVE: dict[str, int] = {"started": 0, "passed": 0, "failed": 0}
 
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", f"{LIVE}: compares with trec_eval 9.0.8's C binary")
+    # Test workers compile ranx's kernels side by side in the suite's one numba cache, ranx
+    # through its own numba import: the cache's lock (heta_eval._runtime.import_numba) must be
+    # in place before anything compiles, not only once a heta_eval kernel loads.
+    if find_spec("numba") is not None:
+        from heta_eval._runtime import import_numba
+
+        import_numba()
+
+
+def _test_worker() -> bool:
+    """Whether this process is one of pytest-xdist's test workers (``make test`` runs one per
+    CPU, at most four): the workers keep both cores busy, so nothing is warmed beside them."""
+    return "PYTEST_XDIST_WORKER" in os.environ
 
 
 def pytest_collection_finish(session) -> None:
-    _LIVE["collected"] = sum(item.get_closest_marker(LIVE) is not None for item in session.items)
-    if not session.config.option.collectonly:
+    if not session.config.option.collectonly and not _test_worker():
         _start_warming(session)
 
 
@@ -109,31 +124,35 @@ def pytest_runtest_setup(item) -> None:
 
 
 def pytest_runtest_logreport(report) -> None:
-    if report.when == "call" and LIVE in report.keywords:
+    if LIVE not in report.keywords:
+        return
+    if report.when == "setup":
+        _LIVE["started"] += 1
+    if report.when == "call":
         _LIVE["passed" if report.passed else "failed"] += 1
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
-    if not _LIVE["collected"] or config.option.collectonly:
+    if not _LIVE["started"] or config.option.collectonly:
         return
     ran = _LIVE["passed"] + _LIVE["failed"]
     where = f"against {_binary()}" if ran else f"(no binary at {_binary()}: set TREC_EVAL)"
     terminalreporter.write_line(
-        f"live trec_eval comparisons: {ran} of {_LIVE['collected']} ran {where}"
+        f"live trec_eval comparisons: {ran} of {_LIVE['started']} ran {where}"
         + (f", {_LIVE['failed']} failed" if _LIVE["failed"] else "")
     )
 
 
 # ranx compiles each fusion method, normalization and metric (per type of its input) on first
-# use: about three minutes of one core on a clean checkout, spent by the tests that compare
-# with ranx on the suite's critical path, while the suite leaves the second core mostly idle.
-# A whole-suite run (more than WARM_FROM tests) therefore starts those test files once more in
-# a background pytest at the lowest priority, output discarded, so the compiled kernels are in
-# the shared numba cache by the time the suite reaches them. It cannot change a result: a
-# kernel is compiled from the same code whoever gets there first, numba writes its cache files
-# whole, and the suite's own run of these files is the one that counts. The suite runs those
-# files last (in their own order), so the background has the rest of the suite's time to
-# compile: in the rooms' order, tests/cli/ comes third and would find nothing compiled yet.
+# use: about three minutes of one core on a clean checkout. `make test` runs the suite on test
+# workers (pytest-xdist, one per CPU), which take those files first, so one worker compiles
+# while the others run the rest. A whole-suite run in one process (more than WARM_FROM tests,
+# no workers) leaves the second core mostly idle, so it starts those test files once more in a
+# background pytest at the lowest priority, output discarded, and runs them last (in their own
+# order): the compiled kernels are in the shared numba cache by the time the suite reaches
+# them. It cannot change a result: a kernel is compiled from the same code whoever gets there
+# first, numba's cache is locked while it is written (heta_eval._runtime.import_numba), and the
+# suite's own run of these files is the one that counts.
 RANX_FILES = (
     "compare/test_compare_exports.py",
     "fusion/test_fusion_parity.py",
@@ -149,7 +168,10 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         return
     tests = REPO / "tests"
     ranx = {str(tests / name) for name in RANX_FILES}
-    items.sort(key=lambda item: str(item.fspath) in ranx)  # stable: each part keeps its order
+    # Stable: each part keeps its order. Test workers take files in this order, so the files
+    # that compile ranx's kernels (the longest) go first there, while the other worker runs
+    # the rest, instead of one worker finishing them alone at the end.
+    items.sort(key=lambda item: (str(item.fspath) in ranx) != _test_worker())
 
 
 def _start_warming(session) -> None:
@@ -187,6 +209,10 @@ def _start_warming(session) -> None:
     )
     if hasattr(os, "setpriority"):  # the lowest priority: it takes only what the suite leaves
         os.setpriority(os.PRIO_PROCESS, process.pid, 19)
+    # A new session is a scheduling group of its own where Linux groups them (autogroup), and
+    # a process's nice value then counts only inside its group: the group is niced too.
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{process.pid}/autogroup").write_text("19")
     _WARMING.update(folder=folder, process=process)
 
 
