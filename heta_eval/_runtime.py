@@ -79,19 +79,23 @@ def _lock_numba_cache() -> None:
         return
     from numba.core import caching
 
-    cache_file = caching.IndexDataCacheFile
-    if getattr(cache_file, "_heta_eval_locked", False):
-        return
+    cache_file = getattr(caching, "IndexDataCacheFile", None)
+    if cache_file is None or getattr(cache_file, "_heta_eval_locked", False):
+        return  # a numba laid out otherwise runs as it is; or guarded already
 
     def holding(method: Callable[..., M], mode: int) -> Callable[..., M]:
         @functools.wraps(method)
         def locked(self: Any, *args: Any) -> M:
-            try:
-                descriptor = os.open(f"{self._index_path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError:  # a folder numba cannot write to either: nothing to guard
+            index = getattr(self, "_index_path", None)
+            if not isinstance(index, str):  # a numba laid out otherwise: as it is
                 return method(self, *args)
             try:
-                fcntl.flock(descriptor, mode)
+                descriptor = os.open(f"{index}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:  # a folder numba cannot write to either
+                return method(self, *args)
+            try:
+                with contextlib.suppress(OSError):  # a file system without locks: unguarded
+                    fcntl.flock(descriptor, mode)
                 return method(self, *args)
             finally:
                 os.close(descriptor)  # closing releases the lock
