@@ -171,7 +171,8 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     # Stable: each part keeps its order. Test workers take files in this order, so the files
     # that compile ranx's kernels (the longest) go first there, while the other worker runs
     # the rest, instead of one worker finishing them alone at the end.
-    items.sort(key=lambda item: (str(item.fspath) in ranx) != _test_worker())
+    first = _test_worker()  # ranx's files first on workers, last in one process
+    items.sort(key=lambda item: (str(item.fspath) in ranx) != first)
 
 
 def _start_warming(session) -> None:
